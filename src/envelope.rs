@@ -1,0 +1,656 @@
+//! The terse tool-result envelope: the core every other module builds on.
+//!
+//! Source of the rules: the seed document `seeds/000_31a2e9a1d643ad9e.txt` ("Build a Terse,
+//! Honest Tool-Result Envelope"), with the value-rendering contract of issue 2 for rows that are
+//! not flat. The shared vectors (`vectors/envelope.jsonl`) are the reference answers.
+//!
+//! # The envelope
+//! Always exactly six keys, serialized in this order:
+//!
+//! | key | type | meaning |
+//! |---|---|---|
+//! | `call_id` | string | echoed from the request (`""` when absent) |
+//! | `tool` | string | echoed from the request (`""` when absent) |
+//! | `status` | `"ok"` \| `"truncated"` \| `"error"` | what happened |
+//! | `content` | string | the rendered rows, or `"<type>: <message>"` on the error path |
+//! | `omitted` | integer ≥ 0 | rows left out to fit `char_budget` (always 0 on the error path) |
+//! | `retryable` | bool | true only for the error types in [`RETRYABLE_ERROR_TYPES`] |
+//!
+//! # Lengths
+//! Every length here is counted in Unicode scalar values (Rust `char`s, what Python's `len`
+//! counts), never bytes: `é` is 1, `😀` is 1, `e` followed by a combining acute accent is 2.
+//!
+//! This module does no I/O.
+
+use std::borrow::Cow;
+use std::io;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The error types for which a retry could plausibly succeed (exact, case-sensitive match).
+/// Source: seed 000, "Error path".
+pub const RETRYABLE_ERROR_TYPES: [&str; 4] =
+    ["timeout", "rate_limit", "server_error", "overloaded"];
+
+/// The error type used when an error object carries no `type` (seed 000 contract of issue 2).
+pub const UNKNOWN_ERROR_TYPE: &str = "unknown";
+
+/// Whether a retry of a call that failed with `error_type` could plausibly succeed.
+pub fn is_retryable(error_type: &str) -> bool {
+    RETRYABLE_ERROR_TYPES.contains(&error_type)
+}
+
+/// The envelope's `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every row fits within the budget.
+    Ok,
+    /// At least one row was left out (`omitted > 0`).
+    Truncated,
+    /// The call failed; `content` is `"<type>: <message>"`.
+    Error,
+}
+
+impl Status {
+    /// The wire spelling: `"ok"`, `"truncated"` or `"error"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Truncated => "truncated",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// The six-key envelope. Field order is the serialization order required by the spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// Echoed from the request.
+    pub call_id: String,
+    /// Echoed from the request.
+    pub tool: String,
+    /// `ok`, `truncated` or `error`.
+    pub status: Status,
+    /// Rendered rows (success path) or `"<type>: <message>"` (error path).
+    pub content: String,
+    /// Number of rows left out for budget; 0 on the error path.
+    pub omitted: u64,
+    /// Whether a retry could plausibly succeed; false on the success path.
+    pub retryable: bool,
+}
+
+impl Envelope {
+    /// The error-path envelope: `status = "error"`, `content = "<type>: <message>"`,
+    /// `omitted = 0`, `retryable` from [`is_retryable`]. The budget does not apply here.
+    pub fn error(call_id: &str, tool: &str, error_type: &str, message: &str) -> Envelope {
+        Envelope {
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            status: Status::Error,
+            content: format!("{error_type}: {message}"),
+            omitted: 0,
+            retryable: is_retryable(error_type),
+        }
+    }
+
+    /// The envelope as one line of compact JSON, keys in spec order.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("an envelope always serializes")
+    }
+
+    /// The envelope as a JSON value (an object with the six keys in spec order).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("an envelope always serializes")
+    }
+
+    /// A JSON Schema (draft 2020-12) describing every envelope; advertised as each tool's
+    /// `outputSchema` (MCP specification 2025-06-18, "Tools: Output Schema").
+    pub fn json_schema() -> Value {
+        serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "mcp-envelope tool result envelope",
+            "type": "object",
+            "properties": {
+                "call_id": {"type": "string", "description": "The JSON-RPC id of the tools/call request, as a string."},
+                "tool": {"type": "string", "description": "The tool name the client called."},
+                "status": {"type": "string", "enum": ["ok", "truncated", "error"]},
+                "content": {"type": "string", "description": "Rendered result rows, or '<type>: <message>' when status is error."},
+                "omitted": {"type": "integer", "minimum": 0, "description": "Rows left out to fit the character budget."},
+                "retryable": {"type": "boolean", "description": "Whether retrying the same call could plausibly succeed."}
+            },
+            "required": ["call_id", "tool", "status", "content", "omitted", "retryable"],
+            "additionalProperties": false
+        })
+    }
+}
+
+/// An error as the seed defines it: a type from the error vocabulary and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    /// The error type, e.g. `timeout`, `not_found`; [`UNKNOWN_ERROR_TYPE`] when none was given.
+    pub error_type: String,
+    /// A plain-words message; may be empty.
+    pub message: String,
+}
+
+/// The seed's input: `{"call_id", "tool", "rows"?, "error"?}` in validated form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// Echoed into the envelope; `""` when absent.
+    pub call_id: String,
+    /// Echoed into the envelope; `""` when absent.
+    pub tool: String,
+    /// Flat rows (objects); empty when absent.
+    pub rows: Vec<Map<String, Value>>,
+    /// Present only when the input's `error` was truthy.
+    pub error: Option<ToolError>,
+}
+
+/// Why a JSON value is not a valid [`ToolResult`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultShapeError {
+    /// The input is not a JSON object.
+    #[error("the result must be a JSON object, got {0}")]
+    NotAnObject(&'static str),
+    /// `rows` is present but not an array.
+    #[error("`rows` must be a list of objects, got {0}")]
+    RowsNotAList(&'static str),
+    /// One row is not an object.
+    #[error("`rows[{index}]` must be an object, got {kind}")]
+    RowNotAnObject {
+        /// Zero-based index of the offending row.
+        index: usize,
+        /// The JSON kind found instead.
+        kind: &'static str,
+    },
+}
+
+/// The JSON kind of a value, for error messages: `null`, `boolean`, `number`, `string`, `array`,
+/// `object`.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Python truthiness, which the seed's "present and truthy" relies on: null, false, 0, "", {}
+/// and [] are falsy.
+pub fn is_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// Renders an echoed identifier (`call_id`, `tool`): a string raw, absent or null as `""`,
+/// anything else as compact JSON.
+fn echo_field(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+impl ToolResult {
+    /// Validates a JSON value into a [`ToolResult`].
+    ///
+    /// Errors: the value is not an object, `rows` is not an array, or a row is not an object
+    /// (naming its zero-based index). A falsy `error` (null, false, 0, "", {}, []) counts as
+    /// absent; an object error without `type` gets [`UNKNOWN_ERROR_TYPE`], a missing `message` is
+    /// empty; a string error `s` becomes `unknown: s`; any other truthy error is `unknown` with the
+    /// value rendered as a row value.
+    pub fn from_json(value: &Value) -> Result<ToolResult, ResultShapeError> {
+        let obj = value
+            .as_object()
+            .ok_or(ResultShapeError::NotAnObject(json_kind(value)))?;
+        let rows = match obj.get("rows") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| {
+                    item.as_object()
+                        .cloned()
+                        .ok_or(ResultShapeError::RowNotAnObject {
+                            index,
+                            kind: json_kind(item),
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(ResultShapeError::RowsNotAList(json_kind(other))),
+        };
+        let error = obj
+            .get("error")
+            .filter(|e| is_truthy(e))
+            .map(error_from_json);
+        Ok(ToolResult {
+            call_id: echo_field(obj.get("call_id")),
+            tool: echo_field(obj.get("tool")),
+            rows,
+            error,
+        })
+    }
+}
+
+/// Reads a truthy `error` value as `(type, message)`; see [`ToolResult::from_json`].
+fn error_from_json(value: &Value) -> ToolError {
+    match value {
+        Value::Object(map) => {
+            let text = |key: &str| match map.get(key) {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(render_value(v).into_owned()),
+            };
+            ToolError {
+                error_type: text("type").unwrap_or_else(|| UNKNOWN_ERROR_TYPE.to_owned()),
+                message: text("message").unwrap_or_default(),
+            }
+        }
+        other => ToolError {
+            error_type: UNKNOWN_ERROR_TYPE.to_owned(),
+            message: render_value(other).into_owned(),
+        },
+    }
+}
+
+/// The seed's `summarize_tool_result(result, char_budget)`.
+///
+/// Error path (a truthy `error`): `status = "error"`, `content = "<type>: <message>"`,
+/// `omitted = 0`, `retryable` per [`RETRYABLE_ERROR_TYPES`]; the budget does not apply.
+/// Success path: the rows are filled greedily by [`fill_rows`] within `char_budget`
+/// characters (Unicode scalar values).
+pub fn summarize_tool_result(result: &ToolResult, char_budget: usize) -> Envelope {
+    if let Some(err) = &result.error {
+        return Envelope::error(&result.call_id, &result.tool, &err.error_type, &err.message);
+    }
+    let filled = fill_rows(
+        result.rows.iter().map(|r| Row::Object(Cow::Borrowed(r))),
+        char_budget,
+    );
+    filled.into_envelope(&result.call_id, &result.tool)
+}
+
+/// One row of the success path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Row<'a> {
+    /// An object row: rendered as `k=v` pairs, keys sorted ascending by code point, joined
+    /// with `,`.
+    Object(Cow<'a, Map<String, Value>>),
+    /// A line of plain text (from a text content block): rendered as the line itself. Two
+    /// consecutive line rows are joined with `\n` instead of `; ` (issue 3's mapping contract).
+    Line(Cow<'a, str>),
+}
+
+/// The separator between two object rows, or an object row and a line row (seed 000).
+pub const ROW_SEPARATOR: &str = "; ";
+/// The separator between two consecutive line rows (issue 3).
+pub const LINE_SEPARATOR: &str = "\n";
+
+/// The outcome of a greedy fill: the content and how many rows were kept and left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filled {
+    /// The rendered rows that fit, with their separators.
+    pub content: String,
+    /// Number of rows rendered into `content`.
+    pub kept: u64,
+    /// Number of rows left out.
+    pub omitted: u64,
+}
+
+impl Filled {
+    /// The success-path envelope: `truncated` when `omitted > 0`, else `ok`; never retryable.
+    pub fn into_envelope(self, call_id: &str, tool: &str) -> Envelope {
+        Envelope {
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            status: if self.omitted > 0 {
+                Status::Truncated
+            } else {
+                Status::Ok
+            },
+            content: self.content,
+            omitted: self.omitted,
+            retryable: false,
+        }
+    }
+}
+
+/// Greedy fill (seed 000, "Success path"): add whole rows in order while the running length,
+/// separators included, is at most `char_budget` characters; stop at the first row that does not
+/// fit (never skipping it for a smaller later row). The rest are counted as omitted.
+///
+/// Rendering a row stops as soon as it exceeds what is left of the budget, so a huge row costs
+/// time proportional to the budget, not to its size (beyond serializing nested values).
+pub fn fill_rows<'a, I>(rows: I, char_budget: usize) -> Filled
+where
+    I: IntoIterator<Item = Row<'a>>,
+{
+    let mut rows = rows.into_iter();
+    let mut content = String::new();
+    let mut used = 0usize;
+    let mut kept = 0u64;
+    let mut previous_was_line: Option<bool> = None;
+    let mut scratch = Vec::new();
+    while let Some(row) = rows.next() {
+        let is_line = matches!(row, Row::Line(_));
+        let separator = match previous_was_line {
+            None => "",
+            Some(true) if is_line => LINE_SEPARATOR,
+            Some(_) => ROW_SEPARATOR,
+        };
+        let separator_len = separator.chars().count();
+        let fits = char_budget
+            .checked_sub(used + separator_len)
+            .and_then(|room| render_row_within(&row, room, &mut scratch));
+        match fits {
+            Some(row_len) => {
+                content.push_str(separator);
+                // The scratch buffer holds only whole UTF-8 text written by `render_row_within`.
+                content.push_str(std::str::from_utf8(&scratch).expect("rows render as UTF-8"));
+                used += separator_len + row_len;
+                kept += 1;
+                previous_was_line = Some(is_line);
+            }
+            None => {
+                let omitted = 1 + rows.count() as u64;
+                return Filled {
+                    content,
+                    kept,
+                    omitted,
+                };
+            }
+        }
+    }
+    Filled {
+        content,
+        kept,
+        omitted: 0,
+    }
+}
+
+/// Renders one row as the seed specifies, without a budget (used by tests and by callers that
+/// need the full text).
+pub fn render_row(row: &Row<'_>) -> String {
+    let mut buf = Vec::new();
+    render_row_within(row, usize::MAX, &mut buf).expect("an unlimited render always fits");
+    String::from_utf8(buf).expect("rows render as UTF-8")
+}
+
+/// Renders a row value: a string raw (no quotes), a number as serde_json writes it, `true` /
+/// `false`, `null`, an array or object as compact JSON (issue 2's value-rendering contract).
+pub fn render_value(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(s) => Cow::Borrowed(s.as_str()),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// Number of Unicode scalar values in UTF-8 bytes: the bytes that are not continuation bytes.
+fn utf8_char_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
+}
+
+/// A writer that refuses to grow past `limit` characters.
+struct CharLimited<'b> {
+    buf: &'b mut Vec<u8>,
+    chars: usize,
+    limit: usize,
+}
+
+impl CharLimited<'_> {
+    fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let n = utf8_char_count(bytes);
+        if self.chars + n > self.limit {
+            return Err(io::Error::other("over budget"));
+        }
+        self.chars += n;
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+impl io::Write for CharLimited<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.push(bytes)?;
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Renders `row` into `buf` (cleared first) if it fits in `limit` characters; returns its length
+/// in characters, or `None` when it does not fit.
+fn render_row_within(row: &Row<'_>, limit: usize, buf: &mut Vec<u8>) -> Option<usize> {
+    buf.clear();
+    let mut out = CharLimited {
+        buf,
+        chars: 0,
+        limit,
+    };
+    let ok = match row {
+        Row::Line(line) => out.push(line.as_bytes()).is_ok(),
+        Row::Object(map) => render_object_row(map, &mut out).is_ok(),
+    };
+    ok.then_some(out.chars)
+}
+
+fn render_object_row(map: &Map<String, Value>, out: &mut CharLimited<'_>) -> io::Result<()> {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_unstable();
+    for (i, key) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b",")?;
+        }
+        out.push(key.as_bytes())?;
+        out.push(b"=")?;
+        match &map[key] {
+            Value::String(s) => out.push(s.as_bytes())?,
+            other => serde_json::to_writer(&mut *out, other).map_err(io::Error::other)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn summarize(value: Value, budget: usize) -> Envelope {
+        summarize_tool_result(&ToolResult::from_json(&value).unwrap(), budget)
+    }
+
+    #[test]
+    fn seed_sample_budget_8_keeps_first_row() {
+        let env = summarize(
+            json!({"call_id": "t1", "tool": "sql", "rows": [{"b": 2, "a": 1}, {"a": 9, "b": 8}]}),
+            8,
+        );
+        assert_eq!(env.content, "a=1,b=2");
+        assert_eq!(env.omitted, 1);
+        assert_eq!(env.status, Status::Truncated);
+        assert!(!env.retryable);
+    }
+
+    #[test]
+    fn exact_fit_is_kept() {
+        let env = summarize(json!({"rows": [{"a": 1}, {"b": 2}]}), 8);
+        assert_eq!(env.content, "a=1; b=2");
+        assert_eq!(env.status, Status::Ok);
+        let env = summarize(json!({"rows": [{"a": 1}, {"b": 2}]}), 7);
+        assert_eq!(env.content, "a=1");
+        assert_eq!(env.omitted, 1);
+    }
+
+    #[test]
+    fn first_row_that_does_not_fit_stops_the_fill() {
+        let env = summarize(json!({"rows": [{"a": "long value"}, {"b": 2}]}), 5);
+        assert_eq!(env.content, "");
+        assert_eq!(env.omitted, 2);
+        assert_eq!(env.status, Status::Truncated);
+    }
+
+    #[test]
+    fn never_skips_to_a_smaller_later_row() {
+        let env = summarize(
+            json!({"rows": [{"a": 1}, {"b": "xxxxxxxxxx"}, {"c": 3}]}),
+            10,
+        );
+        assert_eq!(env.content, "a=1");
+        assert_eq!(env.omitted, 2);
+    }
+
+    #[test]
+    fn empty_and_absent_rows_are_ok_and_empty() {
+        for v in [
+            json!({"call_id": "x", "tool": "t"}),
+            json!({"rows": []}),
+            json!({"rows": null}),
+        ] {
+            let env = summarize(v, 0);
+            assert_eq!(env.content, "");
+            assert_eq!(env.status, Status::Ok);
+            assert_eq!(env.omitted, 0);
+        }
+    }
+
+    #[test]
+    fn falsy_errors_take_the_success_path() {
+        for err in [
+            json!(null),
+            json!(false),
+            json!(0),
+            json!(""),
+            json!({}),
+            json!([]),
+        ] {
+            let env = summarize(json!({"error": err, "rows": [{"a": 1}]}), 10);
+            assert_eq!(env.status, Status::Ok, "error {err} should be falsy");
+            assert_eq!(env.content, "a=1");
+        }
+    }
+
+    #[test]
+    fn error_path_shapes() {
+        let env = summarize(json!({"error": {"message": "boom"}}), 0);
+        assert_eq!(env.content, "unknown: boom");
+        assert!(!env.retryable);
+        let env = summarize(json!({"error": {"type": "timeout"}}), 0);
+        assert_eq!(env.content, "timeout: ");
+        assert!(env.retryable);
+        let env = summarize(json!({"error": "disk full"}), 0);
+        assert_eq!(env.content, "unknown: disk full");
+        assert_eq!(env.omitted, 0);
+        assert_eq!(env.status, Status::Error);
+    }
+
+    #[test]
+    fn retryable_types_are_exact_and_case_sensitive() {
+        for t in RETRYABLE_ERROR_TYPES {
+            assert!(summarize(json!({"error": {"type": t, "message": "m"}}), 0).retryable);
+        }
+        for t in [
+            "Timeout",
+            "RATE_LIMIT",
+            "not_found",
+            "invalid_argument",
+            "timeout ",
+        ] {
+            assert!(!summarize(json!({"error": {"type": t, "message": "m"}}), 0).retryable);
+        }
+    }
+
+    #[test]
+    fn lengths_are_unicode_scalar_values() {
+        // "k=é" is 3 characters but 4 bytes.
+        assert_eq!(summarize(json!({"rows": [{"k": "é"}]}), 3).content, "k=é");
+        assert_eq!(summarize(json!({"rows": [{"k": "😀"}]}), 3).content, "k=😀");
+        // e + combining acute accent is two scalar values.
+        let env = summarize(json!({"rows": [{"k": "e\u{301}"}]}), 3);
+        assert_eq!(env.status, Status::Truncated);
+        assert_eq!(
+            summarize(json!({"rows": [{"k": "e\u{301}"}]}), 4).content,
+            "k=e\u{301}"
+        );
+    }
+
+    #[test]
+    fn non_ascii_keys_sort_by_code_point() {
+        let env = summarize(json!({"rows": [{"é": 1, "z": 2, "Z": 3, "中": 4}]}), 100);
+        assert_eq!(env.content, "Z=3,z=2,é=1,中=4");
+    }
+
+    #[test]
+    fn value_rendering_contract() {
+        let env = summarize(
+            json!({"rows": [{"s": "raw \"q\"", "n": -3.75, "i": 12, "b": false, "z": null, "a": [1, {"k": "é"}]}]}),
+            200,
+        );
+        assert_eq!(
+            env.content,
+            "a=[1,{\"k\":\"é\"}],b=false,i=12,n=-3.75,s=raw \"q\",z=null"
+        );
+    }
+
+    #[test]
+    fn absent_ids_echo_as_empty_and_key_order_is_fixed() {
+        let env = summarize(json!({"rows": [{"a": 1}]}), 10);
+        assert_eq!(
+            env.to_json(),
+            r#"{"call_id":"","tool":"","status":"ok","content":"a=1","omitted":0,"retryable":false}"#
+        );
+    }
+
+    #[test]
+    fn shape_errors_name_the_row() {
+        assert_eq!(
+            ToolResult::from_json(&json!({"rows": [{}, 3]})),
+            Err(ResultShapeError::RowNotAnObject {
+                index: 1,
+                kind: "number"
+            })
+        );
+        assert_eq!(
+            ToolResult::from_json(&json!({"rows": "x"})),
+            Err(ResultShapeError::RowsNotAList("string"))
+        );
+        assert_eq!(
+            ToolResult::from_json(&json!([1])),
+            Err(ResultShapeError::NotAnObject("array"))
+        );
+    }
+
+    #[test]
+    fn consecutive_line_rows_join_with_newline() {
+        let rows = vec![
+            Row::Line("first".into()),
+            Row::Line("second".into()),
+            Row::Object(Cow::Owned(json!({"a": 1}).as_object().unwrap().clone())),
+            Row::Line("third".into()),
+        ];
+        let filled = fill_rows(rows, 100);
+        assert_eq!(filled.content, "first\nsecond; a=1; third");
+        assert_eq!(filled.kept, 4);
+    }
+
+    #[test]
+    fn huge_row_is_rejected_without_rendering_it_whole() {
+        let big = "x".repeat(1_000_000);
+        let filled = fill_rows(vec![Row::Line(Cow::Borrowed(big.as_str()))], 10);
+        assert_eq!(filled.content, "");
+        assert_eq!(filled.omitted, 1);
+    }
+}
