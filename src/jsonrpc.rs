@@ -300,7 +300,8 @@ pub fn id_from_head(head: &[u8]) -> Option<Value> {
     while let Some(pos) = rest.find("\"id\"") {
         let after = rest[pos + 4..].trim_start();
         if let Some(value) = after.strip_prefix(':') {
-            let mut stream = serde_json::Deserializer::from_str(value.trim_start()).into_iter::<Value>();
+            let mut stream =
+                serde_json::Deserializer::from_str(value.trim_start()).into_iter::<Value>();
             if let Some(Ok(v)) = stream.next() {
                 if is_valid_id(&v) {
                     return Some(v);
@@ -382,7 +383,10 @@ mod tests {
         ));
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}"#),
-            Incoming::Single(Message::Response { outcome: Err(_), .. })
+            Incoming::Single(Message::Response {
+                outcome: Err(_),
+                ..
+            })
         ));
     }
 
@@ -394,9 +398,15 @@ mod tests {
             (r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#, json!(3)),
             (r#"{"id":3,"method":"x"}"#, json!(3)),
             (r#"{"jsonrpc":"2.0","id":3,"method":7}"#, json!(3)),
-            (r#"{"jsonrpc":"2.0","id":3,"method":"x","params":5}"#, json!(3)),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"x","params":5}"#,
+                json!(3),
+            ),
             (r#"{"jsonrpc":"2.0"}"#, json!(null)),
-            (r#"{"jsonrpc":"2.0","id":3,"result":1,"error":{}}"#, json!(3)),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"result":1,"error":{}}"#,
+                json!(3),
+            ),
             ("42", json!(null)),
             ("[]", json!(null)),
         ] {
@@ -433,7 +443,10 @@ mod tests {
     fn error_objects_use_standard_codes() {
         let e = error_object(ErrorCode::MethodNotFound, "Method not found", None);
         assert_eq!(e, json!({"code": -32601, "message": "Method not found"}));
-        let r = error_response(json!(null), error_object(ErrorCode::ParseError, "bad", None));
+        let r = error_response(
+            json!(null),
+            error_object(ErrorCode::ParseError, "bad", None),
+        );
         assert_eq!(r["error"]["code"], -32700);
     }
 }

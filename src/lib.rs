@@ -11,6 +11,8 @@
 //! to exit codes; everything else lives here.
 #![warn(missing_docs)]
 
+pub mod catalog;
 pub mod cli;
+pub mod downstream;
 pub mod envelope;
 pub mod jsonrpc;

@@ -1,0 +1,242 @@
+//! The merged tool catalog: every server's tools under the names the client sees, and the route
+//! from each of those names back to a server and its own tool name.
+//!
+//! Rules (issue 3 of the project, MCP specification 2025-06-18 "Tools"):
+//! - tools hidden by a server's allow/deny lists are left out;
+//! - a server's `tool_prefix` is prepended to its tools' names;
+//! - when two servers offer the same final name, both are exposed as `<server>__<tool>` (the
+//!   server's config name and its own tool name) and a warning is produced; no tool is silently
+//!   dropped;
+//! - every tool's `outputSchema` is replaced by the envelope's JSON Schema
+//!   ([`Envelope::json_schema`]), since every result we answer with carries the envelope as its
+//!   `structuredContent`; every other field of the tool passes through unchanged.
+//!
+//! Pure: no I/O.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::envelope::Envelope;
+
+/// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
+pub const COLLISION_SEPARATOR: &str = "__";
+
+/// One server's contribution to the catalog.
+pub struct ServerTools<'a> {
+    /// The server's config name.
+    pub server: &'a str,
+    /// Prepended to each exposed tool name (may be empty).
+    pub prefix: &'a str,
+    /// The tools as the server listed them (MCP `Tool` objects, all pages).
+    pub tools: &'a [Value],
+    /// The server's allow/deny filter over its own tool names.
+    pub exposes: &'a dyn Fn(&str) -> bool,
+}
+
+/// Where a client-facing tool name goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The server's config name.
+    pub server: String,
+    /// The tool's own name on that server.
+    pub tool: String,
+}
+
+/// The merged catalog.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tools: Vec<Value>,
+    routes: HashMap<String, Route>,
+}
+
+impl Catalog {
+    /// Builds the catalog from every ready server's tools, in the order given. Returns the
+    /// catalog and human-readable warnings (collisions, tools without a name, duplicates).
+    pub fn build(servers: &[ServerTools<'_>]) -> (Catalog, Vec<String>) {
+        let mut warnings = Vec::new();
+        // (final name, server index, tool) for every exposed tool.
+        let mut candidates: Vec<(String, usize, &Value, &str)> = Vec::new();
+        for (index, s) in servers.iter().enumerate() {
+            let mut seen = std::collections::HashSet::new();
+            for tool in s.tools {
+                let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                    warnings.push(format!(
+                        "server '{}' listed a tool without a name; skipped",
+                        s.server
+                    ));
+                    continue;
+                };
+                if !(s.exposes)(name) {
+                    continue;
+                }
+                if !seen.insert(name) {
+                    warnings.push(format!(
+                        "server '{}' listed tool '{name}' twice; the first is used",
+                        s.server
+                    ));
+                    continue;
+                }
+                candidates.push((format!("{}{name}", s.prefix), index, tool, name));
+            }
+        }
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for (final_name, ..) in &candidates {
+            *counts.entry(final_name.as_str()).or_default() += 1;
+        }
+        let colliding: std::collections::HashSet<String> = counts
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let mut catalog = Catalog::default();
+        for (final_name, index, tool, own_name) in &candidates {
+            let server = servers[*index].server;
+            let exposed = if colliding.contains(final_name) {
+                let renamed = format!("{server}{COLLISION_SEPARATOR}{own_name}");
+                warnings.push(format!(
+                    "tool name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"
+                ));
+                renamed
+            } else {
+                final_name.clone()
+            };
+            if catalog.routes.contains_key(&exposed) {
+                warnings.push(format!(
+                    "tool name '{exposed}' is still ambiguous; the first is used"
+                ));
+                continue;
+            }
+            catalog.tools.push(rewrite_tool(tool, &exposed));
+            catalog.routes.insert(
+                exposed,
+                Route {
+                    server: server.to_owned(),
+                    tool: (*own_name).to_owned(),
+                },
+            );
+        }
+        (catalog, warnings)
+    }
+
+    /// The tools for a `tools/list` answer: renamed, `outputSchema` replaced.
+    pub fn tools(&self) -> &[Value] {
+        &self.tools
+    }
+
+    /// The route for a client-facing tool name.
+    pub fn route(&self, name: &str) -> Option<&Route> {
+        self.routes.get(name)
+    }
+
+    /// Number of tools exposed.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is exposed.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The exposed names with their routes, sorted by exposed name.
+    pub fn routes(&self) -> Vec<(&str, &Route)> {
+        let mut all: Vec<(&str, &Route)> =
+            self.routes.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        all.sort_by(|a, b| a.0.cmp(b.0));
+        all
+    }
+}
+
+/// A tool as the client sees it: `name` set to `exposed`, `outputSchema` set to the envelope's
+/// schema, everything else unchanged.
+fn rewrite_tool(tool: &Value, exposed: &str) -> Value {
+    let mut tool = tool.clone();
+    if let Some(obj) = tool.as_object_mut() {
+        obj.insert("name".into(), Value::from(exposed));
+        obj.insert("outputSchema".into(), Envelope::json_schema());
+    }
+    tool
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn all(_: &str) -> bool {
+        true
+    }
+
+    #[test]
+    fn prefixes_filters_and_rewrites_output_schema() {
+        let git = [
+            json!({"name": "git_log", "description": "Log", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
+            json!({"name": "git_commit", "inputSchema": {"type": "object"}}),
+        ];
+        let deny = |t: &str| t != "git_commit";
+        let (catalog, warnings) = Catalog::build(&[ServerTools {
+            server: "git",
+            prefix: "g_",
+            tools: &git,
+            exposes: &deny,
+        }]);
+        assert!(warnings.is_empty());
+        assert_eq!(catalog.len(), 1);
+        let tool = &catalog.tools()[0];
+        assert_eq!(tool["name"], "g_git_log");
+        assert_eq!(tool["description"], "Log");
+        assert_eq!(tool["annotations"]["readOnlyHint"], true);
+        assert_eq!(tool["outputSchema"], Envelope::json_schema());
+        assert_eq!(
+            catalog.route("g_git_log"),
+            Some(&Route {
+                server: "git".into(),
+                tool: "git_log".into()
+            })
+        );
+        assert!(catalog.route("git_commit").is_none());
+    }
+
+    #[test]
+    fn collisions_expose_both_with_server_names() {
+        let a = [json!({"name": "echo"}), json!({"name": "only_a"})];
+        let b = [json!({"name": "echo", "outputSchema": {"type": "object"}})];
+        let (catalog, warnings) = Catalog::build(&[
+            ServerTools {
+                server: "a",
+                prefix: "",
+                tools: &a,
+                exposes: &all,
+            },
+            ServerTools {
+                server: "b",
+                prefix: "",
+                tools: &b,
+                exposes: &all,
+            },
+        ]);
+        let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a__echo", "b__echo", "only_a"]);
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[0].contains("'echo'"));
+        assert_eq!(catalog.route("b__echo").unwrap().tool, "echo");
+    }
+
+    #[test]
+    fn nameless_and_duplicate_tools_warn() {
+        let a = [
+            json!({"description": "x"}),
+            json!({"name": "t"}),
+            json!({"name": "t"}),
+        ];
+        let (catalog, warnings) = Catalog::build(&[ServerTools {
+            server: "a",
+            prefix: "",
+            tools: &a,
+            exposes: &all,
+        }]);
+        assert_eq!(catalog.len(), 1);
+        assert_eq!(warnings.len(), 2);
+    }
+}

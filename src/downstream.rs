@@ -1,0 +1,888 @@
+//! One supervised task per configured downstream MCP server.
+//!
+//! The task owns the child process (spawned directly, never through a shell, in its own process
+//! group), its stdin writer, its stdout reader, its stderr tail, its pending requests and its id
+//! counter. It performs the MCP handshake (`initialize`, `notifications/initialized`, every page
+//! of `tools/list`), restarts the server with exponential backoff when it exits, and stops it on
+//! shutdown: stdin closed, then SIGTERM to its process group, then SIGKILL after a grace period.
+//!
+//! Sources: MCP specification 2025-06-18 "Lifecycle" (initialization, shutdown over stdio),
+//! "Transports: stdio", "Utilities: Cancellation"; restart policy from issue 5 of the project
+//! (backoff from 1 s doubling to at most 30 s, reset after 5 minutes of stable running, at most
+//! `max_restarts` in a row, then `unavailable`).
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{debug, info, warn};
+
+use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
+
+/// First restart delay (issue 5).
+pub const BACKOFF_INITIAL: Duration = Duration::from_secs(1);
+/// Longest restart delay (issue 5).
+pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// Running this long without exiting resets the count of restarts in a row (issue 5).
+pub const STABLE_AFTER: Duration = Duration::from_secs(300);
+/// How long a stopping child gets after stdin is closed, and again after SIGTERM.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+/// Lines of a server's stderr kept for error messages.
+pub const STDERR_TAIL_LINES: usize = 20;
+
+/// Everything needed to start one server.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// The server's config name.
+    pub name: String,
+    /// The program to execute (no shell).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to the inherited environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory; `None` inherits ours.
+    pub cwd: Option<PathBuf>,
+    /// Limit for spawn + `initialize` + `tools/list` of one start.
+    pub startup_timeout: Duration,
+    /// Restarts in a row before the server is `unavailable` (until the proxy restarts).
+    pub max_restarts: u32,
+    /// Longest line accepted from the server's stdout, in bytes.
+    pub max_message_bytes: usize,
+}
+
+/// What the client told us in its `initialize`, forwarded to every server.
+#[derive(Debug, Clone)]
+pub struct ClientInit {
+    /// The protocol version to request from servers (the one negotiated with the client).
+    pub protocol_version: String,
+    /// The client's `capabilities` object.
+    pub capabilities: Value,
+    /// The client's `clientInfo` object.
+    pub client_info: Value,
+}
+
+/// A server's lifecycle state.
+#[derive(Debug, Clone)]
+pub enum ServerState {
+    /// The first start is in progress.
+    Starting,
+    /// Initialized and serving.
+    Ready(Arc<Connection>),
+    /// Exited or failed to start; the next start is `attempt` (1-based) of `max_restarts`.
+    Restarting {
+        /// Which restart in a row this is.
+        attempt: u32,
+        /// Why the previous run ended.
+        reason: String,
+    },
+    /// Gave up after `max_restarts` restarts in a row, until the proxy restarts.
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+    /// Stopped by shutdown.
+    Stopped,
+}
+
+impl ServerState {
+    /// A short name: `starting`, `ready`, `restarting`, `unavailable`, `stopped`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Ready(_) => "ready",
+            ServerState::Restarting { .. } => "restarting",
+            ServerState::Unavailable { .. } => "unavailable",
+            ServerState::Stopped => "stopped",
+        }
+    }
+}
+
+/// Something a server sent that the session must handle.
+#[derive(Debug)]
+pub enum DownstreamEvent {
+    /// A notification to pass on to the client (progress, `notifications/message`, …).
+    Notification {
+        /// The server's config name.
+        server: String,
+        /// The notification's method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+    },
+    /// A server-to-client request (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`, `ping`): forward it to the client and send the answer through `reply`
+    /// (`Ok(result)` or `Err(error object)`).
+    Request {
+        /// The server's config name.
+        server: String,
+        /// The method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+        /// Where the client's answer goes.
+        reply: oneshot::Sender<Result<Value, Value>>,
+    },
+    /// The server's tool list or state changed: rebuild the catalog.
+    ToolsChanged {
+        /// The server's config name.
+        server: String,
+    },
+}
+
+/// Why a request to a server got no JSON-RPC answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No answer within the timeout (a `notifications/cancelled` was sent downstream).
+    #[error("no response within {0:?}")]
+    Timeout(Duration),
+    /// The server exited or closed its stdout during the request.
+    #[error("{0}")]
+    Exited(String),
+    /// The server's answer could not be used (e.g. longer than `max_message_bytes`).
+    #[error("{0}")]
+    Invalid(String),
+    /// The server is not running.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+enum Reply {
+    Response(Result<Value, Value>),
+    Closed(String),
+    TooLong(usize),
+}
+
+/// One running child process of a server: its stdin queue and its pending requests.
+#[derive(Debug)]
+pub struct Connection {
+    server: String,
+    writer: mpsc::Sender<Vec<u8>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    next_id: AtomicU64,
+    closed: AtomicBool,
+    /// The server's `initialize` result (`serverInfo`, `capabilities`, `protocolVersion`).
+    pub initialize_result: RwLock<Value>,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reply")
+    }
+}
+
+/// Removes a pending entry when a request future is dropped (cancelled or finished).
+struct PendingGuard<'a> {
+    conn: &'a Connection,
+    id: u64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.conn.pending.lock().unwrap().remove(&self.id);
+    }
+}
+
+impl Connection {
+    fn new(server: &str, writer: mpsc::Sender<Vec<u8>>) -> Connection {
+        Connection {
+            server: server.to_owned(),
+            writer,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            initialize_result: RwLock::new(Value::Null),
+        }
+    }
+
+    /// Whether the child behind this connection has gone away.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Sends a request and waits up to `timeout` for its answer. `on_sent` gets the downstream
+    /// id once the request is queued (the session uses it to forward a client's cancellation).
+    /// On timeout a `notifications/cancelled` for that id is sent to the server.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<Value, Value>, CallError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().unwrap();
+            if self.is_closed() {
+                return Err(CallError::Exited(format!(
+                    "server '{}' has exited",
+                    self.server
+                )));
+            }
+            pending.insert(id, tx);
+        }
+        let _guard = PendingGuard { conn: self, id };
+        let line = jsonrpc::to_line(&jsonrpc::request(Value::from(id), method, params));
+        let send = tokio::time::timeout(timeout, self.writer.send(line));
+        match send.await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                return Err(CallError::Exited(format!(
+                    "server '{}' closed its stdin",
+                    self.server
+                )))
+            }
+            Err(_) => return Err(CallError::Timeout(timeout)),
+        }
+        on_sent(id);
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Reply::Response(r))) => Ok(r),
+            Ok(Ok(Reply::Closed(reason))) => Err(CallError::Exited(reason)),
+            Ok(Ok(Reply::TooLong(len))) => Err(CallError::Invalid(format!(
+                "server '{}' sent a response of {len} bytes, more than max_message_bytes",
+                self.server
+            ))),
+            Ok(Err(_)) => Err(CallError::Exited(format!(
+                "server '{}' has exited",
+                self.server
+            ))),
+            Err(_) => {
+                self.notify(
+                    "notifications/cancelled",
+                    Some(json!({"requestId": id, "reason": "timed out in mcp-envelope"})),
+                );
+                Err(CallError::Timeout(timeout))
+            }
+        }
+    }
+
+    /// Queues a notification for the server; dropped (with a log line) if the server is gone
+    /// or its stdin queue is full.
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        let line = jsonrpc::to_line(&jsonrpc::notification(method, params));
+        if self.writer.try_send(line).is_err() {
+            debug!(server = %self.server, method, "notification not delivered: server gone or busy");
+        }
+    }
+
+    /// Queues a response to a server-to-client request.
+    async fn respond(&self, id: Value, outcome: Result<Value, Value>) {
+        let msg = match outcome {
+            Ok(result) => jsonrpc::response(id, result),
+            Err(error) => jsonrpc::error_response(id, error),
+        };
+        let _ = self.writer.send(jsonrpc::to_line(&msg)).await;
+    }
+
+    fn close(&self, reason: &str) {
+        let drained: Vec<_> = {
+            let mut pending = self.pending.lock().unwrap();
+            self.closed.store(true, Ordering::Release);
+            pending.drain().collect()
+        };
+        for (_, tx) in drained {
+            let _ = tx.send(Reply::Closed(reason.to_owned()));
+        }
+    }
+
+    fn deliver(&self, id: &Value, reply: Reply) -> bool {
+        let Some(id) = id.as_u64() else { return false };
+        let tx = self.pending.lock().unwrap().remove(&id);
+        match tx {
+            Some(tx) => {
+                let _ = tx.send(reply);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A handle on one supervised server. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Downstream {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    spec: ServerSpec,
+    state: watch::Sender<ServerState>,
+    tools: RwLock<Option<Arc<Vec<Value>>>>,
+    stderr_tail: Mutex<VecDeque<String>>,
+    startup: Mutex<Option<Duration>>,
+}
+
+impl Downstream {
+    /// Starts the supervisor task of one server. It runs until `shutdown` becomes true, then
+    /// stops the child and returns.
+    pub fn spawn(
+        spec: ServerSpec,
+        client: ClientInit,
+        events: mpsc::UnboundedSender<DownstreamEvent>,
+        shutdown: watch::Receiver<bool>,
+    ) -> (Downstream, tokio::task::JoinHandle<()>) {
+        let (state, _) = watch::channel(ServerState::Starting);
+        let handle = Downstream {
+            inner: Arc::new(Shared {
+                spec,
+                state,
+                tools: RwLock::new(None),
+                stderr_tail: Mutex::new(VecDeque::new()),
+                startup: Mutex::new(None),
+            }),
+        };
+        let task = tokio::spawn(supervise(handle.clone(), client, events, shutdown));
+        (handle, task)
+    }
+
+    /// The server's config name.
+    pub fn name(&self) -> &str {
+        &self.inner.spec.name
+    }
+
+    /// The current state.
+    pub fn state(&self) -> ServerState {
+        self.inner.state.borrow().clone()
+    }
+
+    /// A receiver that sees every state change.
+    pub fn watch_state(&self) -> watch::Receiver<ServerState> {
+        self.inner.state.subscribe()
+    }
+
+    /// The last tool list fetched (all pages), kept while the server restarts; `None` before
+    /// the first successful start.
+    pub fn tools(&self) -> Option<Arc<Vec<Value>>> {
+        self.inner.tools.read().unwrap().clone()
+    }
+
+    /// The last lines the server wrote to stderr (at most [`STDERR_TAIL_LINES`]).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.inner
+            .stderr_tail
+            .lock()
+            .unwrap()
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// How long the last successful start took (spawn to tools listed).
+    pub fn startup_duration(&self) -> Option<Duration> {
+        *self.inner.startup.lock().unwrap()
+    }
+
+    /// Waits until the server is ready, unavailable or stopped, or until `deadline`.
+    pub async fn wait_ready(
+        &self,
+        deadline: tokio::time::Instant,
+    ) -> Result<Arc<Connection>, CallError> {
+        let mut rx = self.inner.state.subscribe();
+        loop {
+            match &*rx.borrow_and_update() {
+                ServerState::Ready(conn) if !conn.is_closed() => return Ok(conn.clone()),
+                ServerState::Unavailable { reason } => {
+                    return Err(CallError::Unavailable(reason.clone()))
+                }
+                ServerState::Stopped => {
+                    return Err(CallError::Unavailable("the proxy is shutting down".into()))
+                }
+                _ => {}
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) => return Err(CallError::Unavailable("the server task ended".into())),
+                Err(_) => return Err(CallError::Timeout(Duration::ZERO)),
+            }
+        }
+    }
+
+    /// Sends a request once the server is ready; the whole wait (for readiness, then for the
+    /// answer) is bounded by `timeout`. See [`Connection::request`] for `on_sent`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
+    ) -> Result<Result<Value, Value>, CallError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let conn = self.wait_ready(deadline).await.map_err(|e| match e {
+            CallError::Timeout(_) => CallError::Timeout(timeout),
+            other => other,
+        })?;
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let conn2 = conn.clone();
+        conn.request(method, params, remaining, &mut |id| on_sent(&conn2, id))
+            .await
+            .map_err(|e| match e {
+                CallError::Timeout(_) => CallError::Timeout(timeout),
+                other => other,
+            })
+    }
+
+    fn set_state(&self, state: ServerState) {
+        info!(server = %self.name(), state = state.label(), "server state");
+        self.inner.state.send_replace(state);
+    }
+
+    fn stderr_summary(&self) -> String {
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            "(no stderr output)".into()
+        } else {
+            let start = tail.len().saturating_sub(5);
+            tail[start..].join(" | ")
+        }
+    }
+}
+
+/// The supervisor: start, watch, restart with backoff, give up, stop.
+async fn supervise(
+    ds: Downstream,
+    client: ClientInit,
+    events: mpsc::UnboundedSender<DownstreamEvent>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let spec = ds.inner.spec.clone();
+    let mut failures_in_a_row: u32 = 0;
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        let started = Instant::now();
+        let reason = match start_once(&ds, &client, &events).await {
+            Ok(mut running) => {
+                *ds.inner.startup.lock().unwrap() = Some(started.elapsed());
+                info!(server = %spec.name, ms = started.elapsed().as_millis() as u64, "server ready");
+                ds.set_state(ServerState::Ready(running.conn.clone()));
+                let _ = events.send(DownstreamEvent::ToolsChanged {
+                    server: spec.name.clone(),
+                });
+                let ran_since = Instant::now();
+                tokio::select! {
+                    reason = running.closed() => {
+                        if ran_since.elapsed() >= STABLE_AFTER {
+                            failures_in_a_row = 0;
+                        }
+                        let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
+                        warn!(server = %spec.name, %reason, "server exited");
+                        reason
+                    }
+                    _ = wait_true(&mut shutdown) => {
+                        running.stop().await;
+                        break;
+                    }
+                }
+            }
+            Err(reason) => {
+                let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
+                warn!(server = %spec.name, %reason, "server failed to start");
+                reason
+            }
+        };
+        failures_in_a_row += 1;
+        if failures_in_a_row > spec.max_restarts {
+            let reason = format!(
+                "gave up after {} restart(s) in a row: {reason}",
+                spec.max_restarts
+            );
+            ds.set_state(ServerState::Unavailable { reason });
+            let _ = events.send(DownstreamEvent::ToolsChanged {
+                server: spec.name.clone(),
+            });
+            wait_true(&mut shutdown).await;
+            break;
+        }
+        let backoff = backoff_delay(failures_in_a_row);
+        ds.set_state(ServerState::Restarting {
+            attempt: failures_in_a_row,
+            reason,
+        });
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {}
+            _ = wait_true(&mut shutdown) => break,
+        }
+    }
+    ds.set_state(ServerState::Stopped);
+}
+
+/// The delay before restart number `attempt` (1-based): 1 s, 2 s, 4 s, … capped at 30 s.
+pub fn backoff_delay(attempt: u32) -> Duration {
+    let exp = attempt.saturating_sub(1).min(16);
+    (BACKOFF_INITIAL * 2u32.pow(exp)).min(BACKOFF_MAX)
+}
+
+async fn wait_true(rx: &mut watch::Receiver<bool>) {
+    while !*rx.borrow_and_update() {
+        if rx.changed().await.is_err() {
+            // The sender is gone: treat it as shutdown.
+            return;
+        }
+    }
+}
+
+/// A started child: its connection and what is needed to watch and stop it.
+struct Running {
+    conn: Arc<Connection>,
+    child: Child,
+    stdin_close: Option<oneshot::Sender<()>>,
+    reader_done: Option<oneshot::Receiver<String>>,
+    name: String,
+}
+
+impl Running {
+    /// Resolves when the child's stdout closes; returns why.
+    async fn closed(&mut self) -> String {
+        let reason = match self.reader_done.take() {
+            Some(rx) => rx.await.unwrap_or_else(|_| "reader stopped".into()),
+            None => "closed".into(),
+        };
+        // Give it a moment to exit by itself, then make sure it is gone.
+        let status = match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            _ => {
+                terminate_group(&mut self.child, SHUTDOWN_GRACE).await;
+                "killed after closing stdout".into()
+            }
+        };
+        let full = format!("server '{}' {reason} ({status})", self.name);
+        self.conn.close(&full);
+        full
+    }
+
+    /// Stops the child: stdin closed, then SIGTERM to its group, then SIGKILL.
+    async fn stop(&mut self) {
+        if let Some(tx) = self.stdin_close.take() {
+            let _ = tx.send(());
+        }
+        match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
+            Ok(_) => {}
+            Err(_) => terminate_group(&mut self.child, SHUTDOWN_GRACE).await,
+        }
+        self.conn
+            .close(&format!("server '{}' was stopped", self.name));
+        debug!(server = %self.name, "server stopped");
+    }
+}
+
+/// SIGTERM to the child's process group, then SIGKILL after `grace`; reaps the child.
+async fn terminate_group(child: &mut Child, grace: Duration) {
+    if let Some(pid) = child.id() {
+        // SAFETY: kill(2) with a negative pid signals the process group the child leads (it was
+        // spawned with process_group(0)); it touches no memory of ours.
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGTERM);
+        }
+        if tokio::time::timeout(grace, child.wait()).await.is_ok() {
+            return;
+        }
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
+        }
+    }
+    let _ = child.kill().await;
+}
+
+/// Spawns the child and performs the handshake within `startup_timeout`.
+async fn start_once(
+    ds: &Downstream,
+    client: &ClientInit,
+    events: &mpsc::UnboundedSender<DownstreamEvent>,
+) -> Result<Running, String> {
+    let spec = &ds.inner.spec;
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .envs(
+            spec.env
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{}`: {e}", spec.program.display()))?;
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+
+    tokio::spawn(read_stderr(ds.clone(), stderr));
+    let (writer_tx, writer_rx) = mpsc::channel::<Vec<u8>>(1024);
+    let (close_tx, close_rx) = oneshot::channel();
+    tokio::spawn(write_stdin(spec.name.clone(), stdin, writer_rx, close_rx));
+    let conn = Arc::new(Connection::new(&spec.name, writer_tx));
+    let (done_tx, done_rx) = oneshot::channel();
+    tokio::spawn(read_stdout(
+        ds.clone(),
+        conn.clone(),
+        stdout,
+        events.clone(),
+        done_tx,
+    ));
+    let mut running = Running {
+        conn: conn.clone(),
+        child,
+        stdin_close: Some(close_tx),
+        reader_done: Some(done_rx),
+        name: spec.name.clone(),
+    };
+    let handshake = async {
+        let init = conn
+            .request(
+                "initialize",
+                Some(json!({
+                    "protocolVersion": client.protocol_version,
+                    "capabilities": client.capabilities,
+                    "clientInfo": client.client_info,
+                })),
+                spec.startup_timeout,
+                &mut |_| {},
+            )
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))?
+            .map_err(|e| format!("initialize was refused: {e}"))?;
+        *conn.initialize_result.write().unwrap() = init;
+        conn.notify("notifications/initialized", None);
+        let tools = list_all_tools(&conn, spec.startup_timeout).await?;
+        *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
+        Ok::<(), String>(())
+    };
+    let outcome = match tokio::time::timeout(spec.startup_timeout, handshake).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "not ready within {} ms (startup_timeout_sec)",
+            spec.startup_timeout.as_millis()
+        )),
+    };
+    match outcome {
+        Ok(()) => Ok(running),
+        Err(reason) => {
+            running.stop().await;
+            Err(reason)
+        }
+    }
+}
+
+/// Fetches every page of `tools/list` (MCP "Utilities: Pagination").
+async fn list_all_tools(conn: &Connection, timeout: Duration) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _page in 0..10_000 {
+        let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+        let result = conn
+            .request("tools/list", params, timeout, &mut |_| {})
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?
+            .map_err(|e| format!("tools/list was refused: {e}"))?;
+        match result.get("tools") {
+            Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
+            _ => return Err("tools/list answer has no `tools` array".into()),
+        }
+        match result.get("nextCursor") {
+            Some(c) if !c.is_null() => cursor = Some(c.clone()),
+            _ => return Ok(tools),
+        }
+    }
+    Err("tools/list returned more than 10000 pages".into())
+}
+
+async fn write_stdin(
+    server: String,
+    stdin: ChildStdin,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    mut close: oneshot::Receiver<()>,
+) {
+    let mut out = BufWriter::with_capacity(64 * 1024, stdin);
+    loop {
+        let line = tokio::select! {
+            biased;
+            _ = &mut close => break,
+            line = rx.recv() => match line { Some(l) => l, None => break },
+        };
+        if let Err(e) = out.write_all(&line).await {
+            debug!(%server, error = %e, "writing to server stdin failed");
+            return;
+        }
+        // Batch whatever else is queued, then flush once.
+        while let Ok(line) = rx.try_recv() {
+            if out.write_all(&line).await.is_err() {
+                return;
+            }
+        }
+        if out.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = out.flush().await;
+    let _ = out.shutdown().await;
+}
+
+async fn read_stderr(ds: Downstream, stderr: tokio::process::ChildStderr) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        debug!(server = %ds.name(), stderr = %line, "server stderr");
+        let mut tail = ds.inner.stderr_tail.lock().unwrap();
+        if tail.len() == STDERR_TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(truncate_chars(&line, 500));
+    }
+}
+
+fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+async fn read_stdout(
+    ds: Downstream,
+    conn: Arc<Connection>,
+    stdout: tokio::process::ChildStdout,
+    events: mpsc::UnboundedSender<DownstreamEvent>,
+    done: oneshot::Sender<String>,
+) {
+    let server = ds.name().to_owned();
+    let mut reader = LineReader::new(
+        BufReader::with_capacity(256 * 1024, stdout),
+        ds.inner.spec.max_message_bytes,
+    );
+    let reason = loop {
+        match reader.next_frame().await {
+            Ok(None) => break "closed its stdout".to_owned(),
+            Err(e) => break format!("stdout read failed: {e}"),
+            Ok(Some(Frame::TooLong { len, head })) => {
+                warn!(%server, bytes = len, "message longer than max_message_bytes rejected");
+                match jsonrpc::id_from_head(&head) {
+                    Some(id) if conn.deliver(&id, Reply::TooLong(len)) => {}
+                    _ => {
+                        warn!(%server, "could not tell which request the over-long message answered")
+                    }
+                }
+            }
+            Ok(Some(Frame::Line(line))) => match jsonrpc::classify(&line) {
+                Incoming::ParseError(_) => {
+                    let text = String::from_utf8_lossy(&line);
+                    warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");
+                }
+                Incoming::Single(msg) => handle_server_message(&ds, &conn, msg, &events),
+                Incoming::Batch(msgs) => {
+                    for msg in msgs {
+                        handle_server_message(&ds, &conn, msg, &events);
+                    }
+                }
+            },
+        }
+    };
+    let _ = done.send(reason);
+}
+
+fn handle_server_message(
+    ds: &Downstream,
+    conn: &Arc<Connection>,
+    msg: Message,
+    events: &mpsc::UnboundedSender<DownstreamEvent>,
+) {
+    let server = ds.name();
+    match msg {
+        Message::Response { id, outcome } => {
+            if !conn.deliver(&id, Reply::Response(outcome)) {
+                warn!(%server, %id, "answer for an id that is not pending ignored");
+            }
+        }
+        Message::Notification { method, params } => {
+            if method == "notifications/tools/list_changed" {
+                tokio::spawn(refresh_tools(ds.clone(), conn.clone(), events.clone()));
+            } else {
+                let _ = events.send(DownstreamEvent::Notification {
+                    server: server.to_owned(),
+                    method,
+                    params,
+                });
+            }
+        }
+        Message::Request { id, method, params } => {
+            let (tx, rx) = oneshot::channel();
+            let sent = events.send(DownstreamEvent::Request {
+                server: server.to_owned(),
+                method,
+                params,
+                reply: tx,
+            });
+            let conn = conn.clone();
+            tokio::spawn(async move {
+                let outcome = if sent.is_ok() {
+                    rx.await.unwrap_or_else(|_| {
+                        Err(jsonrpc::error_object(
+                            jsonrpc_core::ErrorCode::InternalError,
+                            "the client did not answer",
+                            None,
+                        ))
+                    })
+                } else {
+                    Err(jsonrpc::error_object(
+                        jsonrpc_core::ErrorCode::InternalError,
+                        "no client connected",
+                        None,
+                    ))
+                };
+                conn.respond(id, outcome).await;
+            });
+        }
+        Message::Invalid { reason, .. } => {
+            warn!(%server, %reason, "invalid JSON-RPC message from server ignored");
+        }
+    }
+}
+
+async fn refresh_tools(
+    ds: Downstream,
+    conn: Arc<Connection>,
+    events: mpsc::UnboundedSender<DownstreamEvent>,
+) {
+    match list_all_tools(&conn, ds.inner.spec.startup_timeout).await {
+        Ok(tools) => {
+            *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
+            let _ = events.send(DownstreamEvent::ToolsChanged {
+                server: ds.name().to_owned(),
+            });
+        }
+        Err(e) => warn!(server = %ds.name(), error = %e, "refreshing tools failed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_one_second_to_thirty() {
+        let delays: Vec<u64> = (1..=7).map(|a| backoff_delay(a).as_secs()).collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 30, 30]);
+        assert_eq!(backoff_delay(1000), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn truncates_on_char_boundaries() {
+        assert_eq!(truncate_chars("éééé", 2), "éé…");
+        assert_eq!(truncate_chars("ab", 2), "ab");
+    }
+}
