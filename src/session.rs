@@ -1,0 +1,704 @@
+//! The upstream session: the MCP server side that the agent client talks to over stdio.
+//!
+//! One task reads the client's lines and dispatches them; every request is answered by its own
+//! task (so a slow tool never blocks another) whose response goes through one writer task that
+//! owns stdout. Downstream servers report notifications, server-to-client requests and tool-list
+//! changes through one event channel.
+//!
+//! Protocol behaviour (MCP specification 2025-06-18 and 2025-11-25, "Lifecycle", "Tools",
+//! "Utilities: Cancellation, Ping, Progress"; JSON-RPC 2.0 for errors and batches; issues 3 and 5
+//! of the project):
+//! - `initialize` starts every enabled server in parallel, forwards the client's capabilities and
+//!   clientInfo to each, waits for each up to its `startup_timeout_sec`, and answers with our
+//!   serverInfo, the negotiated protocolVersion and `tools.listChanged: true`; a second
+//!   `initialize` is an error; other requests before it (except `ping`) are errors;
+//! - `tools/list` answers the merged [`Catalog`]; `tools/call` is routed, forwarded with its
+//!   arguments and `_meta`, and answered with the envelope ([`crate::outcome`]);
+//! - unknown methods get -32601, lines that are not JSON -32700 with id null, invalid requests
+//!   -32600, a request whose id is still in flight -32600 (the first is not disturbed);
+//! - `notifications/cancelled` from the client is forwarded downstream with the mapped id and
+//!   the cancelled request is answered by nobody;
+//! - server-to-client requests are forwarded to the client under fresh ids and the answers routed
+//!   back; notifications pass through.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tracing::{debug, info, warn};
+
+use crate::catalog::{Catalog, ServerTools};
+use crate::config::Config;
+use crate::downstream::{CallError, ClientInit, Connection, Downstream, DownstreamEvent, ServerSpec, ServerState};
+use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
+use crate::outcome::{call_tool_result, map_outcome, MappingContext, Outcome};
+use crate::transcript::{CallRecord, TranscriptWriter};
+
+/// Protocol versions we speak, oldest first (MCP specification revisions).
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The version we answer with when the client asks for one we do not know.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// Most client requests handled at once; reading stdin pauses beyond it (backpressure).
+pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
+/// Queue of lines waiting for stdout; when full, request tasks wait (backpressure).
+pub const OUTPUT_QUEUE: usize = 256;
+/// How long in-flight requests get to finish after stdin closes or a signal arrives.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// The protocol version to answer a client that asked for `requested`: the same when we
+/// support it, else [`LATEST_PROTOCOL_VERSION`] (MCP "Lifecycle: Version Negotiation").
+pub fn negotiate_version(requested: Option<&str>) -> &'static str {
+    SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| Some(**v) == requested)
+        .copied()
+        .unwrap_or(LATEST_PROTOCOL_VERSION)
+}
+
+/// Whether JSON-RPC batches are part of `version`: they were added in 2025-03-26 and removed in
+/// 2025-06-18; 2024-11-05 receivers must accept them too (JSON-RPC 2.0 "Batch").
+pub fn batches_allowed(version: &str) -> bool {
+    matches!(version, "2024-11-05" | "2025-03-26")
+}
+
+/// `call_id` for a JSON-RPC id: a string as itself, an integer in decimal.
+pub fn call_id_of(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+struct Inflight {
+    task: Option<tokio::task::AbortHandle>,
+    downstream: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
+}
+
+/// The proxy's shared state: config, servers, catalog, in-flight requests.
+pub struct Proxy {
+    config: Arc<Config>,
+    servers: OnceLock<Vec<Downstream>>,
+    server_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    catalog: RwLock<Arc<Catalog>>,
+    out: mpsc::Sender<Vec<u8>>,
+    protocol_version: OnceLock<&'static str>,
+    initialized: AtomicBool,
+    inflight: Mutex<HashMap<String, Inflight>>,
+    client_requests: Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>,
+    next_client_request: AtomicU64,
+    /// (server, the server's request id) → our id towards the client, for cancellations.
+    server_request_ids: Mutex<HashMap<(String, String), u64>>,
+    shutdown: watch::Sender<bool>,
+    transcript: Option<TranscriptWriter>,
+    call_counter: AtomicU64,
+}
+
+impl Proxy {
+    /// A proxy that writes client-bound lines (with their `\n`) to `out`.
+    pub fn new(config: Arc<Config>, out: mpsc::Sender<Vec<u8>>, transcript: Option<TranscriptWriter>) -> Arc<Proxy> {
+        let (shutdown, _) = watch::channel(false);
+        Arc::new(Proxy {
+            config,
+            servers: OnceLock::new(),
+            server_tasks: Mutex::new(Vec::new()),
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            out,
+            protocol_version: OnceLock::new(),
+            initialized: AtomicBool::new(false),
+            inflight: Mutex::new(HashMap::new()),
+            client_requests: Mutex::new(HashMap::new()),
+            next_client_request: AtomicU64::new(1),
+            server_request_ids: Mutex::new(HashMap::new()),
+            shutdown,
+            transcript,
+            call_counter: AtomicU64::new(0),
+        })
+    }
+
+    /// The current catalog.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().unwrap().clone()
+    }
+
+    /// The supervised servers (empty before [`Proxy::start_servers`]).
+    pub fn servers(&self) -> &[Downstream] {
+        self.servers.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Starts every enabled server in parallel and waits for each to be ready, up to its own
+    /// `startup_timeout_sec`; servers not ready by then go on starting (or restarting) in the
+    /// background and their tools appear later. Calling it twice does nothing the second time.
+    pub async fn start_servers(self: &Arc<Self>, client: ClientInit) {
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let mut servers = Vec::new();
+        let mut tasks = Vec::new();
+        for server in self.config.enabled_servers() {
+            let spec = ServerSpec {
+                name: server.name.clone(),
+                program: server.program.clone(),
+                args: server.args.clone(),
+                env: server.env.clone(),
+                cwd: server.cwd.clone(),
+                startup_timeout: self.config.startup_timeout(&server.name).value,
+                max_restarts: self.config.max_restarts(&server.name).value,
+                max_message_bytes: self.config.max_message_bytes(),
+            };
+            let (ds, task) = Downstream::spawn(spec, client.clone(), events_tx.clone(), self.shutdown.subscribe());
+            servers.push(ds);
+            tasks.push(task);
+        }
+        if self.servers.set(servers).is_err() {
+            return;
+        }
+        self.server_tasks.lock().unwrap().extend(tasks);
+        tokio::spawn(self.clone().handle_events(events_rx));
+        let started = tokio::time::Instant::now();
+        for ds in self.servers() {
+            let deadline = started + self.config.startup_timeout(ds.name()).value;
+            if let Err(e) = ds.wait_ready(deadline).await {
+                warn!(
+                    server = %ds.name(),
+                    error = %e,
+                    stderr = %ds.stderr_tail().join(" | "),
+                    "server not ready within startup_timeout_sec; its tools will appear when it is"
+                );
+            }
+        }
+        self.rebuild_catalog();
+    }
+
+    /// Rebuilds the catalog from every server's last tool list; returns whether the exposed set
+    /// of tools changed.
+    fn rebuild_catalog(&self) -> bool {
+        let lists: Vec<(String, Arc<Vec<Value>>)> = self
+            .servers()
+            .iter()
+            .filter_map(|ds| ds.tools().map(|t| (ds.name().to_owned(), t)))
+            .collect();
+        let filters: Vec<_> = lists
+            .iter()
+            .map(|(name, _)| self.config.server(name).expect("servers come from the config"))
+            .collect();
+        let closures: Vec<Box<dyn Fn(&str) -> bool + '_>> = filters
+            .iter()
+            .map(|s| Box::new(move |t: &str| s.exposes(t)) as Box<dyn Fn(&str) -> bool>)
+            .collect();
+        let inputs: Vec<ServerTools<'_>> = lists
+            .iter()
+            .zip(filters.iter().zip(closures.iter()))
+            .map(|((name, tools), (server, exposes))| ServerTools {
+                server: name,
+                prefix: &server.tool_prefix,
+                tools,
+                exposes: exposes.as_ref(),
+            })
+            .collect();
+        let (catalog, warnings) = Catalog::build(&inputs);
+        for w in warnings {
+            warn!("{w}");
+        }
+        let mut current = self.catalog.write().unwrap();
+        let changed = current.tools() != catalog.tools();
+        *current = Arc::new(catalog);
+        changed
+    }
+
+    async fn handle_events(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<DownstreamEvent>) {
+        while let Some(event) = rx.recv().await {
+            match event {
+                DownstreamEvent::ToolsChanged { server } => {
+                    if self.rebuild_catalog() && self.initialized.load(Ordering::Acquire) {
+                        info!(%server, tools = self.catalog().len(), "tool list changed");
+                        self.send(&jsonrpc::notification("notifications/tools/list_changed", None)).await;
+                    }
+                }
+                DownstreamEvent::Notification { server, method, params } => {
+                    let params = if method == "notifications/cancelled" {
+                        self.map_server_cancellation(&server, params)
+                    } else {
+                        params
+                    };
+                    if self.initialized.load(Ordering::Acquire) {
+                        self.send(&jsonrpc::notification(&method, params)).await;
+                    }
+                }
+                DownstreamEvent::Request { server, id, method, params, reply } => {
+                    let proxy = self.clone();
+                    tokio::spawn(async move {
+                        let answer = proxy.ask_client(&server, &id, &method, params).await;
+                        let _ = reply.send(answer);
+                    });
+                }
+            }
+        }
+    }
+
+    fn map_server_cancellation(&self, server: &str, params: Option<Value>) -> Option<Value> {
+        let mut params = params?;
+        let theirs = params.get("requestId")?.to_string();
+        let ours = self.server_request_ids.lock().unwrap().remove(&(server.to_owned(), theirs))?;
+        params["requestId"] = Value::from(ours);
+        Some(params)
+    }
+
+    /// Forwards a server-to-client request under a fresh id and waits for the client's answer.
+    async fn ask_client(&self, server: &str, server_id: &Value, method: &str, params: Option<Value>) -> Result<Value, Value> {
+        if !self.initialized.load(Ordering::Acquire) && self.protocol_version.get().is_none() {
+            return Err(jsonrpc::error_object(ErrorCode::MethodNotFound, "no client is connected to answer this request", None));
+        }
+        let id = self.next_client_request.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.client_requests.lock().unwrap().insert(id, tx);
+        let key = (server.to_owned(), server_id.to_string());
+        self.server_request_ids.lock().unwrap().insert(key.clone(), id);
+        debug!(%server, method, id, "forwarding server request to the client");
+        self.send(&jsonrpc::request(Value::from(id), method, params)).await;
+        let answer = rx.await.unwrap_or_else(|_| {
+            Err(jsonrpc::error_object(ErrorCode::InternalError, "the client went away before answering", None))
+        });
+        self.server_request_ids.lock().unwrap().remove(&key);
+        answer
+    }
+
+    /// Queues one message for the client. Waits when the output queue is full.
+    async fn send(&self, message: &Value) {
+        let _ = self.out.send(jsonrpc::to_line(message)).await;
+    }
+
+    /// Dispatches one client message. Requests are answered by their own task.
+    async fn dispatch(self: &Arc<Self>, msg: Message, permits: &Arc<Semaphore>) {
+        match msg {
+            Message::Request { id, method, params } => {
+                if method == "initialize" {
+                    let response = self.initialize(&id, params).await;
+                    self.send(&response).await;
+                    return;
+                }
+                let key = id.to_string();
+                let slot = Arc::new(Mutex::new(None));
+                {
+                    let mut inflight = self.inflight.lock().unwrap();
+                    if inflight.contains_key(&key) {
+                        drop(inflight);
+                        let err = jsonrpc::error_object(
+                            ErrorCode::InvalidRequest,
+                            format!("a request with id {key} is still in progress"),
+                            None,
+                        );
+                        self.send(&jsonrpc::error_response(id, err)).await;
+                        return;
+                    }
+                    inflight.insert(key.clone(), Inflight { task: None, downstream: slot.clone() });
+                }
+                let permit = permits.clone().acquire_owned().await.expect("semaphore never closed");
+                let proxy = self.clone();
+                let task_key = key.clone();
+                let task = tokio::spawn(async move {
+                    let response = proxy.handle_request(id, &method, params, slot).await;
+                    let still_ours = proxy.inflight.lock().unwrap().remove(&task_key).is_some();
+                    if still_ours {
+                        proxy.send(&response).await;
+                    }
+                    drop(permit);
+                });
+                if let Some(entry) = self.inflight.lock().unwrap().get_mut(&key) {
+                    entry.task = Some(task.abort_handle());
+                }
+            }
+            Message::Notification { method, params } => self.notification(&method, params),
+            Message::Response { id, outcome } => {
+                let tx = id.as_u64().and_then(|n| self.client_requests.lock().unwrap().remove(&n));
+                match tx {
+                    Some(tx) => {
+                        let _ = tx.send(outcome);
+                    }
+                    None => warn!(%id, "response from the client for an unknown id ignored"),
+                }
+            }
+            Message::Invalid { id, reason } => {
+                let err = jsonrpc::error_object(ErrorCode::InvalidRequest, format!("Invalid Request: {reason}"), None);
+                self.send(&jsonrpc::error_response(id, err)).await;
+            }
+        }
+    }
+
+    /// Answers a JSON-RPC 2.0 batch: one array of the responses to its requests (none for
+    /// notifications); an error when the negotiated protocol version has no batches.
+    async fn dispatch_batch(self: &Arc<Self>, msgs: Vec<Message>, permits: &Arc<Semaphore>) {
+        let version = self.protocol_version.get().copied().unwrap_or(LATEST_PROTOCOL_VERSION);
+        if !batches_allowed(version) {
+            let err = jsonrpc::error_object(
+                ErrorCode::InvalidRequest,
+                format!("JSON-RPC batches are not supported in protocol version {version}"),
+                None,
+            );
+            self.send(&jsonrpc::error_response(Value::Null, err)).await;
+            return;
+        }
+        let mut waits = Vec::new();
+        for msg in msgs {
+            match msg {
+                Message::Request { id, method, params } if method != "initialize" => {
+                    let permit = permits.clone().acquire_owned().await.expect("semaphore never closed");
+                    let proxy = self.clone();
+                    waits.push(tokio::spawn(async move {
+                        let slot = Arc::new(Mutex::new(None));
+                        let r = proxy.handle_request(id, &method, params, slot).await;
+                        drop(permit);
+                        r
+                    }));
+                }
+                Message::Request { id, .. } => {
+                    let err = jsonrpc::error_object(ErrorCode::InvalidRequest, "`initialize` cannot be part of a batch", None);
+                    waits.push(tokio::spawn(async move { jsonrpc::error_response(id, err) }));
+                }
+                Message::Invalid { id, reason } => {
+                    let err = jsonrpc::error_object(ErrorCode::InvalidRequest, format!("Invalid Request: {reason}"), None);
+                    waits.push(tokio::spawn(async move { jsonrpc::error_response(id, err) }));
+                }
+                other => Box::pin(self.dispatch(other, permits)).await,
+            }
+        }
+        if waits.is_empty() {
+            return;
+        }
+        let proxy = self.clone();
+        tokio::spawn(async move {
+            let mut responses = Vec::with_capacity(waits.len());
+            for w in waits {
+                if let Ok(r) = w.await {
+                    responses.push(r);
+                }
+            }
+            proxy.send(&Value::Array(responses)).await;
+        });
+    }
+
+    fn notification(self: &Arc<Self>, method: &str, params: Option<Value>) {
+        match method {
+            "notifications/initialized" => {
+                debug!("client sent notifications/initialized");
+            }
+            "notifications/cancelled" => {
+                let Some(request_id) = params.as_ref().and_then(|p| p.get("requestId")) else {
+                    return;
+                };
+                let entry = self.inflight.lock().unwrap().remove(&request_id.to_string());
+                let Some(entry) = entry else {
+                    debug!(%request_id, "cancellation for a request not in flight ignored");
+                    return;
+                };
+                if let Some(task) = entry.task {
+                    task.abort();
+                }
+                if let Some((conn, downstream_id)) = entry.downstream.lock().unwrap().take() {
+                    let reason = params.as_ref().and_then(|p| p.get("reason")).cloned();
+                    let mut forwarded = json!({ "requestId": downstream_id });
+                    if let Some(reason) = reason {
+                        forwarded["reason"] = reason;
+                    }
+                    conn.notify("notifications/cancelled", Some(forwarded));
+                }
+                info!(%request_id, "request cancelled by the client");
+            }
+            "notifications/roots/list_changed" | "notifications/progress" => {
+                for ds in self.servers() {
+                    if let ServerState::Ready(conn) = ds.state() {
+                        conn.notify(method, params.clone());
+                    }
+                }
+            }
+            other => debug!(method = other, "client notification ignored"),
+        }
+    }
+
+    async fn initialize(self: &Arc<Self>, id: &Value, params: Option<Value>) -> Value {
+        if self.protocol_version.get().is_some() {
+            let err = jsonrpc::error_object(ErrorCode::InvalidRequest, "already initialized: `initialize` may be sent only once", None);
+            return jsonrpc::error_response(id.clone(), err);
+        }
+        let params = params.unwrap_or(Value::Null);
+        let requested = params.get("protocolVersion");
+        if let Some(r) = requested {
+            if !r.is_string() {
+                let err = jsonrpc::error_object(ErrorCode::InvalidParams, "`protocolVersion` must be a string", None);
+                return jsonrpc::error_response(id.clone(), err);
+            }
+        }
+        let version = negotiate_version(requested.and_then(Value::as_str));
+        if self.protocol_version.set(version).is_err() {
+            let err = jsonrpc::error_object(ErrorCode::InvalidRequest, "already initialized", None);
+            return jsonrpc::error_response(id.clone(), err);
+        }
+        let capabilities = params.get("capabilities").filter(|c| c.is_object()).cloned().unwrap_or_else(|| json!({}));
+        let client_info = params
+            .get("clientInfo")
+            .filter(|c| c.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({"name": "unknown-client", "version": "0"}));
+        info!(protocol_version = version, client = %client_info, "client initialize");
+        self.start_servers(ClientInit {
+            protocol_version: version.to_owned(),
+            capabilities,
+            client_info,
+        })
+        .await;
+        self.initialized.store(true, Ordering::Release);
+        jsonrpc::response(
+            id.clone(),
+            json!({
+                "protocolVersion": version,
+                "capabilities": { "tools": { "listChanged": true } },
+                "serverInfo": { "name": "mcp-envelope", "version": env!("CARGO_PKG_VERSION") },
+                "instructions": "Every tool result is a JSON envelope {call_id, tool, status, content, omitted, retryable}; status is ok, truncated (omitted rows were left out to fit the budget) or error (retryable says whether retrying could help)."
+            }),
+        )
+    }
+
+    /// Answers one request (other than `initialize`) with a whole JSON-RPC response.
+    async fn handle_request(
+        self: &Arc<Self>,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+        slot: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
+    ) -> Value {
+        if method == "ping" {
+            return jsonrpc::response(id, json!({}));
+        }
+        if self.protocol_version.get().is_none() {
+            let err = jsonrpc::error_object(
+                ErrorCode::InvalidRequest,
+                format!("not initialized: send `initialize` before `{method}`"),
+                None,
+            );
+            return jsonrpc::error_response(id, err);
+        }
+        match method {
+            "tools/list" => jsonrpc::response(id, json!({ "tools": self.catalog().tools() })),
+            "tools/call" => match self.call_tool(&id, params, slot).await {
+                Ok(result) => jsonrpc::response(id, result),
+                Err(err) => jsonrpc::error_response(id, err),
+            },
+            _ => {
+                let err = jsonrpc::error_object(ErrorCode::MethodNotFound, format!("Method not found: {method}"), None);
+                jsonrpc::error_response(id, err)
+            }
+        }
+    }
+
+    /// `tools/call`: routes, forwards, maps the outcome to the envelope and returns our
+    /// CallToolResult. `Err` is a JSON-RPC error object for malformed params (-32602).
+    pub async fn call_tool(
+        self: &Arc<Self>,
+        id: &Value,
+        params: Option<Value>,
+        slot: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
+    ) -> Result<Value, Value> {
+        let invalid = |msg: &str| jsonrpc::error_object(ErrorCode::InvalidParams, msg, None);
+        let Some(Value::Object(mut params)) = params else {
+            return Err(invalid("`tools/call` needs params with a `name`"));
+        };
+        let Some(Value::String(name)) = params.get("name").cloned() else {
+            return Err(invalid("`name` must be a string"));
+        };
+        match params.get("arguments") {
+            None | Some(Value::Object(_)) => {}
+            Some(_) => return Err(invalid("`arguments` must be an object")),
+        }
+        let call_id = call_id_of(id);
+        let started_at = std::time::SystemTime::now();
+        let started = Instant::now();
+        let route = self.catalog().route(&name).cloned();
+        let (server, own_name, settings, outcome) = match route {
+            None => {
+                let settings = self.config.tool_settings("", &name);
+                (String::new(), name.clone(), settings, Outcome::NoSuchTool)
+            }
+            Some(route) => {
+                let settings = self.config.tool_settings(&route.server, &route.tool);
+                params.insert("name".into(), Value::from(route.tool.clone()));
+                let outcome = match self.servers().iter().find(|d| d.name() == route.server) {
+                    None => Outcome::Unavailable { reason: "not started".into() },
+                    Some(ds) => {
+                        let timeout = settings.tool_timeout.value;
+                        let forwarded = Value::Object(std::mem::take(&mut params));
+                        let result = ds
+                            .request("tools/call", Some(forwarded.clone()), timeout, &mut |conn, downstream_id| {
+                                *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
+                            })
+                            .await;
+                        if let Value::Object(p) = forwarded {
+                            params = p;
+                        }
+                        outcome_of(result, timeout)
+                    }
+                };
+                (route.server, route.tool, settings, outcome)
+            }
+        };
+        let ctx = MappingContext {
+            call_id: &call_id,
+            tool: &name,
+            server: &server,
+            char_budget: settings.char_budget.value,
+            media: settings.media.value,
+        };
+        let mapped = map_outcome(&outcome, &ctx);
+        let duration = started.elapsed();
+        info!(
+            call_id = %call_id,
+            tool = %name,
+            server = %server,
+            status = mapped.envelope.status.as_str(),
+            omitted = mapped.envelope.omitted,
+            duration_ms = duration.as_millis() as u64,
+            "tools/call"
+        );
+        let result = call_tool_result(&mapped);
+        if let Some(writer) = &self.transcript {
+            let arguments = params.get("arguments").cloned().unwrap_or(Value::Object(Map::new()));
+            writer.record(CallRecord::new(
+                started_at,
+                &call_id,
+                &name,
+                &server,
+                &own_name,
+                arguments,
+                settings.char_budget.value,
+                settings.tool_timeout.value,
+                outcome,
+                mapped.envelope,
+                duration,
+                self.call_counter.fetch_add(1, Ordering::Relaxed),
+            ));
+        }
+        Ok(result)
+    }
+
+    /// Stops every server (stdin closed, SIGTERM, SIGKILL) and waits for their tasks.
+    pub async fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+        let tasks: Vec<_> = std::mem::take(&mut *self.server_tasks.lock().unwrap());
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+
+    fn inflight_count(&self) -> usize {
+        self.inflight.lock().unwrap().len()
+    }
+}
+
+/// Maps a downstream request's result to the raw [`Outcome`].
+fn outcome_of(result: Result<Result<Value, Value>, CallError>, timeout: Duration) -> Outcome {
+    match result {
+        Ok(Ok(result)) => Outcome::Result { result },
+        Ok(Err(error)) => Outcome::RpcError { error },
+        Err(CallError::Timeout(_)) => Outcome::Timeout {
+            timeout_ms: timeout.as_millis() as u64,
+        },
+        Err(CallError::Exited(detail)) => Outcome::ServerExited { detail },
+        Err(CallError::Invalid(detail)) => Outcome::InvalidResponse { detail },
+        Err(CallError::Unavailable(reason)) => Outcome::Unavailable { reason },
+    }
+}
+
+/// Runs the proxy on `input` / `output` until `input` ends or `stop` resolves, then shuts every
+/// server down and returns. Never returns an error for bad client input: that is answered.
+pub async fn serve<R, W, S>(
+    config: Arc<Config>,
+    input: R,
+    output: W,
+    transcript: Option<TranscriptWriter>,
+    stop: S,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    S: Future<Output = ()> + Send,
+{
+    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
+    let writer = tokio::spawn(write_output(output, out_rx));
+    let proxy = Proxy::new(config.clone(), out_tx, transcript);
+    let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
+    let mut reader = LineReader::new(BufReader::with_capacity(256 * 1024, input), config.max_message_bytes());
+    tokio::pin!(stop);
+    loop {
+        let frame = tokio::select! {
+            frame = reader.next_frame() => frame,
+            _ = &mut stop => { info!("signal received; shutting down"); break; }
+        };
+        match frame {
+            Ok(None) => {
+                info!("stdin closed; shutting down");
+                break;
+            }
+            Err(e) => {
+                warn!(error = %e, "reading stdin failed; shutting down");
+                break;
+            }
+            Ok(Some(Frame::TooLong { len, head })) => {
+                let id = jsonrpc::id_from_head(&head).unwrap_or(Value::Null);
+                let err = jsonrpc::error_object(
+                    ErrorCode::InvalidRequest,
+                    format!("message of {len} bytes is longer than max_message_bytes ({})", config.max_message_bytes()),
+                    None,
+                );
+                proxy.send(&jsonrpc::error_response(id, err)).await;
+            }
+            Ok(Some(Frame::Line(line))) => match jsonrpc::classify(&line) {
+                Incoming::ParseError(e) => {
+                    let err = jsonrpc::error_object(ErrorCode::ParseError, format!("Parse error: {e}"), None);
+                    proxy.send(&jsonrpc::error_response(Value::Null, err)).await;
+                }
+                Incoming::Single(msg) => proxy.dispatch(msg, &permits).await,
+                Incoming::Batch(msgs) => proxy.dispatch_batch(msgs, &permits).await,
+            },
+        }
+    }
+    // Let in-flight requests finish (their servers are still up), then stop everything.
+    let deadline = tokio::time::Instant::now() + DRAIN_GRACE;
+    while proxy.inflight_count() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    proxy.shutdown().await;
+    // Requests still running got their error envelopes when their servers stopped.
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        permits.acquire_many(MAX_CONCURRENT_REQUESTS as u32),
+    )
+    .await;
+    if let Some(t) = &proxy.transcript {
+        t.flush();
+    }
+    drop(proxy);
+    let _ = writer.await;
+    Ok(())
+}
+
+/// The writer task: owns the output, writes lines in the order queued, flushes when the queue
+/// is momentarily empty. Ends when every sender is gone.
+async fn write_output<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::Receiver<Vec<u8>>) {
+    let mut out = BufWriter::with_capacity(256 * 1024, output);
+    while let Some(line) = rx.recv().await {
+        if out.write_all(&line).await.is_err() {
+            break;
+        }
+        while let Ok(line) = rx.try_recv() {
+            if out.write_all(&line).await.is_err() {
+                return;
+            }
+        }
+        if out.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = out.flush().await;
+}
