@@ -63,8 +63,8 @@
 //! # Errors
 //!
 //! Every [`ConfigError`] names the file, the 1-based line and column (when known) and the key
-//! path, e.g. `config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`,
-//! expected usize`. Config errors are: TOML syntax errors, unknown keys, wrong types, negative
+//! path, e.g. ``config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`,
+//! expected usize``. Config errors are: TOML syntax errors, unknown keys, wrong types, negative
 //! numbers, zero/negative/non-finite timeouts, zero `max_message_bytes`, an empty `command`, an
 //! unset `${VAR}`, a `media` other than `"passthrough"`/`"describe"`, an empty server name or one
 //! containing `__`, an empty env name or one containing `=`, and a `tools.NAME` table for a tool
@@ -259,7 +259,7 @@ impl Default for TranscriptConfig {
 /// characters) and key path when known, and what is wrong.
 ///
 /// Display: `<path>:<line>:<column>: <key>: <message>`, parts omitted when unknown, e.g.
-/// `config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`, expected usize`
+/// ``config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`, expected usize``
 /// or `x.toml: cannot read: No such file or directory`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.render())]
