@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Drive an MCP stdio server with the real Python MCP SDK (mcp==2.3.0) and print what it saw.
+
+Usage (run with the venv that has the SDK):
+    /work/main/.tools/venv/bin/python tests/clients/sdk_client.py --plan PLAN.json -- COMMAND [ARGS...]
+
+`--plan -` reads the plan from stdin. The plan is a JSON list of steps, or an
+object {"steps": [...]}. Steps run in order:
+
+    {"op": "list_tools"}
+        -> list of tools (all pages followed): name, description, inputSchema, outputSchema
+    {"op": "call", "name": N, "arguments": {...}, "timeout_s"?: float, "progress"?: true}
+        -> the CallToolResult as a dict, or {"error": {code, message, data?}} for a
+           JSON-RPC error (MCPError). With "progress": true a progress callback is
+           registered (so the SDK sends _meta.progressToken) and the received
+           progress events are added to the result under "progress".
+    {"op": "call_parallel", "calls": [{call step}, ...]}
+        -> list of call results, concurrently run, in the plan's order
+    {"op": "ping"}                    -> {} on success
+    {"op": "wait", "seconds": float}  -> null (lets notifications arrive)
+
+A failing step records {"exception": "<type>: <msg>"} and later steps still run.
+
+Output: one JSON object on stdout:
+    {"initialize": {"protocolVersion", "serverInfo", "capabilities", "instructions"?},
+     "steps": [...],
+     "notifications": [server notifications and transport errors, in arrival order]}
+
+Server-initiated requests are answered by fixed callbacks: elicitation accepts
+with {"ok": true}; sampling answers the text "sampled: fixed answer" (model
+"fixture-model"); roots/list returns one root file:///tmp.
+
+Exit status: 0 when it ran (even if steps failed), 1 on a startup failure
+(spawn or initialize), with the reason on stderr.
+"""
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.session import ClientRequestContext
+
+DEFAULT_INIT_TIMEOUT_S = 30.0
+
+
+def dump(model) -> dict:
+    return model.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+# ----------------------------------------------------------------------------
+# Callbacks for server-to-client requests and notifications
+
+
+async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams):
+    return types.ElicitResult(action="accept", content={"ok": True})
+
+
+async def on_sample(context: ClientRequestContext, params: types.CreateMessageRequestParams):
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="sampled: fixed answer"),
+        model="fixture-model",
+        stop_reason="endTurn",
+    )
+
+
+async def on_list_roots(context: ClientRequestContext):
+    return types.ListRootsResult(roots=[types.Root(uri="file:///tmp", name="tmp")])
+
+
+class Recorder:
+    """Collects server notifications (and transport-level exceptions) in arrival order."""
+
+    def __init__(self):
+        self.notifications = []
+
+    async def on_message(self, message) -> None:
+        if isinstance(message, Exception):
+            self.notifications.append({"transportError": describe(message)})
+        else:
+            self.notifications.append(dump(message))
+
+    async def on_logging(self, params) -> None:
+        # Logging notifications also reach on_message; nothing extra to record.
+        pass
+
+
+# ----------------------------------------------------------------------------
+# Steps
+
+
+async def step_list_tools(session: ClientSession, step: dict):
+    tools = []
+    cursor = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        result = await session.list_tools(params=params)
+        for tool in result.tools:
+            entry = {"name": tool.name}
+            if tool.description is not None:
+                entry["description"] = tool.description
+            entry["inputSchema"] = tool.input_schema
+            if tool.output_schema is not None:
+                entry["outputSchema"] = tool.output_schema
+            tools.append(entry)
+        cursor = result.next_cursor
+        if cursor is None:
+            return tools
+
+
+async def step_call(session: ClientSession, step: dict):
+    progress_events = []
+    progress_callback = None
+    if step.get("progress"):
+
+        async def progress_callback(progress, total, message):
+            event = {"progress": progress, "total": total}
+            if message is not None:
+                event["message"] = message
+            progress_events.append(event)
+
+    try:
+        result = await session.call_tool(
+            step["name"],
+            step.get("arguments"),
+            read_timeout_seconds=step.get("timeout_s"),
+            progress_callback=progress_callback,
+        )
+    except MCPError as exc:
+        return {"error": dump(exc.error)}
+    out = dump(result)
+    if step.get("progress"):
+        out["progress"] = progress_events
+    return out
+
+
+async def guarded(coro_fn, *args):
+    try:
+        return await coro_fn(*args)
+    except Exception as exc:
+        return {"exception": describe(exc)}
+
+
+async def step_call_parallel(session: ClientSession, step: dict):
+    calls = step["calls"]
+    results = [None] * len(calls)
+
+    async def run_one(index, call):
+        results[index] = await guarded(step_call, session, call)
+
+    async with anyio.create_task_group() as tg:
+        for index, call in enumerate(calls):
+            tg.start_soon(run_one, index, call)
+    return results
+
+
+async def step_ping(session: ClientSession, step: dict):
+    await session.send_ping()
+    return {}
+
+
+async def step_wait(session: ClientSession, step: dict):
+    await anyio.sleep(float(step.get("seconds", 0.1)))
+    return None
+
+
+STEPS = {
+    "list_tools": step_list_tools,
+    "call": step_call,
+    "call_parallel": step_call_parallel,
+    "ping": step_ping,
+    "wait": step_wait,
+}
+
+
+async def run_step(session: ClientSession, step: dict):
+    op = step.get("op")
+    handler = STEPS.get(op)
+    if handler is None:
+        return {"exception": f"ValueError: unknown op {op!r}"}
+    return await guarded(handler, session, step)
+
+
+# ----------------------------------------------------------------------------
+
+
+class StartupError(Exception):
+    pass
+
+
+async def run(command: list[str], steps: list[dict], init_timeout_s: float) -> dict:
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    recorder = Recorder()
+    async with stdio_client(params) as (read_stream, write_stream):
+        async with ClientSession(
+            read_stream,
+            write_stream,
+            sampling_callback=on_sample,
+            elicitation_callback=on_elicit,
+            list_roots_callback=on_list_roots,
+            logging_callback=recorder.on_logging,
+            message_handler=recorder.on_message,
+        ) as session:
+            try:
+                with anyio.fail_after(init_timeout_s):
+                    init = await session.initialize()
+            except TimeoutError as exc:
+                raise StartupError(f"initialize timed out after {init_timeout_s}s") from exc
+            except Exception as exc:
+                raise StartupError(f"initialize failed: {describe(exc)}") from exc
+            initialize = {
+                "protocolVersion": init.protocol_version,
+                "serverInfo": dump(init.server_info),
+                "capabilities": dump(init.capabilities),
+            }
+            if init.instructions is not None:
+                initialize["instructions"] = init.instructions
+            results = []
+            for step in steps:
+                results.append(await run_step(session, step))
+            return {"initialize": initialize, "steps": results, "notifications": recorder.notifications}
+
+
+def load_plan(path: str) -> list[dict]:
+    text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    plan = json.loads(text)
+    if isinstance(plan, dict):
+        plan = plan.get("steps", [])
+    if not isinstance(plan, list):
+        raise ValueError("plan must be a list of steps or an object with 'steps'")
+    return plan
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        print("usage: sdk_client.py --plan PLAN.json [--init-timeout S] -- COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+    split = argv.index("--")
+    parser = argparse.ArgumentParser(description="MCP SDK test driver")
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--init-timeout", type=float, default=DEFAULT_INIT_TIMEOUT_S)
+    opts = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
+    if not command:
+        print("sdk_client: no server command given after --", file=sys.stderr)
+        return 2
+    try:
+        steps = load_plan(opts.plan)
+    except (OSError, ValueError) as exc:
+        print(f"sdk_client: bad plan: {describe(exc)}", file=sys.stderr)
+        return 2
+    try:
+        output = anyio.run(run, command, steps, opts.init_timeout)
+    except StartupError as exc:
+        print(f"sdk_client: startup failure: {exc}", file=sys.stderr)
+        return 1
+    except BaseException as exc:  # spawn failure, ExceptionGroup from the transport, ...
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        startup = _find_startup_error(exc)
+        if startup is not None:
+            print(f"sdk_client: startup failure: {startup}", file=sys.stderr)
+        else:
+            print(f"sdk_client: startup failure: {describe(exc)}", file=sys.stderr)
+            if not isinstance(exc, OSError):
+                traceback.print_exc(file=sys.stderr)
+        return 1
+    sys.stdout.write(json.dumps(output) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _find_startup_error(exc: BaseException):
+    """anyio task groups wrap exceptions in (nested) ExceptionGroups; dig out a StartupError."""
+    if isinstance(exc, StartupError):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _find_startup_error(inner)
+        if found is not None:
+            return found
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
