@@ -1,0 +1,511 @@
+//! Transcripts: one JSON object per line for each `tools/call`, written when the call ends;
+//! reading them back; and replay, which recomputes every envelope from its recorded raw outcome.
+//!
+//! Format (version [`FORMAT_VERSION`]; issue 4 of the project): see [`CallRecord`]. Argument
+//! keys listed in `[transcript] redact_keys` are stored as `"[redacted]"` at any depth,
+//! case-insensitively; no environment value from the config is ever written. The file is created
+//! with mode 0600 and each line is written with one `write` on a file opened for appending, so a
+//! crash never leaves a broken line in the middle; a reader tolerates a broken last line and
+//! says so.
+//!
+//! Recording never slows or breaks a call: records go to a writer thread through a channel; if
+//! the file cannot be written, that is logged once and calls go on.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tracing::warn;
+
+use crate::config::{Config, MediaMode};
+use crate::envelope::Envelope;
+use crate::outcome::{map_outcome, MappingContext, Outcome};
+
+/// The transcript format version written in every record's `v`.
+pub const FORMAT_VERSION: u32 = 1;
+/// What a redacted argument value is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// One `tools/call` as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Format version ([`FORMAT_VERSION`]).
+    pub v: u32,
+    /// When the call started: RFC 3339, UTC, milliseconds (`2026-11-30T03:48:18.123Z`).
+    pub started_at: String,
+    /// Order in which the calls started in this proxy run (0-based).
+    pub seq: u64,
+    /// The envelope's `call_id` (the client's JSON-RPC id as a string).
+    pub call_id: String,
+    /// The tool name the client used.
+    pub tool: String,
+    /// The server's config name (`""` when no server had the tool).
+    pub server: String,
+    /// The tool's own name on that server.
+    pub server_tool: String,
+    /// The call's arguments, with secret keys redacted.
+    pub arguments: Value,
+    /// The char_budget in force (Unicode scalar values).
+    pub char_budget: usize,
+    /// The tool timeout in force, in milliseconds.
+    pub timeout_ms: u64,
+    /// The media mode in force.
+    #[serde(default)]
+    pub media: MediaMode,
+    /// The raw outcome exactly as received.
+    pub outcome: Outcome,
+    /// The envelope sent to the client.
+    pub envelope: Envelope,
+    /// How long the call took, in milliseconds.
+    pub duration_ms: u64,
+    /// Notifications and server-to-client requests (with their answers) that belonged to the
+    /// call, in order; omitted when there were none. Each is `{"direction": "server_to_client" |
+    /// "client_to_server", "message": <JSON-RPC message>}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Value>,
+}
+
+/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T03:48:18.123Z`.
+pub fn rfc3339_utc_millis(t: SystemTime) -> String {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs() as i64;
+    let millis = since.subsec_millis();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Proleptic Gregorian date from days since 1970-01-01 (the well-known civil-from-days
+/// algorithm over 400-year eras).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Replaces the value of every key in `keys` (case-insensitive), at any depth, with
+/// [`REDACTED`].
+pub fn redact(value: &mut Value, keys: &[String]) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if keys.iter().any(|r| r.eq_ignore_ascii_case(k)) {
+                    *v = Value::from(REDACTED);
+                } else {
+                    redact(v, keys);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, keys)),
+        _ => {}
+    }
+}
+
+impl CallRecord {
+    /// Builds a record; `arguments` are redacted with `redact_keys` here.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        started_at: SystemTime,
+        seq: u64,
+        call_id: &str,
+        tool: &str,
+        server: &str,
+        server_tool: &str,
+        mut arguments: Value,
+        redact_keys: &[String],
+        char_budget: usize,
+        timeout: Duration,
+        media: MediaMode,
+        outcome: Outcome,
+        envelope: Envelope,
+        duration: Duration,
+        events: Vec<Value>,
+    ) -> CallRecord {
+        redact(&mut arguments, redact_keys);
+        CallRecord {
+            v: FORMAT_VERSION,
+            started_at: rfc3339_utc_millis(started_at),
+            seq,
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            server: server.to_owned(),
+            server_tool: server_tool.to_owned(),
+            arguments,
+            char_budget,
+            timeout_ms: timeout.as_millis() as u64,
+            media,
+            outcome,
+            envelope,
+            duration_ms: duration.as_millis() as u64,
+            events,
+        }
+    }
+}
+
+/// Appends records to a transcript file from a background thread.
+#[derive(Debug, Clone)]
+pub struct TranscriptWriter {
+    tx: std_mpsc::Sender<WriterMsg>,
+    redact_keys: Vec<String>,
+}
+
+enum WriterMsg {
+    Record(Box<CallRecord>),
+    Flush(std_mpsc::Sender<()>),
+}
+
+impl std::fmt::Debug for WriterMsg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriterMsg")
+    }
+}
+
+impl TranscriptWriter {
+    /// Starts the writer thread for `path` (created with mode 0600 if missing, appended to
+    /// otherwise). Opening happens on the thread: a failure is logged once, never returned.
+    pub fn start(path: PathBuf, redact_keys: Vec<String>) -> TranscriptWriter {
+        let (tx, rx) = std_mpsc::channel::<WriterMsg>();
+        std::thread::Builder::new()
+            .name("transcript".into())
+            .spawn(move || write_loop(&path, rx))
+            .expect("spawning the transcript thread");
+        TranscriptWriter { tx, redact_keys }
+    }
+
+    /// The keys whose argument values are redacted.
+    pub fn redact_keys(&self) -> &[String] {
+        &self.redact_keys
+    }
+
+    /// Queues a record; never blocks on the file.
+    pub fn record(&self, record: CallRecord) {
+        let _ = self.tx.send(WriterMsg::Record(Box::new(record)));
+    }
+
+    /// Waits (up to 5 s) until every queued record has been written.
+    pub fn flush(&self) {
+        let (tx, rx) = std_mpsc::channel();
+        if self.tx.send(WriterMsg::Flush(tx)).is_ok() {
+            let _ = rx.recv_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
+    let mut file = match OpenOptions::new().create(true).append(true).mode(0o600).open(path) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            warn!(path = %path.display(), error = %e, "cannot open the transcript; calls go on without recording");
+            None
+        }
+    };
+    let mut failed_once = false;
+    for msg in rx {
+        match msg {
+            WriterMsg::Flush(done) => {
+                let _ = done.send(());
+            }
+            WriterMsg::Record(record) => {
+                let Some(f) = file.as_mut() else { continue };
+                let mut line = serde_json::to_vec(&record).expect("records always serialize");
+                line.push(b'\n');
+                if let Err(e) = f.write_all(&line) {
+                    if !failed_once {
+                        warn!(path = %path.display(), error = %e, "writing the transcript failed; calls go on");
+                        failed_once = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A transcript read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transcript {
+    /// The records in file order.
+    pub records: Vec<CallRecord>,
+    /// A warning when the last line was broken and skipped (e.g. the proxy was killed while
+    /// writing it).
+    pub broken_last_line: Option<String>,
+}
+
+/// Why a transcript cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line other than the last is not a valid record.
+    #[error("{path}:{line}: not a transcript record: {message}")]
+    BadLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Parses transcript text (pure). Blank lines are skipped; a broken last line is tolerated and
+/// reported in [`Transcript::broken_last_line`]; any other bad line is an error naming it.
+pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError> {
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    let mut records = Vec::with_capacity(lines.len());
+    let mut broken_last_line = None;
+    let last = lines.len();
+    for (n, (line_no, line)) in lines.into_iter().enumerate() {
+        match serde_json::from_str::<CallRecord>(line) {
+            Ok(r) => records.push(r),
+            Err(e) if n + 1 == last && !text.ends_with('\n') || n + 1 == last && e.is_eof() => {
+                broken_last_line = Some(format!(
+                    "{}:{line_no}: the last line is incomplete and was skipped ({e})",
+                    path.display()
+                ));
+            }
+            Err(e) => {
+                return Err(ReadError::BadLine {
+                    path: path.to_owned(),
+                    line: line_no,
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(Transcript {
+        records,
+        broken_last_line,
+    })
+}
+
+/// Reads a transcript file; see [`parse_transcript`].
+pub fn read_transcript(path: &Path) -> Result<Transcript, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse_transcript(&text, path)
+}
+
+/// The envelope a record's raw outcome gives today: with the budget and media of `config` for
+/// its server and tool when given, else those recorded.
+pub fn recompute(record: &CallRecord, config: Option<&Config>) -> Envelope {
+    let (char_budget, media) = match config {
+        Some(c) => {
+            let s = c.tool_settings(&record.server, &record.server_tool);
+            (s.char_budget.value, s.media.value)
+        }
+        None => (record.char_budget, record.media),
+    };
+    let ctx = MappingContext {
+        call_id: &record.call_id,
+        tool: &record.tool,
+        server: &record.server,
+        char_budget,
+        media,
+    };
+    map_outcome(&record.outcome, &ctx).envelope
+}
+
+/// One record's replay verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayResult {
+    /// The recorded envelope.
+    pub recorded: Envelope,
+    /// The recomputed envelope.
+    pub recomputed: Envelope,
+}
+
+impl ReplayResult {
+    /// Whether the two envelopes are equal.
+    pub fn matches(&self) -> bool {
+        self.recorded == self.recomputed
+    }
+
+    /// A line-per-key diff: `-` recorded, `+` recomputed, for each key that differs.
+    pub fn diff(&self) -> Vec<String> {
+        let old = self.recorded.to_value();
+        let new = self.recomputed.to_value();
+        let (Value::Object(old), Value::Object(new)) = (old, new) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, o) in &old {
+            let n = new.get(key).unwrap_or(&Value::Null);
+            if o != n {
+                out.push(format!("  - {key}: {o}"));
+                out.push(format!("  + {key}: {n}"));
+            }
+        }
+        out
+    }
+}
+
+/// Replays every record (see [`recompute`]).
+pub fn replay(transcript: &Transcript, config: Option<&Config>) -> Vec<ReplayResult> {
+    transcript
+        .records
+        .iter()
+        .map(|r| ReplayResult {
+            recorded: r.envelope.clone(),
+            recomputed: recompute(r, config),
+        })
+        .collect()
+}
+
+/// Serializes records back to transcript text (used by `replay --update`).
+pub fn to_text(records: &[CallRecord]) -> String {
+    let mut out = String::new();
+    for r in records {
+        out.push_str(&serde_json::to_string(r).expect("records always serialize"));
+        out.push('\n');
+    }
+    out
+}
+
+/// An event entry for [`CallRecord::events`].
+pub fn event(direction: &str, message: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("direction".into(), Value::from(direction));
+    m.insert("message".into(), message);
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rfc3339_with_millis() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_796_010_498_123);
+        assert_eq!(rfc3339_utc_millis(t), "2026-11-30T03:48:18.123Z");
+        assert_eq!(rfc3339_utc_millis(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        // A leap day.
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(rfc3339_utc_millis(t), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn redacts_at_any_depth_case_insensitively() {
+        let keys: Vec<String> = ["password", "api_key"].iter().map(|s| s.to_string()).collect();
+        let mut v = json!({"user": "u", "Password": "p", "nested": [{"API_KEY": 1, "ok": {"password": {"x": 1}}}]});
+        redact(&mut v, &keys);
+        assert_eq!(
+            v,
+            json!({"user": "u", "Password": "[redacted]", "nested": [{"API_KEY": "[redacted]", "ok": {"password": "[redacted]"}}]})
+        );
+    }
+
+    fn record(call_id: &str, rows: Value, budget: usize) -> CallRecord {
+        let outcome = Outcome::Result {
+            result: json!({"content": [], "structuredContent": rows}),
+        };
+        let ctx = MappingContext {
+            call_id,
+            tool: "t",
+            server: "s",
+            char_budget: budget,
+            media: MediaMode::Passthrough,
+        };
+        let envelope = map_outcome(&outcome, &ctx).envelope;
+        CallRecord::new(
+            UNIX_EPOCH,
+            0,
+            call_id,
+            "t",
+            "s",
+            "t",
+            json!({"token": "x"}),
+            &["token".to_string()],
+            budget,
+            Duration::from_secs(1),
+            MediaMode::Passthrough,
+            outcome,
+            envelope,
+            Duration::from_millis(3),
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn round_trip_and_replay_detects_budget_changes() {
+        let r = record("1", json!([{"a": 1}, {"a": 2}]), 100);
+        assert_eq!(r.arguments, json!({"token": "[redacted]"}));
+        let text = to_text(&[r.clone()]);
+        let t = parse_transcript(&text, Path::new("x.jsonl")).unwrap();
+        assert_eq!(t.records, vec![r.clone()]);
+        assert!(replay(&t, None).iter().all(ReplayResult::matches));
+        let cfg = Config::parse("[defaults]\nchar_budget = 3\n[mcp_servers.s]\ncommand = \"x\"\n", Path::new("/c.toml"), &|_| None).unwrap();
+        let results = replay(&t, Some(&cfg));
+        assert!(!results[0].matches());
+        assert_eq!(results[0].recomputed.omitted, 1);
+        assert!(results[0].diff().iter().any(|l| l.contains("omitted")));
+    }
+
+    #[test]
+    fn broken_last_line_is_tolerated_but_not_a_middle_one() {
+        let good = to_text(&[record("1", json!([{"a": 1}]), 10)]);
+        let text = format!("{good}{{\"v\":1,\"call");
+        let t = parse_transcript(&text, Path::new("x.jsonl")).unwrap();
+        assert_eq!(t.records.len(), 1);
+        assert!(t.broken_last_line.unwrap().contains("x.jsonl:2"));
+        let text = format!("{{\"v\":1,\"call\n{good}");
+        match parse_transcript(&text, Path::new("x.jsonl")) {
+            Err(ReadError::BadLine { line: 1, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn writer_creates_the_file_with_mode_0600_and_appends_whole_lines() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let w = TranscriptWriter::start(path.clone(), vec![]);
+        w.record(record("1", json!([{"a": 1}]), 10));
+        w.record(record("2", json!([{"a": 2}]), 10));
+        w.flush();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let t = read_transcript(&path).unwrap();
+        assert_eq!(t.records.len(), 2);
+        assert_eq!(t.records[1].call_id, "2");
+    }
+
+    #[test]
+    fn unwritable_path_is_not_an_error() {
+        let w = TranscriptWriter::start(PathBuf::from("/nonexistent-dir/x/t.jsonl"), vec![]);
+        w.record(record("1", json!([]), 10));
+        w.flush();
+    }
+}
