@@ -5,6 +5,7 @@
 //! | module | what it owns | I/O? |
 //! |---|---|---|
 //! | [`envelope`] | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
+//! | [`outcome`] | what a downstream `tools/call` produced (`Outcome`) and its mapping to an envelope and the answering `CallToolResult` (issue 3) | no |
 //! | [`cli`] | clap definitions of every subcommand and flag | no |
 //!
 //! The binary (`src/main.rs`) parses the command line, sets up logging to stderr and maps errors
@@ -13,3 +14,4 @@
 
 pub mod cli;
 pub mod envelope;
+pub mod outcome;
