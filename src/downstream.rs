@@ -124,6 +124,8 @@ pub enum DownstreamEvent {
     Request {
         /// The server's config name.
         server: String,
+        /// The server's own id for the request (for mapping its cancellation).
+        id: Value,
         /// The method.
         method: String,
         /// Its params.
@@ -823,6 +825,7 @@ fn handle_server_message(
             let (tx, rx) = oneshot::channel();
             let sent = events.send(DownstreamEvent::Request {
                 server: server.to_owned(),
+                id: id.clone(),
                 method,
                 params,
                 reply: tx,

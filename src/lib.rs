@@ -27,5 +27,5 @@ pub mod envelope;
 pub mod jsonrpc;
 pub mod outcome;
 pub mod session;
-pub mod transcript;
 pub mod trajectory;
+pub mod transcript;

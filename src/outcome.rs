@@ -50,19 +50,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+pub use crate::config::MediaMode;
 use crate::envelope::{fill_rows, is_retryable, json_kind, Envelope, Row, Status};
-
-/// How `image` / `audio` blocks and blob resources are handled (issue 3).
-// moves to config.rs
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MediaMode {
-    /// Pass the blocks through untouched after the envelope's text block (not counted as rows).
-    #[default]
-    Passthrough,
-    /// Replace each block by a row `{"type", "mimeType", "bytes"}` (decoded size in bytes).
-    Describe,
-}
 
 /// What came back from a downstream `tools/call`, exactly as received (serialized into
 /// transcripts, so replay can recompute the envelope).

@@ -35,13 +35,16 @@ use tracing::{debug, info, warn};
 
 use crate::catalog::{Catalog, ServerTools};
 use crate::config::Config;
-use crate::downstream::{CallError, ClientInit, Connection, Downstream, DownstreamEvent, ServerSpec, ServerState};
+use crate::downstream::{
+    CallError, ClientInit, Connection, Downstream, DownstreamEvent, ServerSpec, ServerState,
+};
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
-use crate::outcome::{call_tool_result, map_outcome, MappingContext, Outcome};
-use crate::transcript::{CallRecord, TranscriptWriter};
+use crate::outcome::{map_outcome, MappingContext, Outcome};
+use crate::transcript::{self, CallRecord, TranscriptWriter};
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// The version we answer with when the client asks for one we do not know.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Most client requests handled at once; reading stdin pauses beyond it (backpressure).
@@ -75,6 +78,14 @@ pub fn call_id_of(id: &Value) -> String {
     }
 }
 
+/// What the transcript keeps of a call while it runs: notifications and server-to-client
+/// requests that belong to it.
+struct CallTrack {
+    server: String,
+    progress_token: Option<String>,
+    events: Vec<Value>,
+}
+
 struct Inflight {
     task: Option<tokio::task::AbortHandle>,
     downstream: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
@@ -97,11 +108,17 @@ pub struct Proxy {
     shutdown: watch::Sender<bool>,
     transcript: Option<TranscriptWriter>,
     call_counter: AtomicU64,
+    /// Calls in flight by start order, tracked only while recording a transcript.
+    tracks: Mutex<HashMap<u64, CallTrack>>,
 }
 
 impl Proxy {
     /// A proxy that writes client-bound lines (with their `\n`) to `out`.
-    pub fn new(config: Arc<Config>, out: mpsc::Sender<Vec<u8>>, transcript: Option<TranscriptWriter>) -> Arc<Proxy> {
+    pub fn new(
+        config: Arc<Config>,
+        out: mpsc::Sender<Vec<u8>>,
+        transcript: Option<TranscriptWriter>,
+    ) -> Arc<Proxy> {
         let (shutdown, _) = watch::channel(false);
         Arc::new(Proxy {
             config,
@@ -118,6 +135,7 @@ impl Proxy {
             shutdown,
             transcript,
             call_counter: AtomicU64::new(0),
+            tracks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -149,7 +167,12 @@ impl Proxy {
                 max_restarts: self.config.max_restarts(&server.name).value,
                 max_message_bytes: self.config.max_message_bytes(),
             };
-            let (ds, task) = Downstream::spawn(spec, client.clone(), events_tx.clone(), self.shutdown.subscribe());
+            let (ds, task) = Downstream::spawn(
+                spec,
+                client.clone(),
+                events_tx.clone(),
+                self.shutdown.subscribe(),
+            );
             servers.push(ds);
             tasks.push(task);
         }
@@ -183,7 +206,11 @@ impl Proxy {
             .collect();
         let filters: Vec<_> = lists
             .iter()
-            .map(|(name, _)| self.config.server(name).expect("servers come from the config"))
+            .map(|(name, _)| {
+                self.config
+                    .server(name)
+                    .expect("servers come from the config")
+            })
             .collect();
         let closures: Vec<Box<dyn Fn(&str) -> bool + '_>> = filters
             .iter()
@@ -215,23 +242,65 @@ impl Proxy {
                 DownstreamEvent::ToolsChanged { server } => {
                     if self.rebuild_catalog() && self.initialized.load(Ordering::Acquire) {
                         info!(%server, tools = self.catalog().len(), "tool list changed");
-                        self.send(&jsonrpc::notification("notifications/tools/list_changed", None)).await;
+                        self.send(&jsonrpc::notification(
+                            "notifications/tools/list_changed",
+                            None,
+                        ))
+                        .await;
                     }
                 }
-                DownstreamEvent::Notification { server, method, params } => {
+                DownstreamEvent::Notification {
+                    server,
+                    method,
+                    params,
+                } => {
                     let params = if method == "notifications/cancelled" {
                         self.map_server_cancellation(&server, params)
                     } else {
                         params
                     };
+                    if method == "notifications/progress" {
+                        let token = params
+                            .as_ref()
+                            .and_then(|p| p.get("progressToken"))
+                            .map(Value::to_string);
+                        self.track(&server, token.as_deref(), || {
+                            transcript::event(
+                                "server_to_client",
+                                jsonrpc::notification(&method, params.clone()),
+                            )
+                        });
+                    }
                     if self.initialized.load(Ordering::Acquire) {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
                 }
-                DownstreamEvent::Request { server, id, method, params, reply } => {
+                DownstreamEvent::Request {
+                    server,
+                    id,
+                    method,
+                    params,
+                    reply,
+                } => {
                     let proxy = self.clone();
                     tokio::spawn(async move {
+                        let seq = proxy.track(&server, None, || {
+                            transcript::event(
+                                "server_to_client",
+                                jsonrpc::request(id.clone(), &method, params.clone()),
+                            )
+                        });
                         let answer = proxy.ask_client(&server, &id, &method, params).await;
+                        if let Some(seq) = seq {
+                            let response = match &answer {
+                                Ok(r) => jsonrpc::response(id.clone(), r.clone()),
+                                Err(e) => jsonrpc::error_response(id.clone(), e.clone()),
+                            };
+                            if let Some(t) = proxy.tracks.lock().unwrap().get_mut(&seq) {
+                                t.events
+                                    .push(transcript::event("client_to_server", response));
+                            }
+                        }
                         let _ = reply.send(answer);
                     });
                 }
@@ -239,28 +308,77 @@ impl Proxy {
         }
     }
 
+    /// Attaches an event to the call it belongs to, when recording: a progress notification to
+    /// the call with its `progressToken`; a server-to-client request to the oldest call in
+    /// flight on that server (stdio carries no link between the two; documented heuristic).
+    /// Returns the call's sequence number.
+    fn track(
+        &self,
+        server: &str,
+        progress_token: Option<&str>,
+        event: impl FnOnce() -> Value,
+    ) -> Option<u64> {
+        self.transcript.as_ref()?;
+        let mut tracks = self.tracks.lock().unwrap();
+        let seq = match progress_token {
+            Some(token) => tracks
+                .iter()
+                .find(|(_, t)| t.progress_token.as_deref() == Some(token))
+                .map(|(seq, _)| *seq),
+            None => tracks
+                .iter()
+                .filter(|(_, t)| t.server == server)
+                .map(|(seq, _)| *seq)
+                .min(),
+        }?;
+        tracks.get_mut(&seq)?.events.push(event());
+        Some(seq)
+    }
+
     fn map_server_cancellation(&self, server: &str, params: Option<Value>) -> Option<Value> {
         let mut params = params?;
         let theirs = params.get("requestId")?.to_string();
-        let ours = self.server_request_ids.lock().unwrap().remove(&(server.to_owned(), theirs))?;
+        let ours = self
+            .server_request_ids
+            .lock()
+            .unwrap()
+            .remove(&(server.to_owned(), theirs))?;
         params["requestId"] = Value::from(ours);
         Some(params)
     }
 
     /// Forwards a server-to-client request under a fresh id and waits for the client's answer.
-    async fn ask_client(&self, server: &str, server_id: &Value, method: &str, params: Option<Value>) -> Result<Value, Value> {
+    async fn ask_client(
+        &self,
+        server: &str,
+        server_id: &Value,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, Value> {
         if !self.initialized.load(Ordering::Acquire) && self.protocol_version.get().is_none() {
-            return Err(jsonrpc::error_object(ErrorCode::MethodNotFound, "no client is connected to answer this request", None));
+            return Err(jsonrpc::error_object(
+                ErrorCode::MethodNotFound,
+                "no client is connected to answer this request",
+                None,
+            ));
         }
         let id = self.next_client_request.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.client_requests.lock().unwrap().insert(id, tx);
         let key = (server.to_owned(), server_id.to_string());
-        self.server_request_ids.lock().unwrap().insert(key.clone(), id);
+        self.server_request_ids
+            .lock()
+            .unwrap()
+            .insert(key.clone(), id);
         debug!(%server, method, id, "forwarding server request to the client");
-        self.send(&jsonrpc::request(Value::from(id), method, params)).await;
+        self.send(&jsonrpc::request(Value::from(id), method, params))
+            .await;
         let answer = rx.await.unwrap_or_else(|_| {
-            Err(jsonrpc::error_object(ErrorCode::InternalError, "the client went away before answering", None))
+            Err(jsonrpc::error_object(
+                ErrorCode::InternalError,
+                "the client went away before answering",
+                None,
+            ))
         });
         self.server_request_ids.lock().unwrap().remove(&key);
         answer
@@ -294,9 +412,19 @@ impl Proxy {
                         self.send(&jsonrpc::error_response(id, err)).await;
                         return;
                     }
-                    inflight.insert(key.clone(), Inflight { task: None, downstream: slot.clone() });
+                    inflight.insert(
+                        key.clone(),
+                        Inflight {
+                            task: None,
+                            downstream: slot.clone(),
+                        },
+                    );
                 }
-                let permit = permits.clone().acquire_owned().await.expect("semaphore never closed");
+                let permit = permits
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("semaphore never closed");
                 let proxy = self.clone();
                 let task_key = key.clone();
                 let task = tokio::spawn(async move {
@@ -313,7 +441,9 @@ impl Proxy {
             }
             Message::Notification { method, params } => self.notification(&method, params),
             Message::Response { id, outcome } => {
-                let tx = id.as_u64().and_then(|n| self.client_requests.lock().unwrap().remove(&n));
+                let tx = id
+                    .as_u64()
+                    .and_then(|n| self.client_requests.lock().unwrap().remove(&n));
                 match tx {
                     Some(tx) => {
                         let _ = tx.send(outcome);
@@ -322,7 +452,11 @@ impl Proxy {
                 }
             }
             Message::Invalid { id, reason } => {
-                let err = jsonrpc::error_object(ErrorCode::InvalidRequest, format!("Invalid Request: {reason}"), None);
+                let err = jsonrpc::error_object(
+                    ErrorCode::InvalidRequest,
+                    format!("Invalid Request: {reason}"),
+                    None,
+                );
                 self.send(&jsonrpc::error_response(id, err)).await;
             }
         }
@@ -331,7 +465,11 @@ impl Proxy {
     /// Answers a JSON-RPC 2.0 batch: one array of the responses to its requests (none for
     /// notifications); an error when the negotiated protocol version has no batches.
     async fn dispatch_batch(self: &Arc<Self>, msgs: Vec<Message>, permits: &Arc<Semaphore>) {
-        let version = self.protocol_version.get().copied().unwrap_or(LATEST_PROTOCOL_VERSION);
+        let version = self
+            .protocol_version
+            .get()
+            .copied()
+            .unwrap_or(LATEST_PROTOCOL_VERSION);
         if !batches_allowed(version) {
             let err = jsonrpc::error_object(
                 ErrorCode::InvalidRequest,
@@ -345,7 +483,11 @@ impl Proxy {
         for msg in msgs {
             match msg {
                 Message::Request { id, method, params } if method != "initialize" => {
-                    let permit = permits.clone().acquire_owned().await.expect("semaphore never closed");
+                    let permit = permits
+                        .clone()
+                        .acquire_owned()
+                        .await
+                        .expect("semaphore never closed");
                     let proxy = self.clone();
                     waits.push(tokio::spawn(async move {
                         let slot = Arc::new(Mutex::new(None));
@@ -355,12 +497,24 @@ impl Proxy {
                     }));
                 }
                 Message::Request { id, .. } => {
-                    let err = jsonrpc::error_object(ErrorCode::InvalidRequest, "`initialize` cannot be part of a batch", None);
-                    waits.push(tokio::spawn(async move { jsonrpc::error_response(id, err) }));
+                    let err = jsonrpc::error_object(
+                        ErrorCode::InvalidRequest,
+                        "`initialize` cannot be part of a batch",
+                        None,
+                    );
+                    waits.push(tokio::spawn(
+                        async move { jsonrpc::error_response(id, err) },
+                    ));
                 }
                 Message::Invalid { id, reason } => {
-                    let err = jsonrpc::error_object(ErrorCode::InvalidRequest, format!("Invalid Request: {reason}"), None);
-                    waits.push(tokio::spawn(async move { jsonrpc::error_response(id, err) }));
+                    let err = jsonrpc::error_object(
+                        ErrorCode::InvalidRequest,
+                        format!("Invalid Request: {reason}"),
+                        None,
+                    );
+                    waits.push(tokio::spawn(
+                        async move { jsonrpc::error_response(id, err) },
+                    ));
                 }
                 other => Box::pin(self.dispatch(other, permits)).await,
             }
@@ -389,7 +543,11 @@ impl Proxy {
                 let Some(request_id) = params.as_ref().and_then(|p| p.get("requestId")) else {
                     return;
                 };
-                let entry = self.inflight.lock().unwrap().remove(&request_id.to_string());
+                let entry = self
+                    .inflight
+                    .lock()
+                    .unwrap()
+                    .remove(&request_id.to_string());
                 let Some(entry) = entry else {
                     debug!(%request_id, "cancellation for a request not in flight ignored");
                     return;
@@ -420,14 +578,22 @@ impl Proxy {
 
     async fn initialize(self: &Arc<Self>, id: &Value, params: Option<Value>) -> Value {
         if self.protocol_version.get().is_some() {
-            let err = jsonrpc::error_object(ErrorCode::InvalidRequest, "already initialized: `initialize` may be sent only once", None);
+            let err = jsonrpc::error_object(
+                ErrorCode::InvalidRequest,
+                "already initialized: `initialize` may be sent only once",
+                None,
+            );
             return jsonrpc::error_response(id.clone(), err);
         }
         let params = params.unwrap_or(Value::Null);
         let requested = params.get("protocolVersion");
         if let Some(r) = requested {
             if !r.is_string() {
-                let err = jsonrpc::error_object(ErrorCode::InvalidParams, "`protocolVersion` must be a string", None);
+                let err = jsonrpc::error_object(
+                    ErrorCode::InvalidParams,
+                    "`protocolVersion` must be a string",
+                    None,
+                );
                 return jsonrpc::error_response(id.clone(), err);
             }
         }
@@ -436,7 +602,11 @@ impl Proxy {
             let err = jsonrpc::error_object(ErrorCode::InvalidRequest, "already initialized", None);
             return jsonrpc::error_response(id.clone(), err);
         }
-        let capabilities = params.get("capabilities").filter(|c| c.is_object()).cloned().unwrap_or_else(|| json!({}));
+        let capabilities = params
+            .get("capabilities")
+            .filter(|c| c.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         let client_info = params
             .get("clientInfo")
             .filter(|c| c.is_object())
@@ -487,7 +657,11 @@ impl Proxy {
                 Err(err) => jsonrpc::error_response(id, err),
             },
             _ => {
-                let err = jsonrpc::error_object(ErrorCode::MethodNotFound, format!("Method not found: {method}"), None);
+                let err = jsonrpc::error_object(
+                    ErrorCode::MethodNotFound,
+                    format!("Method not found: {method}"),
+                    None,
+                );
                 jsonrpc::error_response(id, err)
             }
         }
@@ -515,6 +689,7 @@ impl Proxy {
         let call_id = call_id_of(id);
         let started_at = std::time::SystemTime::now();
         let started = Instant::now();
+        let seq = self.call_counter.fetch_add(1, Ordering::Relaxed);
         let route = self.catalog().route(&name).cloned();
         let (server, own_name, settings, outcome) = match route {
             None => {
@@ -524,15 +699,36 @@ impl Proxy {
             Some(route) => {
                 let settings = self.config.tool_settings(&route.server, &route.tool);
                 params.insert("name".into(), Value::from(route.tool.clone()));
+                if self.transcript.is_some() {
+                    let token = params
+                        .get("_meta")
+                        .and_then(|m| m.get("progressToken"))
+                        .map(Value::to_string);
+                    self.tracks.lock().unwrap().insert(
+                        seq,
+                        CallTrack {
+                            server: route.server.clone(),
+                            progress_token: token,
+                            events: Vec::new(),
+                        },
+                    );
+                }
                 let outcome = match self.servers().iter().find(|d| d.name() == route.server) {
-                    None => Outcome::Unavailable { reason: "not started".into() },
+                    None => Outcome::Unavailable {
+                        reason: "not started".into(),
+                    },
                     Some(ds) => {
                         let timeout = settings.tool_timeout.value;
                         let forwarded = Value::Object(std::mem::take(&mut params));
                         let result = ds
-                            .request("tools/call", Some(forwarded.clone()), timeout, &mut |conn, downstream_id| {
-                                *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
-                            })
+                            .request(
+                                "tools/call",
+                                Some(forwarded.clone()),
+                                timeout,
+                                &mut |conn, downstream_id| {
+                                    *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
+                                },
+                            )
                             .await;
                         if let Value::Object(p) = forwarded {
                             params = p;
@@ -561,25 +757,37 @@ impl Proxy {
             duration_ms = duration.as_millis() as u64,
             "tools/call"
         );
-        let result = call_tool_result(&mapped);
         if let Some(writer) = &self.transcript {
-            let arguments = params.get("arguments").cloned().unwrap_or(Value::Object(Map::new()));
+            let events = self
+                .tracks
+                .lock()
+                .unwrap()
+                .remove(&seq)
+                .map(|t| t.events)
+                .unwrap_or_default();
+            let arguments = params
+                .get("arguments")
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
             writer.record(CallRecord::new(
                 started_at,
+                seq,
                 &call_id,
                 &name,
                 &server,
                 &own_name,
                 arguments,
+                writer.redact_keys(),
                 settings.char_budget.value,
                 settings.tool_timeout.value,
+                settings.media.value,
                 outcome,
-                mapped.envelope,
+                mapped.envelope.clone(),
                 duration,
-                self.call_counter.fetch_add(1, Ordering::Relaxed),
+                events,
             ));
         }
-        Ok(result)
+        Ok(mapped.into_call_tool_result())
     }
 
     /// Stops every server (stdin closed, SIGTERM, SIGKILL) and waits for their tasks.
@@ -628,7 +836,10 @@ where
     let writer = tokio::spawn(write_output(output, out_rx));
     let proxy = Proxy::new(config.clone(), out_tx, transcript);
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
-    let mut reader = LineReader::new(BufReader::with_capacity(256 * 1024, input), config.max_message_bytes());
+    let mut reader = LineReader::new(
+        BufReader::with_capacity(256 * 1024, input),
+        config.max_message_bytes(),
+    );
     tokio::pin!(stop);
     loop {
         let frame = tokio::select! {
@@ -648,14 +859,21 @@ where
                 let id = jsonrpc::id_from_head(&head).unwrap_or(Value::Null);
                 let err = jsonrpc::error_object(
                     ErrorCode::InvalidRequest,
-                    format!("message of {len} bytes is longer than max_message_bytes ({})", config.max_message_bytes()),
+                    format!(
+                        "message of {len} bytes is longer than max_message_bytes ({})",
+                        config.max_message_bytes()
+                    ),
                     None,
                 );
                 proxy.send(&jsonrpc::error_response(id, err)).await;
             }
             Ok(Some(Frame::Line(line))) => match jsonrpc::classify(&line) {
                 Incoming::ParseError(e) => {
-                    let err = jsonrpc::error_object(ErrorCode::ParseError, format!("Parse error: {e}"), None);
+                    let err = jsonrpc::error_object(
+                        ErrorCode::ParseError,
+                        format!("Parse error: {e}"),
+                        None,
+                    );
                     proxy.send(&jsonrpc::error_response(Value::Null, err)).await;
                 }
                 Incoming::Single(msg) => proxy.dispatch(msg, &permits).await,

@@ -210,7 +210,12 @@ impl TranscriptWriter {
 }
 
 fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
-    let mut file = match OpenOptions::new().create(true).append(true).mode(0o600).open(path) {
+    let mut file = match OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+    {
         Ok(f) => Some(f),
         Err(e) => {
             warn!(path = %path.display(), error = %e, "cannot open the transcript; calls go on without recording");
@@ -417,7 +422,10 @@ mod tests {
 
     #[test]
     fn redacts_at_any_depth_case_insensitively() {
-        let keys: Vec<String> = ["password", "api_key"].iter().map(|s| s.to_string()).collect();
+        let keys: Vec<String> = ["password", "api_key"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let mut v = json!({"user": "u", "Password": "p", "nested": [{"API_KEY": 1, "ok": {"password": {"x": 1}}}]});
         redact(&mut v, &keys);
         assert_eq!(
@@ -465,7 +473,12 @@ mod tests {
         let t = parse_transcript(&text, Path::new("x.jsonl")).unwrap();
         assert_eq!(t.records, vec![r.clone()]);
         assert!(replay(&t, None).iter().all(ReplayResult::matches));
-        let cfg = Config::parse("[defaults]\nchar_budget = 3\n[mcp_servers.s]\ncommand = \"x\"\n", Path::new("/c.toml"), &|_| None).unwrap();
+        let cfg = Config::parse(
+            "[defaults]\nchar_budget = 3\n[mcp_servers.s]\ncommand = \"x\"\n",
+            Path::new("/c.toml"),
+            &|_| None,
+        )
+        .unwrap();
         let results = replay(&t, Some(&cfg));
         assert!(!results[0].matches());
         assert_eq!(results[0].recomputed.omitted, 1);
