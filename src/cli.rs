@@ -1,28 +1,134 @@
 //! Command-line interface: clap definitions only, no behaviour.
+//!
+//! Exit codes (all subcommands): 0 success; 1 the command ran but found a failure (an error
+//! envelope from `call`, a changed envelope in `replay`, a server not ready in `check`); 2 bad
+//! usage, a config error or unreadable input.
 
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
-/// An MCP stdio proxy that envelopes every tool result.
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// An MCP stdio proxy that rewrites every tool result into a six-key envelope
+/// (call_id, tool, status, content, omitted, retryable) within a per-tool character budget.
+///
+/// With no subcommand it runs `serve`, so agent clients can start it as
+/// `mcp-envelope --config PATH`.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-envelope", version, about, long_about = None)]
+#[command(
+    name = "mcp-envelope",
+    version,
+    about,
+    after_help = "Examples:\n  mcp-envelope --config ~/.config/mcp-envelope/config.toml\n  mcp-envelope call --config config/example.toml get_current_time '{\"timezone\":\"Europe/Warsaw\"}'\n\nExit codes: 0 success, 1 failure found (error envelope, changed replay, server not ready), 2 usage, config or input error."
+)]
 pub struct Cli {
-    /// The subcommand to run.
+    /// Options shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The subcommand to run (default: `serve`).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+}
+
+/// Options shared by every subcommand.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// The TOML config file. Else `MCP_ENVELOPE_CONFIG`, else `./mcp-envelope.toml`, else
+    /// `$XDG_CONFIG_HOME/mcp-envelope/config.toml` (`~/.config/...`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Log level on stderr (or the log file): error, warn, info, debug, trace. `RUST_LOG`
+    /// overrides it with a full filter.
+    #[arg(long, global = true, value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
+    /// Write logs to this file (appended) instead of stderr, for clients that hide stderr.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+}
+
+/// Log levels for `--log-level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LogLevel {
+    /// Errors only.
+    Error,
+    /// Warnings and errors.
+    Warn,
+    /// One line per call, server state changes, warnings (the default).
+    #[default]
+    Info,
+    /// Protocol details, server stderr lines.
+    Debug,
+    /// Everything.
+    Trace,
+}
+
+impl LogLevel {
+    /// The `tracing` filter directive.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Speak MCP on stdin/stdout: start the configured servers, offer their tools, envelope every
+    /// result (the default).
+    ///
+    /// Example: mcp-envelope serve --config config/example.toml
+    Serve {
+        /// Append one JSON line per tools/call to this transcript (overrides `[transcript] path`).
+        #[arg(long, value_name = "PATH")]
+        transcript: Option<PathBuf>,
+    },
+    /// Start the configured servers, make one tools/call exactly as `serve` would, print the
+    /// envelope as one line of JSON, stop. Exit 0 when the envelope is not an error, 1 when it is.
+    ///
+    /// Example: mcp-envelope call --config config/example.toml get_current_time '{"timezone":"Europe/Warsaw"}'
+    Call {
+        /// The tool name as the client sees it (after prefixes).
+        tool: String,
+        /// The arguments as a JSON object (default `{}`).
+        args_json: Option<String>,
+        /// Append the call to this transcript (overrides `[transcript] path`).
+        #[arg(long, value_name = "PATH")]
+        transcript: Option<PathBuf>,
+    },
     /// Read one tool result as JSON on stdin and print its envelope as one line of JSON.
     ///
-    /// Input: `{"call_id": "...", "tool": "...", "rows": [{...}], "error": {...}}`.
-    /// Exit codes: 0 on success, 2 on bad input.
+    /// Input: {"call_id": "...", "tool": "...", "rows": [{...}], "error": {...}}.
     ///
     /// Example: echo '{"call_id":"t1","tool":"sql","rows":[{"b":2,"a":1}]}' | mcp-envelope envelope --budget 8
     Envelope {
         /// Maximum length of `content` in characters (Unicode scalar values).
         #[arg(long, value_name = "N")]
         budget: usize,
+    },
+    /// Recompute every envelope of a transcript from its recorded raw outcome and compare.
+    /// Prints `ok` / `changed` per call and `N passed, M failed`; exit 0 all match, 1 any
+    /// differ, 2 unreadable input. Budgets come from `--config` when given, else the recorded ones.
+    ///
+    /// Example: mcp-envelope replay calls.jsonl --config config/example.toml
+    Replay {
+        /// The transcript (JSONL) to replay.
+        transcript: PathBuf,
+        /// Rewrite the recorded envelopes to the recomputed ones (golden-file workflow).
+        #[arg(long)]
+        update: bool,
+    },
+    /// Print a transcript as the numbered tool trajectory a summarizer reads.
+    ///
+    /// Example: mcp-envelope render calls.jsonl --budget 4000
+    Render {
+        /// The transcript (JSONL) to render.
+        transcript: PathBuf,
+        /// Keep whole calls, oldest first, within this many characters (newlines included).
+        #[arg(long, value_name = "N")]
+        budget: Option<usize>,
     },
 }

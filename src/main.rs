@@ -1,37 +1,305 @@
-//! The `mcp-envelope` binary: parses the command line, runs the library, maps errors to exit codes.
+//! The `mcp-envelope` binary: parses the command line, sets up logging (stderr or a log file,
+//! never stdout), runs the library and maps errors to exit codes (0 success, 1 failure found,
+//! 2 usage, config or input error).
 
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::Parser;
-use mcp_envelope::cli::{Cli, Command};
-use mcp_envelope::envelope::{summarize_tool_result, ToolResult};
+use mcp_envelope::cli::{Cli, Command, GlobalArgs};
+use mcp_envelope::config::{self, Config};
+use mcp_envelope::downstream::ClientInit;
+use mcp_envelope::envelope::{summarize_tool_result, Envelope, ToolResult};
+use mcp_envelope::session::{self, Proxy, LATEST_PROTOCOL_VERSION};
+use mcp_envelope::trajectory;
+use mcp_envelope::transcript::{self, TranscriptWriter};
+use serde_json::{json, Value};
+
+/// An error that exits with code 2 (usage, config or unreadable input).
+#[derive(Debug)]
+struct UsageError(anyhow::Error);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+fn usage(err: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(err.into()))
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Envelope { budget } => match run_envelope(budget) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                eprintln!("mcp-envelope envelope: {err:#}");
+    if let Err(e) = init_logging(&cli.global) {
+        eprintln!("mcp-envelope: {e:#}");
+        return ExitCode::from(2);
+    }
+    let name = subcommand_name(cli.command.as_ref());
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("mcp-envelope {name}: {err:#}");
+            if err.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
             }
-        },
+        }
     }
 }
 
+fn subcommand_name(command: Option<&Command>) -> &'static str {
+    match command {
+        None | Some(Command::Serve { .. }) => "serve",
+        Some(Command::Call { .. }) => "call",
+        Some(Command::Envelope { .. }) => "envelope",
+        Some(Command::Replay { .. }) => "replay",
+        Some(Command::Render { .. }) => "render",
+    }
+}
+
+/// Logs go to stderr, or to `--log-file`; never to stdout (it carries the protocol).
+fn init_logging(global: &GlobalArgs) -> anyhow::Result<()> {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(global.log_level.as_str()));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    match &global.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open log file {}", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(Mutex::new(file))
+                .init();
+        }
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => run_serve(&cli.global, None),
+        Some(Command::Serve { transcript }) => run_serve(&cli.global, transcript),
+        Some(Command::Call {
+            tool,
+            args_json,
+            transcript,
+        }) => run_call(&cli.global, &tool, args_json.as_deref(), transcript),
+        Some(Command::Envelope { budget }) => run_envelope(budget),
+        Some(Command::Replay { transcript, update }) => {
+            run_replay(&cli.global, &transcript, update)
+        }
+        Some(Command::Render { transcript, budget }) => run_render(&transcript, budget),
+    }
+}
+
+/// Finds and loads the config (`--config`, `MCP_ENVELOPE_CONFIG`, `./mcp-envelope.toml`,
+/// `$XDG_CONFIG_HOME/mcp-envelope/config.toml`).
+fn load_config(global: &GlobalArgs) -> anyhow::Result<Arc<Config>> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let env = |k: &str| std::env::var(k).ok();
+    let path = config::discover(global.config.as_deref(), &env, &cwd, &|p: &Path| {
+        p.is_file()
+    })
+    .map_err(usage)?;
+    let config = Config::load(&path).map_err(usage)?;
+    Ok(Arc::new(config))
+}
+
+fn transcript_writer(config: &Config, flag: Option<PathBuf>) -> Option<TranscriptWriter> {
+    let path = flag.or_else(|| config.transcript.path.clone())?;
+    Some(TranscriptWriter::start(
+        path,
+        config.transcript.redact_keys.clone(),
+    ))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn run_serve(global: &GlobalArgs, transcript: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let config = load_config(global)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let writer = transcript_writer(&config, transcript);
+        let stop = async {
+            use tokio::signal::unix::{signal, SignalKind};
+            match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                _ => std::future::pending::<()>().await,
+            }
+        };
+        session::serve(
+            config,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            writer,
+            stop,
+        )
+        .await
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_call(
+    global: &GlobalArgs,
+    tool: &str,
+    args_json: Option<&str>,
+    transcript: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let arguments: Value = match args_json {
+        None => json!({}),
+        Some(text) => serde_json::from_str(text)
+            .context("ARGS_JSON is not valid JSON")
+            .map_err(usage)?,
+    };
+    if !arguments.is_object() {
+        return Err(usage(anyhow::anyhow!(
+            "ARGS_JSON must be a JSON object, like '{{\"key\": \"value\"}}'"
+        )));
+    }
+    let config = load_config(global)?;
+    let rt = runtime()?;
+    let envelope = rt.block_on(async {
+        let writer = transcript_writer(&config, transcript);
+        // No client: client-bound notifications are logged and dropped.
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(session::OUTPUT_QUEUE);
+        tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                tracing::debug!(message = %String::from_utf8_lossy(&line).trim_end(), "client-bound message (no client in `call`)");
+            }
+        });
+        let proxy = Proxy::new(config.clone(), tx, writer.clone());
+        proxy
+            .start_servers(ClientInit {
+                protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+                capabilities: json!({}),
+                client_info: json!({"name": "mcp-envelope-call", "version": env!("CARGO_PKG_VERSION")}),
+            })
+            .await;
+        let params = json!({"name": tool, "arguments": arguments});
+        let result = proxy.call_tool(&json!(1), Some(params), Arc::new(Mutex::new(None))).await;
+        proxy.shutdown().await;
+        if let Some(w) = &writer {
+            w.flush();
+        }
+        match result {
+            Ok(result) => serde_json::from_value::<Envelope>(result["structuredContent"].clone()).context("the proxy built an invalid envelope"),
+            Err(err) => bail!("invalid call: {err}"),
+        }
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", envelope.to_json()).context("writing stdout")?;
+    Ok(
+        if envelope.status == mcp_envelope::envelope::Status::Error {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
 /// `mcp-envelope envelope --budget N`: stdin JSON result → stdout envelope line.
-fn run_envelope(budget: usize) -> anyhow::Result<()> {
+fn run_envelope(budget: usize) -> anyhow::Result<ExitCode> {
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
-        .context("reading stdin")?;
-    let value: serde_json::Value =
-        serde_json::from_str(&input).context("stdin is not valid JSON")?;
-    let result = ToolResult::from_json(&value).context("invalid tool result")?;
+        .context("reading stdin")
+        .map_err(usage)?;
+    let value: Value = serde_json::from_str(&input)
+        .context("stdin is not valid JSON")
+        .map_err(usage)?;
+    let result = ToolResult::from_json(&value)
+        .context("invalid tool result")
+        .map_err(usage)?;
     let envelope = summarize_tool_result(&result, budget);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", envelope.to_json()).context("writing stdout")?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_replay(global: &GlobalArgs, path: &Path, update: bool) -> anyhow::Result<ExitCode> {
+    let config = match &global.config {
+        Some(p) => Some(Config::load(p).map_err(usage)?),
+        None => None,
+    };
+    let mut t = transcript::read_transcript(path).map_err(usage)?;
+    if let Some(w) = &t.broken_last_line {
+        eprintln!("warning: {w}");
+    }
+    let results = transcript::replay(&t, config.as_ref());
+    let mut out = std::io::stdout().lock();
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for (record, result) in t.records.iter().zip(&results) {
+        let label = format!(
+            "{} {} (call_id={})",
+            record.tool, record.arguments, record.call_id
+        );
+        if result.matches() {
+            passed += 1;
+            writeln!(out, "ok      {label}")?;
+        } else {
+            failed += 1;
+            writeln!(out, "changed {label}")?;
+            for line in result.diff() {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    writeln!(out, "{passed} passed, {failed} failed")?;
+    if update && failed > 0 {
+        for (record, result) in t.records.iter_mut().zip(results) {
+            record.envelope = result.recomputed;
+        }
+        let tmp = path.with_extension("jsonl.tmp");
+        std::fs::write(&tmp, transcript::to_text(&t.records))
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+        writeln!(out, "updated {failed} envelope(s) in {}", path.display())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn run_render(path: &Path, budget: Option<usize>) -> anyhow::Result<ExitCode> {
+    let t = transcript::read_transcript(path).map_err(usage)?;
+    if let Some(w) = &t.broken_last_line {
+        eprintln!("warning: {w}");
+    }
+    let text = trajectory::render(&t.records, &trajectory::RenderOptions { budget });
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
 }
