@@ -1053,10 +1053,10 @@ mod tests {
     fn budget_counts_characters_and_number_prefixes() {
         // 'é' is one character, two bytes.
         let r = ok(0, 0, "", "t", json!({}), "é");
-        let text = render(&[r.clone()], &all());
+        let text = render(std::slice::from_ref(&r), &all());
         let chars = text.chars().count();
         assert!(text.len() > chars);
-        assert_eq!(render(&[r.clone()], &budget(chars)), text);
+        assert_eq!(render(std::slice::from_ref(&r), &budget(chars)), text);
         assert_eq!(
             render(&[r], &budget(chars - 1)),
             "(1 more call omitted for budget)\n"
