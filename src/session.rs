@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
@@ -99,7 +99,9 @@ pub struct Proxy {
     catalog: RwLock<Arc<Catalog>>,
     out: mpsc::Sender<Vec<u8>>,
     protocol_version: OnceLock<&'static str>,
-    initialized: AtomicBool,
+    /// Set when the client has sent `notifications/initialized` (or any request after
+    /// `initialize`): from then on server notifications and requests are passed to it.
+    client_ready: watch::Sender<bool>,
     inflight: Mutex<HashMap<String, Inflight>>,
     client_requests: Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>,
     next_client_request: AtomicU64,
@@ -127,7 +129,7 @@ impl Proxy {
             catalog: RwLock::new(Arc::new(Catalog::default())),
             out,
             protocol_version: OnceLock::new(),
-            initialized: AtomicBool::new(false),
+            client_ready: watch::channel(false).0,
             inflight: Mutex::new(HashMap::new()),
             client_requests: Mutex::new(HashMap::new()),
             next_client_request: AtomicU64::new(1),
@@ -240,7 +242,7 @@ impl Proxy {
         while let Some(event) = rx.recv().await {
             match event {
                 DownstreamEvent::ToolsChanged { server } => {
-                    if self.rebuild_catalog() && self.initialized.load(Ordering::Acquire) {
+                    if self.rebuild_catalog() && self.is_client_ready() {
                         info!(%server, tools = self.catalog().len(), "tool list changed");
                         self.send(&jsonrpc::notification(
                             "notifications/tools/list_changed",
@@ -271,7 +273,7 @@ impl Proxy {
                             )
                         });
                     }
-                    if self.initialized.load(Ordering::Acquire) {
+                    if self.is_client_ready() {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
                 }
@@ -355,10 +357,19 @@ impl Proxy {
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, Value> {
-        if !self.initialized.load(Ordering::Acquire) && self.protocol_version.get().is_none() {
+        if self.protocol_version.get().is_none() {
             return Err(jsonrpc::error_object(
                 ErrorCode::MethodNotFound,
                 "no client is connected to answer this request",
+                None,
+            ));
+        }
+        // The MCP lifecycle lets us send requests only once the client has finished initializing.
+        let mut ready = self.client_ready.subscribe();
+        if ready.wait_for(|r| *r).await.is_err() {
+            return Err(jsonrpc::error_object(
+                ErrorCode::InternalError,
+                "the client went away",
                 None,
             ));
         }
@@ -538,6 +549,7 @@ impl Proxy {
         match method {
             "notifications/initialized" => {
                 debug!("client sent notifications/initialized");
+                self.mark_client_ready();
             }
             "notifications/cancelled" => {
                 let Some(request_id) = params.as_ref().and_then(|p| p.get("requestId")) else {
@@ -619,7 +631,6 @@ impl Proxy {
             client_info,
         })
         .await;
-        self.initialized.store(true, Ordering::Release);
         jsonrpc::response(
             id.clone(),
             json!({
@@ -650,6 +661,9 @@ impl Proxy {
             );
             return jsonrpc::error_response(id, err);
         }
+        // A client that sends requests has finished initializing, even if it never sent
+        // `notifications/initialized`.
+        self.mark_client_ready();
         match method {
             "tools/list" => jsonrpc::response(id, json!({ "tools": self.catalog().tools() })),
             "tools/call" => match self.call_tool(&id, params, slot).await {
@@ -799,6 +813,15 @@ impl Proxy {
         }
     }
 
+    fn is_client_ready(&self) -> bool {
+        *self.client_ready.borrow()
+    }
+
+    fn mark_client_ready(&self) {
+        self.client_ready
+            .send_if_modified(|r| !std::mem::replace(r, true));
+    }
+
     fn inflight_count(&self) -> usize {
         self.inflight.lock().unwrap().len()
     }
@@ -897,7 +920,8 @@ where
         t.flush();
     }
     drop(proxy);
-    let _ = writer.await;
+    // The writer ends when the last sender is gone; a stuck grandchild must not keep us here.
+    let _ = tokio::time::timeout(Duration::from_secs(3), writer).await;
     Ok(())
 }
 
