@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, info, warn};
@@ -708,32 +708,15 @@ async fn list_all_tools(conn: &Connection, timeout: Duration) -> Result<Vec<Valu
 async fn write_stdin(
     server: String,
     stdin: ChildStdin,
-    mut rx: mpsc::Receiver<Vec<u8>>,
-    mut close: oneshot::Receiver<()>,
+    rx: mpsc::Receiver<Vec<u8>>,
+    close: oneshot::Receiver<()>,
 ) {
-    let mut out = BufWriter::with_capacity(64 * 1024, stdin);
-    loop {
-        let line = tokio::select! {
-            biased;
-            _ = &mut close => break,
-            line = rx.recv() => match line { Some(l) => l, None => break },
-        };
-        if let Err(e) = out.write_all(&line).await {
-            debug!(%server, error = %e, "writing to server stdin failed");
-            return;
-        }
-        // Batch whatever else is queued, then flush once.
-        while let Ok(line) = rx.try_recv() {
-            if out.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
+    let close = async {
+        let _ = close.await;
+    };
+    if let Err(e) = jsonrpc::write_lines(stdin, rx, close).await {
+        debug!(%server, error = %e, "writing to server stdin failed");
     }
-    let _ = out.flush().await;
-    let _ = out.shutdown().await;
 }
 
 async fn read_stderr(ds: Downstream, stderr: tokio::process::ChildStderr) {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 use tracing::{debug, info, warn};
 
@@ -856,7 +856,11 @@ where
     S: Future<Output = ()> + Send,
 {
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
-    let writer = tokio::spawn(write_output(output, out_rx));
+    let writer = tokio::spawn(async move {
+        if let Err(e) = jsonrpc::write_lines(output, out_rx, std::future::pending()).await {
+            warn!(error = %e, "writing stdout failed");
+        }
+    });
     let proxy = Proxy::new(config.clone(), out_tx, transcript);
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
     let mut reader = LineReader::new(
@@ -923,24 +927,4 @@ where
     // The writer ends when the last sender is gone; a stuck grandchild must not keep us here.
     let _ = tokio::time::timeout(Duration::from_secs(3), writer).await;
     Ok(())
-}
-
-/// The writer task: owns the output, writes lines in the order queued, flushes when the queue
-/// is momentarily empty. Ends when every sender is gone.
-async fn write_output<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::Receiver<Vec<u8>>) {
-    let mut out = BufWriter::with_capacity(256 * 1024, output);
-    while let Some(line) = rx.recv().await {
-        if out.write_all(&line).await.is_err() {
-            break;
-        }
-        while let Ok(line) = rx.try_recv() {
-            if out.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            break;
-        }
-    }
-    let _ = out.flush().await;
 }
