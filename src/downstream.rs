@@ -225,10 +225,7 @@ impl Connection {
         {
             let mut pending = self.pending.lock().unwrap();
             if self.is_closed() {
-                return Err(CallError::Exited(format!(
-                    "server '{}' has exited",
-                    self.server
-                )));
+                return Err(CallError::Exited("the process has exited".into()));
             }
             pending.insert(id, tx);
         }
@@ -237,12 +234,7 @@ impl Connection {
         let send = tokio::time::timeout(timeout, self.writer.send(line));
         match send.await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) => {
-                return Err(CallError::Exited(format!(
-                    "server '{}' closed its stdin",
-                    self.server
-                )))
-            }
+            Ok(Err(_)) => return Err(CallError::Exited("its stdin is closed".into())),
             Err(_) => return Err(CallError::Timeout(timeout)),
         }
         on_sent(id);
@@ -250,13 +242,9 @@ impl Connection {
             Ok(Ok(Reply::Response(r))) => Ok(r),
             Ok(Ok(Reply::Closed(reason))) => Err(CallError::Exited(reason)),
             Ok(Ok(Reply::TooLong(len))) => Err(CallError::Invalid(format!(
-                "server '{}' sent a response of {len} bytes, more than max_message_bytes",
-                self.server
+                "the response is {len} bytes, more than max_message_bytes"
             ))),
-            Ok(Err(_)) => Err(CallError::Exited(format!(
-                "server '{}' has exited",
-                self.server
-            ))),
+            Ok(Err(_)) => Err(CallError::Exited("the process has exited".into())),
             Err(_) => {
                 self.notify(
                     "notifications/cancelled",
@@ -558,7 +546,7 @@ impl Running {
                 "killed after closing stdout".into()
             }
         };
-        let full = format!("server '{}' {reason} ({status})", self.name);
+        let full = format!("{reason} ({status})");
         self.conn.close(&full);
         full
     }
@@ -573,7 +561,7 @@ impl Running {
             Err(_) => terminate_group(&mut self.child, SHUTDOWN_GRACE).await,
         }
         self.conn
-            .close(&format!("server '{}' was stopped", self.name));
+            .close("stopped because the proxy is shutting down");
         debug!(server = %self.name, "server stopped");
     }
 }
