@@ -356,3 +356,22 @@ fn sigterm_stops_children_and_exits_zero() {
 fn sigint_stops_children_and_exits_zero() {
     signal_shutdown(libc::SIGINT);
 }
+
+/// A server-to-client request (`roots/list`) the client never answers does not keep the proxy
+/// running after stdin closes: exit 0 and every child gone.
+#[test]
+fn unanswered_server_request_does_not_block_shutdown() {
+    let (_dir, config) = write_config(&fixture_server("fx", &[], "tool_timeout_sec = 60"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let kids = live_children(p.pid());
+    p.send(&call_msg(json!("r"), "roots", json!({})));
+    let req = p.recv(T);
+    assert_eq!(req["method"], "roots/list", "{req}");
+    // Never answered. Close stdin: the proxy drains for a while, then must exit.
+    let t = Instant::now();
+    let status = p.close(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0));
+    assert!(t.elapsed() < Duration::from_secs(15));
+    assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
+}
