@@ -85,7 +85,7 @@ fn two_thousand_calls_200_in_flight_three_servers() {
         let env = envelope_of(&msg);
         let (_, _, want) = plan(id as usize);
         let ok = env["status"] == "ok"
-            && env["call_id"] == id.to_string()
+            && env["call_id"].as_str() == Some(id.to_string().as_str())
             && env["content"].as_str().unwrap_or("").contains(&want);
         if !ok {
             wrong += 1;
