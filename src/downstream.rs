@@ -613,7 +613,8 @@ async fn start_once(
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
 
-    tokio::spawn(read_stderr(ds.clone(), stderr));
+    let (stderr_done_tx, stderr_done_rx) = oneshot::channel();
+    tokio::spawn(read_stderr(ds.clone(), stderr, stderr_done_tx));
     let (writer_tx, writer_rx) = mpsc::channel::<Vec<u8>>(1024);
     let (close_tx, close_rx) = oneshot::channel();
     tokio::spawn(write_stdin(spec.name.clone(), stdin, writer_rx, close_rx));
@@ -654,17 +655,29 @@ async fn start_once(
         *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
         Ok::<(), String>(())
     };
-    let outcome = match tokio::time::timeout(spec.startup_timeout, handshake).await {
-        Ok(r) => r,
-        Err(_) => Err(format!(
-            "not ready within {} ms (startup_timeout_sec)",
-            spec.startup_timeout.as_millis()
+    // A child that exits (closes stdout) during the handshake fails the start at once instead
+    // of leaving `initialize` pending until startup_timeout_sec.
+    let mut reader_done = running.reader_done.take().expect("set above");
+    let outcome = tokio::select! {
+        r = tokio::time::timeout(spec.startup_timeout, handshake) => match r {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "not ready within {} ms (startup_timeout_sec)",
+                spec.startup_timeout.as_millis()
+            )),
+        },
+        reason = &mut reader_done => Err(format!(
+            "{} during startup",
+            reason.unwrap_or_else(|_| "reader stopped".into())
         )),
     };
+    running.reader_done = Some(reader_done);
     match outcome {
         Ok(()) => Ok(running),
         Err(reason) => {
             running.stop().await;
+            // Let the stderr reader catch the child's last words for the log.
+            let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done_rx).await;
             Err(reason)
         }
     }
@@ -707,7 +720,11 @@ async fn write_stdin(
     }
 }
 
-async fn read_stderr(ds: Downstream, stderr: tokio::process::ChildStderr) {
+async fn read_stderr(
+    ds: Downstream,
+    stderr: tokio::process::ChildStderr,
+    done: oneshot::Sender<()>,
+) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         debug!(server = %ds.name(), stderr = %line, "server stderr");
@@ -717,6 +734,7 @@ async fn read_stderr(ds: Downstream, stderr: tokio::process::ChildStderr) {
         }
         tail.push_back(truncate_chars(&line, 500));
     }
+    let _ = done.send(());
 }
 
 fn truncate_chars(s: &str, max: usize) -> String {

@@ -384,13 +384,26 @@ impl Proxy {
         debug!(%server, method, id, "forwarding server request to the client");
         self.send(&jsonrpc::request(Value::from(id), method, params))
             .await;
-        let answer = rx.await.unwrap_or_else(|_| {
-            Err(jsonrpc::error_object(
-                ErrorCode::InternalError,
-                "the client went away before answering",
-                None,
-            ))
-        });
+        // A client that never answers must not keep the proxy alive after shutdown: this task
+        // holds the proxy (and so the stdout writer) until it ends.
+        let mut stopping = self.shutdown.subscribe();
+        let answer = tokio::select! {
+            r = rx => r.unwrap_or_else(|_| {
+                Err(jsonrpc::error_object(
+                    ErrorCode::InternalError,
+                    "the client went away before answering",
+                    None,
+                ))
+            }),
+            _ = stopping.wait_for(|stop| *stop) => {
+                self.client_requests.lock().unwrap().remove(&id);
+                Err(jsonrpc::error_object(
+                    ErrorCode::InternalError,
+                    "the proxy is shutting down",
+                    None,
+                ))
+            }
+        };
         self.server_request_ids.lock().unwrap().remove(&key);
         answer
     }
