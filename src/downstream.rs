@@ -783,6 +783,9 @@ async fn read_stdout(
             },
         }
     };
+    // Fail every pending request now, and make new ones wait for the restart, rather than
+    // after the child has been reaped (which can take the shutdown grace period).
+    conn.close(&reason);
     let _ = done.send(reason);
 }
 
