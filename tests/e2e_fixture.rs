@@ -145,8 +145,16 @@ fn tool_prefix_and_allow_deny_lists() {
     let (_d, cfg) = write_config(&format!(
         "{}{}{}",
         fixture_server("p", &[], "tool_prefix = \"fx_\""),
-        fixture_server("allow", &[], "tool_prefix = \"al_\"\nenabled_tools = [\"echo\", \"rows\"]"),
-        fixture_server("deny", &[], "tool_prefix = \"de_\"\ndisabled_tools = [\"echo\"]"),
+        fixture_server(
+            "allow",
+            &[],
+            "tool_prefix = \"al_\"\nenabled_tools = [\"echo\", \"rows\"]"
+        ),
+        fixture_server(
+            "deny",
+            &[],
+            "tool_prefix = \"de_\"\ndisabled_tools = [\"echo\"]"
+        ),
     ));
     let r = sdk_session(
         &cfg,

@@ -80,7 +80,10 @@ fn sdk_lists_tools_of_all_three_servers_with_envelope_schema_and_passthrough_fie
         "git_diff",
         "git_show",
     ] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     // No duplicates.
     let mut sorted = names.clone();
@@ -110,7 +113,10 @@ fn sdk_lists_tools_of_all_three_servers_with_envelope_schema_and_passthrough_fie
     );
     let git_direct = sdk_direct(
         &[
-            tools().join("venv/bin/mcp-server-git").display().to_string(),
+            tools()
+                .join("venv/bin/mcp-server-git")
+                .display()
+                .to_string(),
             "--repository".into(),
             repo.path().display().to_string(),
         ],
@@ -125,8 +131,14 @@ fn sdk_lists_tools_of_all_three_servers_with_envelope_schema_and_passthrough_fie
                 // server-everything offers some tools conditionally (by client capabilities).
                 continue;
             };
-            assert_eq!(ours["description"], d["description"], "description of {name}");
-            assert_eq!(ours["inputSchema"], d["inputSchema"], "inputSchema of {name}");
+            assert_eq!(
+                ours["description"], d["description"],
+                "description of {name}"
+            );
+            assert_eq!(
+                ours["inputSchema"], d["inputSchema"],
+                "inputSchema of {name}"
+            );
             compared += 1;
         }
     }
@@ -171,8 +183,7 @@ fn sdk_get_current_time_structured_content_becomes_one_row() {
         "{datetime}"
     );
     // The text block carries the same envelope.
-    let text: Value =
-        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(&text, env);
 }
 
@@ -222,7 +233,10 @@ fn git_log_is_truncated_with_the_right_omitted_count() {
     let kept = content.split('\n').count();
     assert_eq!(cut["omitted"], json!(total_lines - kept));
     // Greedy fill: the next line would not have fitted.
-    let next_line = full_content[content.len() + 1..].split('\n').next().unwrap();
+    let next_line = full_content[content.len() + 1..]
+        .split('\n')
+        .next()
+        .unwrap();
     assert!(content.chars().count() + 1 + next_line.chars().count() > 300);
 }
 
