@@ -927,10 +927,6 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     proxy.shutdown().await;
-    // Server-to-client requests the client never answered (e.g. server-everything's
-    // `roots/list`) would wait forever, and their tasks hold the proxy and so the output
-    // queue open: release them (they answer "the client went away").
-    proxy.client_requests.lock().unwrap().clear();
     // Requests still running got their error envelopes when their servers stopped.
     let _ = tokio::time::timeout(
         Duration::from_secs(2),
