@@ -121,6 +121,32 @@ pub enum Command {
         #[arg(long)]
         update: bool,
     },
+    /// Validate the config, start every enabled server, list its tools, stop them and print a
+    /// table: each server's state (ready, or failed with the reason and the last lines of its
+    /// stderr) and startup time, then each tool by the name the client sees with its effective
+    /// char_budget and timeout and where each came from (tool, server, defaults, built-in).
+    /// Exit 0 every enabled server is ready, 1 one is not, 2 config error.
+    #[command(
+        after_help = "Example:\n  mcp-envelope check --config config/example.toml\n\nExit codes: 0 every enabled server ready, 1 a server not ready, 2 config error."
+    )]
+    Check,
+    /// Convert an agent client's JSON MCP config (`mcpServers`: Claude Desktop, Cursor, Claude
+    /// Code `.mcp.json`; `servers`: VS Code `.vscode/mcp.json`) into mcp-envelope TOML on
+    /// stdout. Remote (url/sse/http) entries are listed in a comment as not supported yet.
+    /// Exit 2 for an unreadable file or invalid JSON.
+    #[command(
+        after_help = "Example:\n  mcp-envelope import ~/.cursor/mcp.json > ~/.config/mcp-envelope/config.toml\n  mcp-envelope check --config ~/.config/mcp-envelope/config.toml\n\nExit codes: 0 converted, 2 unreadable file, invalid JSON or wrong shape."
+    )]
+    Import {
+        /// The client's JSON config file.
+        file: PathBuf,
+    },
+    /// Print the JSON Schema (draft 7) of the config file, for editors (Taplo / Even Better
+    /// TOML: put `#:schema ./mcp-envelope.schema.json` on the first line of the config).
+    #[command(
+        after_help = "Example:\n  mcp-envelope config-schema > ~/.config/mcp-envelope/mcp-envelope.schema.json\n\nExit codes: 0 printed."
+    )]
+    ConfigSchema,
     /// Print a transcript as the numbered tool trajectory a summarizer reads.
     ///
     /// Example: mcp-envelope render calls.jsonl --budget 4000
