@@ -81,6 +81,9 @@ pub enum Command {
     /// result (the default).
     ///
     /// Example: mcp-envelope serve --config config/example.toml
+    #[command(
+        after_help = "Exit codes: 0 stopped normally (stdin closed or a signal), 2 config error."
+    )]
     Serve {
         /// Append one JSON line per tools/call to this transcript (overrides `[transcript] path`).
         #[arg(long, value_name = "PATH")]
@@ -90,6 +93,9 @@ pub enum Command {
     /// envelope as one line of JSON, stop. Exit 0 when the envelope is not an error, 1 when it is.
     ///
     /// Example: mcp-envelope call --config config/example.toml get_current_time '{"timezone":"Europe/Warsaw"}'
+    #[command(
+        after_help = "Exit codes: 0 the envelope is ok or truncated, 1 it is an error, 2 usage or config error."
+    )]
     Call {
         /// The tool name as the client sees it (after prefixes).
         tool: String,
@@ -104,6 +110,7 @@ pub enum Command {
     /// Input: {"call_id": "...", "tool": "...", "rows": [{...}], "error": {...}}.
     ///
     /// Example: echo '{"call_id":"t1","tool":"sql","rows":[{"b":2,"a":1}]}' | mcp-envelope envelope --budget 8
+    #[command(after_help = "Exit codes: 0 printed, 2 stdin is not a valid tool result.")]
     Envelope {
         /// Maximum length of `content` in characters (Unicode scalar values).
         #[arg(long, value_name = "N")]
@@ -114,6 +121,9 @@ pub enum Command {
     /// differ, 2 unreadable input. Budgets come from `--config` when given, else the recorded ones.
     ///
     /// Example: mcp-envelope replay calls.jsonl --config config/example.toml
+    #[command(
+        after_help = "Exit codes: 0 every envelope matches (or --update rewrote them), 1 some differ, 2 unreadable transcript or config."
+    )]
     Replay {
         /// The transcript (JSONL) to replay.
         transcript: PathBuf,
@@ -150,6 +160,7 @@ pub enum Command {
     /// Print a transcript as the numbered tool trajectory a summarizer reads.
     ///
     /// Example: mcp-envelope render calls.jsonl --budget 4000
+    #[command(after_help = "Exit codes: 0 printed, 2 unreadable transcript.")]
     Render {
         /// The transcript (JSONL) to render.
         transcript: PathBuf,

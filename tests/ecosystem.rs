@@ -241,3 +241,32 @@ fn log_file_takes_the_logs() {
     );
     assert!(!logged.contains("\x1b["), "no ANSI colours in the file");
 }
+
+#[test]
+fn every_subcommand_has_help_with_example_and_exit_codes() {
+    let version = Command::new(bin()).arg("--version").output().unwrap();
+    assert!(version.status.success());
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("mcp-envelope "));
+    for sub in [
+        "serve",
+        "call",
+        "envelope",
+        "replay",
+        "render",
+        "check",
+        "import",
+        "config-schema",
+    ] {
+        let out = Command::new(bin()).args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{sub}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Example"),
+            "{sub} --help has no example:\n{text}"
+        );
+        assert!(
+            text.contains("Exit codes"),
+            "{sub} --help has no exit codes:\n{text}"
+        );
+    }
+}
