@@ -534,8 +534,14 @@ struct Running {
 impl Running {
     /// Resolves when the child's stdout closes; returns why.
     async fn closed(&mut self) -> String {
-        let reason = match self.reader_done.take() {
-            Some(rx) => rx.await.unwrap_or_else(|_| "reader stopped".into()),
+        // Polled by reference so that a caller racing this future (the handshake in
+        // `start_once`) can drop it without losing the reader's signal.
+        let reason = match self.reader_done.as_mut() {
+            Some(rx) => {
+                let reason = rx.await.unwrap_or_else(|_| "reader stopped".into());
+                self.reader_done = None;
+                reason
+            }
             None => "closed".into(),
         };
         // Give it a moment to exit by itself, then make sure it is gone.
@@ -655,9 +661,8 @@ async fn start_once(
         *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
         Ok::<(), String>(())
     };
-    // A child that exits (closes stdout) during the handshake fails the start at once instead
-    // of leaving `initialize` pending until startup_timeout_sec.
-    let mut reader_done = running.reader_done.take().expect("set above");
+    // A server that exits during the handshake fails the start at once (issue 7: `check`
+    // reports its exit status instead of waiting out startup_timeout_sec).
     let outcome = tokio::select! {
         r = tokio::time::timeout(spec.startup_timeout, handshake) => match r {
             Ok(r) => r,
@@ -666,12 +671,8 @@ async fn start_once(
                 spec.startup_timeout.as_millis()
             )),
         },
-        reason = &mut reader_done => Err(format!(
-            "{} during startup",
-            reason.unwrap_or_else(|_| "reader stopped".into())
-        )),
+        reason = running.closed() => Err(format!("{reason} during startup")),
     };
-    running.reader_done = Some(reader_done);
     match outcome {
         Ok(()) => Ok(running),
         Err(reason) => {
