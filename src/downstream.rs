@@ -676,6 +676,15 @@ async fn start_once(
     match outcome {
         Ok(()) => Ok(running),
         Err(reason) => {
+            // A handshake request that failed because the child went away: say how it ended.
+            let reason = if conn.is_closed() {
+                match tokio::time::timeout(SHUTDOWN_GRACE, running.child.wait()).await {
+                    Ok(Ok(status)) => format!("{reason} ({status})"),
+                    _ => reason,
+                }
+            } else {
+                reason
+            };
             running.stop().await;
             // Let the stderr reader catch the child's last words for the log.
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done_rx).await;
