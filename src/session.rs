@@ -86,9 +86,16 @@ struct CallTrack {
     events: Vec<Value>,
 }
 
+/// Where a forwarded request went: the connection and the downstream id, filled in once the
+/// request is sent (used to forward the client's `notifications/cancelled`).
+pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;
+
+/// A server's tool filter, borrowed from its config.
+type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
 struct Inflight {
     task: Option<tokio::task::AbortHandle>,
-    downstream: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
+    downstream: DownstreamSlot,
 }
 
 /// The proxy's shared state: config, servers, catalog, in-flight requests.
@@ -214,7 +221,7 @@ impl Proxy {
                     .expect("servers come from the config")
             })
             .collect();
-        let closures: Vec<Box<dyn Fn(&str) -> bool + '_>> = filters
+        let closures: Vec<ToolFilter<'_>> = filters
             .iter()
             .map(|s| Box::new(move |t: &str| s.exposes(t)) as Box<dyn Fn(&str) -> bool>)
             .collect();
@@ -424,25 +431,28 @@ impl Proxy {
                 }
                 let key = id.to_string();
                 let slot = Arc::new(Mutex::new(None));
-                {
+                let duplicate = {
                     let mut inflight = self.inflight.lock().unwrap();
-                    if inflight.contains_key(&key) {
-                        drop(inflight);
-                        let err = jsonrpc::error_object(
-                            ErrorCode::InvalidRequest,
-                            format!("a request with id {key} is still in progress"),
-                            None,
+                    let duplicate = inflight.contains_key(&key);
+                    if !duplicate {
+                        inflight.insert(
+                            key.clone(),
+                            Inflight {
+                                task: None,
+                                downstream: slot.clone(),
+                            },
                         );
-                        self.send(&jsonrpc::error_response(id, err)).await;
-                        return;
                     }
-                    inflight.insert(
-                        key.clone(),
-                        Inflight {
-                            task: None,
-                            downstream: slot.clone(),
-                        },
+                    duplicate
+                };
+                if duplicate {
+                    let err = jsonrpc::error_object(
+                        ErrorCode::InvalidRequest,
+                        format!("a request with id {key} is still in progress"),
+                        None,
                     );
+                    self.send(&jsonrpc::error_response(id, err)).await;
+                    return;
                 }
                 let permit = permits
                     .clone()
@@ -661,7 +671,7 @@ impl Proxy {
         id: Value,
         method: &str,
         params: Option<Value>,
-        slot: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
+        slot: DownstreamSlot,
     ) -> Value {
         if method == "ping" {
             return jsonrpc::response(id, json!({}));
@@ -700,7 +710,7 @@ impl Proxy {
         self: &Arc<Self>,
         id: &Value,
         params: Option<Value>,
-        slot: Arc<Mutex<Option<(Arc<Connection>, u64)>>>,
+        slot: DownstreamSlot,
     ) -> Result<Value, Value> {
         let invalid = |msg: &str| jsonrpc::error_object(ErrorCode::InvalidParams, msg, None);
         let Some(Value::Object(mut params)) = params else {

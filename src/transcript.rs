@@ -291,7 +291,7 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
     for (n, (line_no, line)) in lines.into_iter().enumerate() {
         match serde_json::from_str::<CallRecord>(line) {
             Ok(r) => records.push(r),
-            Err(e) if n + 1 == last && !text.ends_with('\n') || n + 1 == last && e.is_eof() => {
+            Err(e) if n + 1 == last && (!text.ends_with('\n') || e.is_eof()) => {
                 broken_last_line = Some(format!(
                     "{}:{line_no}: the last line is incomplete and was skipped ({e})",
                     path.display()
@@ -469,7 +469,7 @@ mod tests {
     fn round_trip_and_replay_detects_budget_changes() {
         let r = record("1", json!([{"a": 1}, {"a": 2}]), 100);
         assert_eq!(r.arguments, json!({"token": "[redacted]"}));
-        let text = to_text(&[r.clone()]);
+        let text = to_text(std::slice::from_ref(&r));
         let t = parse_transcript(&text, Path::new("x.jsonl")).unwrap();
         assert_eq!(t.records, vec![r.clone()]);
         assert!(replay(&t, None).iter().all(ReplayResult::matches));
