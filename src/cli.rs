@@ -81,6 +81,9 @@ pub enum Command {
     /// result (the default).
     ///
     /// Example: mcp-envelope serve --config config/example.toml
+    #[command(
+        after_help = "Exit codes: 0 stopped normally (stdin closed or a signal), 2 config error."
+    )]
     Serve {
         /// Append one JSON line per tools/call to this transcript (overrides `[transcript] path`).
         #[arg(long, value_name = "PATH")]
@@ -90,6 +93,9 @@ pub enum Command {
     /// envelope as one line of JSON, stop. Exit 0 when the envelope is not an error, 1 when it is.
     ///
     /// Example: mcp-envelope call --config config/example.toml get_current_time '{"timezone":"Europe/Warsaw"}'
+    #[command(
+        after_help = "Exit codes: 0 the envelope is ok or truncated, 1 it is an error, 2 usage or config error."
+    )]
     Call {
         /// The tool name as the client sees it (after prefixes).
         tool: String,
@@ -104,6 +110,7 @@ pub enum Command {
     /// Input: {"call_id": "...", "tool": "...", "rows": [{...}], "error": {...}}.
     ///
     /// Example: echo '{"call_id":"t1","tool":"sql","rows":[{"b":2,"a":1}]}' | mcp-envelope envelope --budget 8
+    #[command(after_help = "Exit codes: 0 printed, 2 stdin is not a valid tool result.")]
     Envelope {
         /// Maximum length of `content` in characters (Unicode scalar values).
         #[arg(long, value_name = "N")]
@@ -114,6 +121,9 @@ pub enum Command {
     /// differ, 2 unreadable input. Budgets come from `--config` when given, else the recorded ones.
     ///
     /// Example: mcp-envelope replay calls.jsonl --config config/example.toml
+    #[command(
+        after_help = "Exit codes: 0 every envelope matches (or --update rewrote them), 1 some differ, 2 unreadable transcript or config."
+    )]
     Replay {
         /// The transcript (JSONL) to replay.
         transcript: PathBuf,
@@ -121,9 +131,36 @@ pub enum Command {
         #[arg(long)]
         update: bool,
     },
+    /// Validate the config, start every enabled server, list its tools, stop them and print a
+    /// table: each server's state (ready, or failed with the reason and the last lines of its
+    /// stderr) and startup time, then each tool by the name the client sees with its effective
+    /// char_budget and timeout and where each came from (tool, server, defaults, built-in).
+    /// Exit 0 every enabled server is ready, 1 one is not, 2 config error.
+    #[command(
+        after_help = "Example:\n  mcp-envelope check --config config/example.toml\n\nExit codes: 0 every enabled server ready, 1 a server not ready, 2 config error."
+    )]
+    Check,
+    /// Convert an agent client's JSON MCP config (`mcpServers`: Claude Desktop, Cursor, Claude
+    /// Code `.mcp.json`; `servers`: VS Code `.vscode/mcp.json`) into mcp-envelope TOML on
+    /// stdout. Remote (url/sse/http) entries are listed in a comment as not supported yet.
+    /// Exit 2 for an unreadable file or invalid JSON.
+    #[command(
+        after_help = "Example:\n  mcp-envelope import ~/.cursor/mcp.json > ~/.config/mcp-envelope/config.toml\n  mcp-envelope check --config ~/.config/mcp-envelope/config.toml\n\nExit codes: 0 converted, 2 unreadable file, invalid JSON or wrong shape."
+    )]
+    Import {
+        /// The client's JSON config file.
+        file: PathBuf,
+    },
+    /// Print the JSON Schema (draft 7) of the config file, for editors (Taplo / Even Better
+    /// TOML: put `#:schema ./mcp-envelope.schema.json` on the first line of the config).
+    #[command(
+        after_help = "Example:\n  mcp-envelope config-schema > ~/.config/mcp-envelope/mcp-envelope.schema.json\n\nExit codes: 0 printed."
+    )]
+    ConfigSchema,
     /// Print a transcript as the numbered tool trajectory a summarizer reads.
     ///
     /// Example: mcp-envelope render calls.jsonl --budget 4000
+    #[command(after_help = "Exit codes: 0 printed, 2 unreadable transcript.")]
     Render {
         /// The transcript (JSONL) to render.
         transcript: PathBuf,

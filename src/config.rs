@@ -96,7 +96,9 @@ pub const DEFAULT_REDACT_KEYS: [&str; 5] =
 
 /// What the envelope does with image and audio content blocks. TOML: `"passthrough"` or
 /// `"describe"`; any other value is a config error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MediaMode {
     /// Media blocks are passed through to the client unchanged (the built-in default).
@@ -503,61 +505,114 @@ fn io_reason(err: &std::io::Error) -> String {
 // ---------------------------------------------------------------------------------------------
 // Raw (as-written) form.
 
-#[derive(Deserialize)]
+/// mcp-envelope configuration: the downstream MCP servers to start and how to envelope their
+/// tools' results. Settings resolve tool table → server table → `[defaults]` → built-in.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "mcp-envelope configuration")]
 struct RawConfig {
+    /// Settings for every server and tool unless a server or tool table overrides them.
     #[serde(default)]
     defaults: RawDefaults,
+    /// Optional JSONL transcript of every tools/call.
     transcript: Option<RawTranscript>,
+    /// The downstream MCP servers, keyed by name (non-empty, without `__`). Same keys as
+    /// Codex's `[mcp_servers.NAME]`.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawServer>")]
     mcp_servers: BTreeMap<String, Spanned<RawServer>>,
 }
 
-#[derive(Deserialize, Default)]
+/// The `[defaults]` table: every key optional.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Defaults")]
 struct RawDefaults {
+    /// Envelope content budget per tool result, in characters (Unicode scalar values).
+    /// Built-in: 2000.
     char_budget: Option<usize>,
+    /// Timeout of one tools/call, in seconds (integer or float, > 0). Built-in: 60.
     tool_timeout_sec: Option<Seconds>,
+    /// Seconds for spawning one server and completing initialize + tools/list (> 0).
+    /// Built-in: 20.
     startup_timeout_sec: Option<Seconds>,
+    /// Restarts in a row before a crashed server is reported `unavailable`. Built-in: 5.
     max_restarts: Option<u32>,
+    /// Longest JSON-RPC line accepted from the client or a server, in bytes (> 0).
+    /// Built-in: 67108864 (64 MiB).
     max_message_bytes: Option<NonZeroUsize>,
+    /// What to do with image/audio blocks. Built-in: "passthrough".
     media: Option<MediaMode>,
 }
 
-#[derive(Deserialize)]
+/// The `[transcript]` table.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Transcript")]
 struct RawTranscript {
+    /// Append one JSON line per tools/call to this file (relative to the config file's
+    /// directory). No transcript when absent.
     path: Option<String>,
+    /// Argument keys whose values are stored as "[redacted]". Default: password, token,
+    /// secret, api_key, authorization.
     redact_keys: Option<Vec<String>>,
 }
 
-#[derive(Deserialize)]
+/// One `[mcp_servers.NAME]` table: a stdio MCP server to start.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Server")]
 struct RawServer {
+    /// Program to run directly (never through a shell); must not be empty. A relative path
+    /// containing `/` is relative to the config file's directory; a bare name is looked up in
+    /// PATH.
+    #[schemars(with = "String")]
     command: Spanned<String>,
+    /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     args: Vec<Spanned<String>>,
+    /// Variables added to the child's environment; values may use `${VAR}`.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     env: BTreeMap<String, Spanned<String>>,
+    /// Working directory of the child, relative to the config file's directory. Default: the
+    /// proxy's own.
     cwd: Option<String>,
+    /// `false` keeps the table but starts nothing. Default: true.
     enabled: Option<bool>,
+    /// Default envelope budget for this server's tools, in characters.
     char_budget: Option<usize>,
+    /// Default tools/call timeout for this server's tools, in seconds (> 0).
     tool_timeout_sec: Option<Seconds>,
+    /// Seconds for spawn + initialize + tools/list of this server (> 0).
     startup_timeout_sec: Option<Seconds>,
+    /// Restarts in a row before this server is reported `unavailable`.
     max_restarts: Option<u32>,
+    /// What to do with image/audio blocks of this server's tools.
     media: Option<MediaMode>,
+    /// Allowlist of the server's own tool names; when given, only these are exposed.
     enabled_tools: Option<Vec<String>>,
+    /// Denylist of the server's own tool names; these are never exposed.
     disabled_tools: Option<Vec<String>>,
+    /// Prepended to the tool names the client sees. Default: "".
     tool_prefix: Option<String>,
+    /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawTool>")]
     tools: BTreeMap<String, Spanned<RawTool>>,
 }
 
-#[derive(Deserialize)]
+/// One `[mcp_servers.NAME.tools.TOOL]` table: overrides for one tool.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Tool")]
 struct RawTool {
+    /// Envelope budget for this tool, in characters (Unicode scalar values).
     char_budget: Option<usize>,
+    /// tools/call timeout for this tool, in seconds (> 0).
     tool_timeout_sec: Option<Seconds>,
+    /// What to do with image/audio blocks of this tool.
     media: Option<MediaMode>,
 }
 
@@ -602,6 +657,63 @@ impl<'de> Deserialize<'de> for Seconds {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+impl schemars::JsonSchema for Seconds {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Seconds".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A positive, finite number of seconds (integer or float).",
+            "type": "number",
+            "exclusiveMinimum": 0
+        })
+    }
+}
+
+/// The JSON Schema (draft 7, which Taplo / Even Better TOML and most editors understand) of the
+/// config file, generated from the deserialization types so it always matches what
+/// [`Config::parse`] accepts structurally: every table rejects unknown keys
+/// (`additionalProperties: false`), and doc comments become descriptions. Checks that need the
+/// whole file (a tool table for a hidden tool, `${VAR}` expansion, server names) are not in it.
+/// Source: issue 7 of the project.
+pub fn json_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let schema = generator.into_root_schema_for::<RawConfig>();
+    let mut value = serde_json::to_value(schema).expect("a schema is plain JSON");
+    strip_null(&mut value);
+    value
+}
+
+/// TOML has no null (a key is left out instead), so `Option`'s `null` alternative goes:
+/// `"type": [T, "null"]` becomes `"type": T`, and `anyOf: [S, {"type": "null"}]` becomes `S`.
+fn strip_null(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    if let Value::Object(map) = value {
+        if let Some(Value::Array(types)) = map.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let only = types.remove(0);
+                map.insert("type".into(), only);
+            }
+        }
+        if let Some(Value::Array(any)) = map.get_mut("anyOf") {
+            any.retain(|s| s.get("type").and_then(Value::as_str) != Some("null"));
+            if any.len() == 1 {
+                let Some(Value::Object(only)) = any.pop() else {
+                    unreachable!("schemas are objects")
+                };
+                map.remove("anyOf");
+                for (k, v) in only {
+                    map.entry(k).or_insert(v);
+                }
+            }
+        }
+        map.values_mut().for_each(strip_null);
+    } else if let Value::Array(items) = value {
+        items.iter_mut().for_each(strip_null);
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, info, warn};
@@ -247,10 +247,7 @@ impl Connection {
         {
             let mut pending = self.pending.lock().unwrap();
             if self.is_closed() {
-                return Err(CallError::Exited(format!(
-                    "server '{}' has exited",
-                    self.server
-                )));
+                return Err(CallError::Exited("the process has exited".into()));
             }
             pending.insert(id, tx);
         }
@@ -259,12 +256,7 @@ impl Connection {
         let send = tokio::time::timeout(timeout, self.writer.send(line));
         match send.await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) => {
-                return Err(CallError::Exited(format!(
-                    "server '{}' closed its stdin",
-                    self.server
-                )))
-            }
+            Ok(Err(_)) => return Err(CallError::Exited("its stdin is closed".into())),
             Err(_) => return Err(CallError::Timeout(timeout)),
         }
         on_sent(id);
@@ -272,13 +264,9 @@ impl Connection {
             Ok(Ok(Reply::Response(r))) => Ok(r),
             Ok(Ok(Reply::Closed(reason))) => Err(CallError::Exited(reason)),
             Ok(Ok(Reply::TooLong(len))) => Err(CallError::Invalid(format!(
-                "server '{}' sent a response of {len} bytes, more than max_message_bytes",
-                self.server
+                "the response is {len} bytes, more than max_message_bytes"
             ))),
-            Ok(Err(_)) => Err(CallError::Exited(format!(
-                "server '{}' has exited",
-                self.server
-            ))),
+            Ok(Err(_)) => Err(CallError::Exited("the process has exited".into())),
             Err(_) => {
                 self.notify(
                     "notifications/cancelled",
@@ -568,8 +556,14 @@ struct Running {
 impl Running {
     /// Resolves when the child's stdout closes; returns why.
     async fn closed(&mut self) -> String {
-        let reason = match self.reader_done.take() {
-            Some(rx) => rx.await.unwrap_or_else(|_| "reader stopped".into()),
+        // Polled by reference so that a caller racing this future (the handshake in
+        // `start_once`) can drop it without losing the reader's signal.
+        let reason = match self.reader_done.as_mut() {
+            Some(rx) => {
+                let reason = rx.await.unwrap_or_else(|_| "reader stopped".into());
+                self.reader_done = None;
+                reason
+            }
             None => "closed".into(),
         };
         // Give it a moment to exit by itself, then make sure it is gone.
@@ -580,7 +574,7 @@ impl Running {
                 "killed after closing stdout".into()
             }
         };
-        let full = format!("server '{}' {reason} ({status})", self.name);
+        let full = format!("{reason} ({status})");
         self.conn.close(&full);
         full
     }
@@ -595,7 +589,7 @@ impl Running {
             Err(_) => terminate_group(&mut self.child, SHUTDOWN_GRACE).await,
         }
         self.conn
-            .close(&format!("server '{}' was stopped", self.name));
+            .close("stopped because the proxy is shutting down");
         debug!(server = %self.name, "server stopped");
     }
 }
@@ -647,7 +641,8 @@ async fn start_once(
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
 
-    tokio::spawn(read_stderr(ds.clone(), stderr));
+    let (stderr_done_tx, stderr_done_rx) = oneshot::channel();
+    tokio::spawn(read_stderr(ds.clone(), stderr, stderr_done_tx));
     let (writer_tx, writer_rx) = mpsc::channel::<Vec<u8>>(1024);
     let (close_tx, close_rx) = oneshot::channel();
     tokio::spawn(write_stdin(spec.name.clone(), stdin, writer_rx, close_rx));
@@ -688,17 +683,24 @@ async fn start_once(
         *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
         Ok::<(), String>(())
     };
-    let outcome = match tokio::time::timeout(spec.startup_timeout, handshake).await {
-        Ok(r) => r,
-        Err(_) => Err(format!(
-            "not ready within {} ms (startup_timeout_sec)",
-            spec.startup_timeout.as_millis()
-        )),
+    // A server that exits during the handshake fails the start at once (issue 7: `check`
+    // reports its exit status instead of waiting out startup_timeout_sec).
+    let outcome = tokio::select! {
+        r = tokio::time::timeout(spec.startup_timeout, handshake) => match r {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "not ready within {} ms (startup_timeout_sec)",
+                spec.startup_timeout.as_millis()
+            )),
+        },
+        reason = running.closed() => Err(format!("{reason} during startup")),
     };
     match outcome {
         Ok(()) => Ok(running),
         Err(reason) => {
             running.stop().await;
+            // Let the stderr reader catch the child's last words for the log.
+            let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done_rx).await;
             Err(reason)
         }
     }
@@ -730,35 +732,22 @@ async fn list_all_tools(conn: &Connection, timeout: Duration) -> Result<Vec<Valu
 async fn write_stdin(
     server: String,
     stdin: ChildStdin,
-    mut rx: mpsc::Receiver<Vec<u8>>,
-    mut close: oneshot::Receiver<()>,
+    rx: mpsc::Receiver<Vec<u8>>,
+    close: oneshot::Receiver<()>,
 ) {
-    let mut out = BufWriter::with_capacity(64 * 1024, stdin);
-    loop {
-        let line = tokio::select! {
-            biased;
-            _ = &mut close => break,
-            line = rx.recv() => match line { Some(l) => l, None => break },
-        };
-        if let Err(e) = out.write_all(&line).await {
-            debug!(%server, error = %e, "writing to server stdin failed");
-            return;
-        }
-        // Batch whatever else is queued, then flush once.
-        while let Ok(line) = rx.try_recv() {
-            if out.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
+    let close = async {
+        let _ = close.await;
+    };
+    if let Err(e) = jsonrpc::write_lines(stdin, rx, close).await {
+        debug!(%server, error = %e, "writing to server stdin failed");
     }
-    let _ = out.flush().await;
-    let _ = out.shutdown().await;
 }
 
-async fn read_stderr(ds: Downstream, stderr: tokio::process::ChildStderr) {
+async fn read_stderr(
+    ds: Downstream,
+    stderr: tokio::process::ChildStderr,
+    done: oneshot::Sender<()>,
+) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         debug!(server = %ds.name(), stderr = %line, "server stderr");
@@ -768,6 +757,7 @@ async fn read_stderr(ds: Downstream, stderr: tokio::process::ChildStderr) {
         }
         tail.push_back(truncate_chars(&line, 500));
     }
+    let _ = done.send(());
 }
 
 fn truncate_chars(s: &str, max: usize) -> String {
@@ -821,6 +811,9 @@ async fn read_stdout(
             },
         }
     };
+    // Fail every pending request now, and make new ones wait for the restart, rather than
+    // after the child has been reaped (which can take the shutdown grace period).
+    conn.close(&reason);
     let _ = done.send(reason);
 }
 

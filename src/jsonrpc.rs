@@ -16,7 +16,10 @@ use std::io;
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use std::future::Future;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::mpsc;
 
 /// How much of an over-long line is kept (bytes), to find its id for the error answer.
 pub const TOO_LONG_HEAD_BYTES: usize = 4096;
@@ -111,6 +114,37 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
         (!line.is_empty()).then_some(Frame::Line(line))
     }
+}
+
+/// Writes queued lines (each with its `\n`) to `output` in queue order, batching whatever is
+/// queued and flushing once per batch, so a burst costs one flush. Ends, after a final flush
+/// and shutdown of `output`, when every sender is gone or `close` resolves; a write error ends
+/// it at once and is returned.
+pub async fn write_lines<W, C>(
+    output: W,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    close: C,
+) -> io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+    C: Future<Output = ()>,
+{
+    let mut out = BufWriter::with_capacity(256 * 1024, output);
+    tokio::pin!(close);
+    loop {
+        let line = tokio::select! {
+            biased;
+            _ = &mut close => break,
+            line = rx.recv() => match line { Some(l) => l, None => break },
+        };
+        out.write_all(&line).await?;
+        while let Ok(line) = rx.try_recv() {
+            out.write_all(&line).await?;
+        }
+        out.flush().await?;
+    }
+    out.flush().await?;
+    out.shutdown().await
 }
 
 /// A classified JSON-RPC 2.0 message (one element of a batch, or a whole line).

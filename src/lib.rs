@@ -13,6 +13,8 @@
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
 //! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
+//! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
+//! | [`import`] | `import`: a client's JSON MCP config → mcp-envelope TOML | no |
 //! | [`cli`] | clap definitions of every subcommand and flag | no |
 //!
 //! The binary (`src/main.rs`) parses the command line, sets up logging to stderr and maps errors
@@ -20,10 +22,12 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod envelope;
+pub mod import;
 pub mod jsonrpc;
 pub mod outcome;
 pub mod session;

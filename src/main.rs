@@ -60,6 +60,9 @@ fn subcommand_name(command: Option<&Command>) -> &'static str {
         Some(Command::Envelope { .. }) => "envelope",
         Some(Command::Replay { .. }) => "replay",
         Some(Command::Render { .. }) => "render",
+        Some(Command::Check) => "check",
+        Some(Command::Import { .. }) => "import",
+        Some(Command::ConfigSchema) => "config-schema",
     }
 }
 
@@ -83,7 +86,12 @@ fn init_logging(global: &GlobalArgs) -> anyhow::Result<()> {
                 .with_writer(Mutex::new(file))
                 .init();
         }
-        None => builder.with_writer(std::io::stderr).init(),
+        // Colours only on a terminal: clients capture stderr into log files (issue 7).
+        None => {
+            use std::io::IsTerminal;
+            let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            builder.with_ansi(ansi).with_writer(std::io::stderr).init()
+        }
     }
     Ok(())
 }
@@ -102,6 +110,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_replay(&cli.global, &transcript, update)
         }
         Some(Command::Render { transcript, budget }) => run_render(&transcript, budget),
+        Some(Command::Check) => run_check(&cli.global),
+        Some(Command::Import { file }) => run_import(&file),
+        Some(Command::ConfigSchema) => run_config_schema(),
     }
 }
 
@@ -301,5 +312,63 @@ fn run_render(path: &Path, budget: Option<usize>) -> anyhow::Result<ExitCode> {
         .lock()
         .write_all(text.as_bytes())
         .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcp-envelope check`: start every enabled server (waiting up to each one's
+/// startup_timeout_sec), print the table of states and tools, stop them (issue 7).
+fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(global)?;
+    let rt = runtime()?;
+    let report = rt.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(session::OUTPUT_QUEUE);
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let proxy = Proxy::new(config.clone(), tx, None);
+        proxy
+            .start_servers(ClientInit {
+                protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+                capabilities: json!({}),
+                client_info: json!({"name": "mcp-envelope-check", "version": env!("CARGO_PKG_VERSION")}),
+            })
+            .await;
+        let report = mcp_envelope::check::report(&config, &proxy);
+        proxy.shutdown().await;
+        report
+    });
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "config: {}\n", config.path.display()).context("writing stdout")?;
+    stdout
+        .write_all(mcp_envelope::check::render(&report).as_bytes())
+        .context("writing stdout")?;
+    Ok(if report.all_ready() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `mcp-envelope import FILE`: a client's JSON MCP config → TOML on stdout (issue 7).
+fn run_import(file: &Path) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read {}", file.display()))
+        .map_err(usage)?;
+    let doc: Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid JSON", file.display()))
+        .map_err(usage)?;
+    let toml = mcp_envelope::import::import_client_config(&doc, &file.display().to_string())
+        .with_context(|| format!("{}", file.display()))
+        .map_err(usage)?;
+    std::io::stdout()
+        .lock()
+        .write_all(toml.as_bytes())
+        .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcp-envelope config-schema`: the config's JSON Schema, pretty-printed (issue 7).
+fn run_config_schema() -> anyhow::Result<ExitCode> {
+    let text = serde_json::to_string_pretty(&config::json_schema())?;
+    writeln!(std::io::stdout().lock(), "{text}").context("writing stdout")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -23,13 +23,13 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 use tracing::{debug, info, warn};
 
@@ -99,7 +99,9 @@ pub struct Proxy {
     catalog: RwLock<Arc<Catalog>>,
     out: mpsc::Sender<Vec<u8>>,
     protocol_version: OnceLock<&'static str>,
-    initialized: AtomicBool,
+    /// Set when the client has sent `notifications/initialized` (or any request after
+    /// `initialize`): from then on server notifications and requests are passed to it.
+    client_ready: watch::Sender<bool>,
     inflight: Mutex<HashMap<String, Inflight>>,
     client_requests: Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>,
     next_client_request: AtomicU64,
@@ -127,7 +129,7 @@ impl Proxy {
             catalog: RwLock::new(Arc::new(Catalog::default())),
             out,
             protocol_version: OnceLock::new(),
-            initialized: AtomicBool::new(false),
+            client_ready: watch::channel(false).0,
             inflight: Mutex::new(HashMap::new()),
             client_requests: Mutex::new(HashMap::new()),
             next_client_request: AtomicU64::new(1),
@@ -240,7 +242,7 @@ impl Proxy {
         while let Some(event) = rx.recv().await {
             match event {
                 DownstreamEvent::ToolsChanged { server } => {
-                    if self.rebuild_catalog() && self.initialized.load(Ordering::Acquire) {
+                    if self.rebuild_catalog() && self.is_client_ready() {
                         info!(%server, tools = self.catalog().len(), "tool list changed");
                         self.send(&jsonrpc::notification(
                             "notifications/tools/list_changed",
@@ -271,7 +273,7 @@ impl Proxy {
                             )
                         });
                     }
-                    if self.initialized.load(Ordering::Acquire) {
+                    if self.is_client_ready() {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
                 }
@@ -355,10 +357,19 @@ impl Proxy {
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, Value> {
-        if !self.initialized.load(Ordering::Acquire) && self.protocol_version.get().is_none() {
+        if self.protocol_version.get().is_none() {
             return Err(jsonrpc::error_object(
                 ErrorCode::MethodNotFound,
                 "no client is connected to answer this request",
+                None,
+            ));
+        }
+        // The MCP lifecycle lets us send requests only once the client has finished initializing.
+        let mut ready = self.client_ready.subscribe();
+        if ready.wait_for(|r| *r).await.is_err() {
+            return Err(jsonrpc::error_object(
+                ErrorCode::InternalError,
+                "the client went away",
                 None,
             ));
         }
@@ -373,13 +384,26 @@ impl Proxy {
         debug!(%server, method, id, "forwarding server request to the client");
         self.send(&jsonrpc::request(Value::from(id), method, params))
             .await;
-        let answer = rx.await.unwrap_or_else(|_| {
-            Err(jsonrpc::error_object(
-                ErrorCode::InternalError,
-                "the client went away before answering",
-                None,
-            ))
-        });
+        // A client that never answers must not keep the proxy alive after shutdown: this task
+        // holds the proxy (and so the stdout writer) until it ends.
+        let mut stopping = self.shutdown.subscribe();
+        let answer = tokio::select! {
+            r = rx => r.unwrap_or_else(|_| {
+                Err(jsonrpc::error_object(
+                    ErrorCode::InternalError,
+                    "the client went away before answering",
+                    None,
+                ))
+            }),
+            _ = stopping.wait_for(|stop| *stop) => {
+                self.client_requests.lock().unwrap().remove(&id);
+                Err(jsonrpc::error_object(
+                    ErrorCode::InternalError,
+                    "the proxy is shutting down",
+                    None,
+                ))
+            }
+        };
         self.server_request_ids.lock().unwrap().remove(&key);
         answer
     }
@@ -540,6 +564,7 @@ impl Proxy {
         match method {
             "notifications/initialized" => {
                 debug!("client sent notifications/initialized");
+                self.mark_client_ready();
             }
             "notifications/cancelled" => {
                 let Some(request_id) = params.as_ref().and_then(|p| p.get("requestId")) else {
@@ -621,7 +646,6 @@ impl Proxy {
             client_info,
         })
         .await;
-        self.initialized.store(true, Ordering::Release);
         jsonrpc::response(
             id.clone(),
             json!({
@@ -652,6 +676,9 @@ impl Proxy {
             );
             return jsonrpc::error_response(id, err);
         }
+        // A client that sends requests has finished initializing, even if it never sent
+        // `notifications/initialized`.
+        self.mark_client_ready();
         match method {
             "tools/list" => jsonrpc::response(id, json!({ "tools": self.catalog().tools() })),
             "tools/call" => match self.call_tool(&id, params, slot).await {
@@ -801,6 +828,15 @@ impl Proxy {
         }
     }
 
+    fn is_client_ready(&self) -> bool {
+        *self.client_ready.borrow()
+    }
+
+    fn mark_client_ready(&self) {
+        self.client_ready
+            .send_if_modified(|r| !std::mem::replace(r, true));
+    }
+
     fn inflight_count(&self) -> usize {
         self.inflight.lock().unwrap().len()
     }
@@ -835,7 +871,11 @@ where
     S: Future<Output = ()> + Send,
 {
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
-    let writer = tokio::spawn(write_output(output, out_rx));
+    let writer = tokio::spawn(async move {
+        if let Err(e) = jsonrpc::write_lines(output, out_rx, std::future::pending()).await {
+            warn!(error = %e, "writing stdout failed");
+        }
+    });
     let proxy = Proxy::new(config.clone(), out_tx, transcript);
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
     let mut reader = LineReader::new(
@@ -899,26 +939,7 @@ where
         t.flush();
     }
     drop(proxy);
-    let _ = writer.await;
+    // The writer ends when the last sender is gone; a stuck grandchild must not keep us here.
+    let _ = tokio::time::timeout(Duration::from_secs(3), writer).await;
     Ok(())
-}
-
-/// The writer task: owns the output, writes lines in the order queued, flushes when the queue
-/// is momentarily empty. Ends when every sender is gone.
-async fn write_output<W: AsyncWrite + Unpin>(output: W, mut rx: mpsc::Receiver<Vec<u8>>) {
-    let mut out = BufWriter::with_capacity(256 * 1024, output);
-    while let Some(line) = rx.recv().await {
-        if out.write_all(&line).await.is_err() {
-            break;
-        }
-        while let Ok(line) = rx.try_recv() {
-            if out.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            break;
-        }
-    }
-    let _ = out.flush().await;
 }

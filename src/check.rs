@@ -1,0 +1,390 @@
+//! `mcp-envelope check`: what the proxy would offer with a config, as a plain-text table.
+//!
+//! [`report`] takes a snapshot of a [`Proxy`] whose servers were started (their state, startup
+//! time, stderr tail and the catalog's tools with their effective settings) into a
+//! [`CheckReport`] of plain data; [`render`] turns that into the table the command prints. Both
+//! are free of I/O; the binary starts and stops the servers. Source: issue 7 of the project.
+//!
+//! # Table
+//!
+//! ```text
+//! SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TIMEOUT
+//! broken         failed    -
+//!   reason: restarting (attempt 1): server 'broken' exited (exit status: 3); last stderr: boom
+//!   stderr: boom
+//! fx             ready     412 ms
+//!   rows                            40 (defaults)  60s (built-in)
+//! old            disabled
+//!
+//! 1 of 2 enabled server(s) ready, 1 tool(s)
+//! ```
+//!
+//! Tools are listed under their server by the name the client sees (after `tool_prefix` and
+//! collision renaming), each budget and timeout followed by where it came from: `tool`,
+//! `server`, `defaults` or `built-in`.
+
+use std::time::Duration;
+
+use crate::config::{Config, Setting};
+use crate::downstream::ServerState;
+use crate::session::Proxy;
+
+/// How many stderr lines of a failed server the table shows.
+pub const STDERR_LINES_SHOWN: usize = 5;
+
+/// Everything `check` found out, in config order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    /// Every configured server (enabled or not), sorted by name.
+    pub servers: Vec<ServerReport>,
+}
+
+/// One server's line of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerReport {
+    /// The server's config name.
+    pub name: String,
+    /// Its state when the check looked.
+    pub status: ServerStatus,
+    /// How long its last successful start took (spawn to tools listed); `None` if it never
+    /// started.
+    pub startup: Option<Duration>,
+    /// The last lines of its stderr, oldest first (only shown when it failed).
+    pub stderr_tail: Vec<String>,
+    /// Its exposed tools, in catalog order (empty unless ready).
+    pub tools: Vec<ToolReport>,
+}
+
+/// A server's state as `check` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Initialized and its tools listed.
+    Ready,
+    /// Not ready within its `startup_timeout_sec`; `reason` is the supervisor's reason (the
+    /// state label, then why the last start ended).
+    Failed {
+        /// Why, e.g. `restarting (attempt 2): server 'x' exited (exit status: 3); last stderr: …`.
+        reason: String,
+    },
+    /// `enabled = false`: not started, does not count against the exit code.
+    Disabled,
+}
+
+/// One exposed tool with its effective settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolReport {
+    /// The name the client sees.
+    pub name: String,
+    /// Effective envelope budget, characters, and its source.
+    pub char_budget: Setting<usize>,
+    /// Effective tools/call timeout and its source.
+    pub tool_timeout: Setting<Duration>,
+}
+
+impl CheckReport {
+    /// Whether every enabled server is ready (the command's exit 0).
+    pub fn all_ready(&self) -> bool {
+        self.servers
+            .iter()
+            .all(|s| matches!(s.status, ServerStatus::Ready | ServerStatus::Disabled))
+    }
+}
+
+/// The reason a non-ready state gives, prefixed with its label; `None` for `ready`.
+pub fn failure_reason(state: &ServerState) -> Option<String> {
+    match state {
+        ServerState::Ready(conn) if !conn.is_closed() => None,
+        ServerState::Ready(_) => Some("ready, but its connection just closed".into()),
+        ServerState::Starting => Some("still starting when startup_timeout_sec ran out".into()),
+        ServerState::Restarting { attempt, reason } => {
+            Some(format!("restarting (attempt {attempt}): {reason}"))
+        }
+        ServerState::Unavailable { reason } => Some(format!("unavailable: {reason}")),
+        ServerState::Stopped => Some("stopped".into()),
+    }
+}
+
+/// Snapshot of a proxy after [`Proxy::start_servers`]: each configured server's state, startup
+/// time, stderr tail and exposed tools with settings resolved from `config`. No I/O.
+pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
+    let catalog = proxy.catalog();
+    let mut servers = Vec::new();
+    for server in &config.servers {
+        let Some(ds) = proxy.servers().iter().find(|d| d.name() == server.name) else {
+            servers.push(ServerReport {
+                name: server.name.clone(),
+                status: ServerStatus::Disabled,
+                startup: None,
+                stderr_tail: Vec::new(),
+                tools: Vec::new(),
+            });
+            continue;
+        };
+        let status = match failure_reason(&ds.state()) {
+            None => ServerStatus::Ready,
+            Some(reason) => ServerStatus::Failed { reason },
+        };
+        let tools = if status == ServerStatus::Ready {
+            catalog
+                .tools()
+                .iter()
+                .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
+                .filter_map(|name| {
+                    let route = catalog.route(name)?;
+                    (route.server == server.name).then(|| {
+                        let settings = config.tool_settings(&route.server, &route.tool);
+                        ToolReport {
+                            name: name.to_owned(),
+                            char_budget: settings.char_budget,
+                            tool_timeout: settings.tool_timeout,
+                        }
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        servers.push(ServerReport {
+            name: server.name.clone(),
+            status,
+            startup: ds.startup_duration(),
+            stderr_tail: ds.stderr_tail(),
+            tools,
+        });
+    }
+    CheckReport { servers }
+}
+
+/// Seconds without trailing zeros: `60s`, `0.5s`.
+fn secs(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
+/// The table `check` prints (see the module doc), ending with a summary line and a newline.
+pub fn render(report: &CheckReport) -> String {
+    // Rows of cells; `None` marks a free-text line written as is.
+    let mut rows: Vec<Result<[String; 5], String>> = vec![Ok([
+        "SERVER / TOOL".into(),
+        "STATE".into(),
+        "STARTUP".into(),
+        "CHAR_BUDGET".into(),
+        "TIMEOUT".into(),
+    ])];
+    let (mut enabled, mut ready, mut tools) = (0usize, 0usize, 0usize);
+    for s in &report.servers {
+        let startup = match (&s.status, s.startup) {
+            (ServerStatus::Disabled, _) => String::new(),
+            (_, Some(d)) => format!("{} ms", d.as_millis()),
+            (_, None) => "-".into(),
+        };
+        let state = match &s.status {
+            ServerStatus::Ready => "ready",
+            ServerStatus::Failed { .. } => "failed",
+            ServerStatus::Disabled => "disabled",
+        };
+        if s.status != ServerStatus::Disabled {
+            enabled += 1;
+        }
+        rows.push(Ok([
+            s.name.clone(),
+            state.into(),
+            startup,
+            String::new(),
+            String::new(),
+        ]));
+        match &s.status {
+            ServerStatus::Ready => {
+                ready += 1;
+                if s.tools.is_empty() {
+                    rows.push(Err("  (no tools exposed)".into()));
+                }
+                for t in &s.tools {
+                    tools += 1;
+                    rows.push(Ok([
+                        format!("  {}", t.name),
+                        String::new(),
+                        String::new(),
+                        format!("{} ({})", t.char_budget.value, t.char_budget.source),
+                        format!("{} ({})", secs(t.tool_timeout.value), t.tool_timeout.source),
+                    ]));
+                }
+            }
+            ServerStatus::Failed { reason } => {
+                rows.push(Err(format!("  reason: {reason}")));
+                let start = s.stderr_tail.len().saturating_sub(STDERR_LINES_SHOWN);
+                if s.stderr_tail.is_empty() {
+                    rows.push(Err("  stderr: (none)".into()));
+                }
+                for line in &s.stderr_tail[start..] {
+                    rows.push(Err(format!("  stderr: {line}")));
+                }
+            }
+            ServerStatus::Disabled => {}
+        }
+    }
+    let mut widths = [0usize; 5];
+    for cells in rows.iter().flatten() {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        match row {
+            Ok(cells) => {
+                let mut line = String::new();
+                for (i, (w, c)) in widths.iter().zip(cells).enumerate() {
+                    if i > 0 {
+                        line.push_str("  ");
+                    }
+                    line.push_str(c);
+                    line.extend(std::iter::repeat(' ').take(w - c.chars().count()));
+                }
+                out.push_str(line.trim_end());
+            }
+            Err(text) => out.push_str(text),
+        }
+        out.push('\n');
+    }
+    if report.servers.is_empty() {
+        out.push_str("(no servers configured)\n");
+    }
+    out.push_str(&format!(
+        "\n{ready} of {enabled} enabled server(s) ready, {tools} tool(s)\n"
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Source;
+
+    fn tool(name: &str, budget: (usize, Source), timeout: (f64, Source)) -> ToolReport {
+        ToolReport {
+            name: name.into(),
+            char_budget: Setting {
+                value: budget.0,
+                source: budget.1,
+            },
+            tool_timeout: Setting {
+                value: Duration::from_secs_f64(timeout.0),
+                source: timeout.1,
+            },
+        }
+    }
+
+    fn sample() -> CheckReport {
+        CheckReport {
+            servers: vec![
+                ServerReport {
+                    name: "broken".into(),
+                    status: ServerStatus::Failed {
+                        reason: "restarting (attempt 1): exited".into(),
+                    },
+                    startup: None,
+                    stderr_tail: (1..=7).map(|i| format!("line {i}")).collect(),
+                    tools: vec![],
+                },
+                ServerReport {
+                    name: "fx".into(),
+                    status: ServerStatus::Ready,
+                    startup: Some(Duration::from_millis(412)),
+                    stderr_tail: vec!["noise".into()],
+                    tools: vec![
+                        tool("rows", (40, Source::Defaults), (60.0, Source::BuiltIn)),
+                        tool("fx_echo", (500, Source::Tool), (0.5, Source::Server)),
+                    ],
+                },
+                ServerReport {
+                    name: "old".into(),
+                    status: ServerStatus::Disabled,
+                    startup: None,
+                    stderr_tail: vec![],
+                    tools: vec![],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn renders_aligned_table() {
+        let text = render(&sample());
+        let expected = "\
+SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TIMEOUT
+broken         failed    -
+  reason: restarting (attempt 1): exited
+  stderr: line 3
+  stderr: line 4
+  stderr: line 5
+  stderr: line 6
+  stderr: line 7
+fx             ready     412 ms
+  rows                            40 (defaults)  60s (built-in)
+  fx_echo                         500 (tool)     0.5s (server)
+old            disabled
+
+1 of 2 enabled server(s) ready, 2 tool(s)
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn ready_only_when_every_enabled_server_is() {
+        let mut r = sample();
+        assert!(!r.all_ready());
+        r.servers.remove(0);
+        assert!(r.all_ready(), "disabled servers do not count");
+        r.servers.clear();
+        assert!(r.all_ready());
+        assert!(render(&r).contains("(no servers configured)"));
+    }
+
+    #[test]
+    fn empty_stderr_and_no_tools_are_said() {
+        let r = CheckReport {
+            servers: vec![
+                ServerReport {
+                    name: "a".into(),
+                    status: ServerStatus::Failed { reason: "x".into() },
+                    startup: Some(Duration::from_millis(5)),
+                    stderr_tail: vec![],
+                    tools: vec![],
+                },
+                ServerReport {
+                    name: "b".into(),
+                    status: ServerStatus::Ready,
+                    startup: Some(Duration::from_millis(5)),
+                    stderr_tail: vec![],
+                    tools: vec![],
+                },
+            ],
+        };
+        let text = render(&r);
+        assert!(text.contains("  stderr: (none)\n"), "{text}");
+        assert!(text.contains("  (no tools exposed)\n"), "{text}");
+        assert!(text.contains("failed  5 ms"), "{text}");
+    }
+
+    #[test]
+    fn failure_reasons_name_the_state() {
+        assert_eq!(
+            failure_reason(&ServerState::Restarting {
+                attempt: 2,
+                reason: "boom".into()
+            })
+            .unwrap(),
+            "restarting (attempt 2): boom"
+        );
+        assert_eq!(
+            failure_reason(&ServerState::Unavailable {
+                reason: "gave up".into()
+            })
+            .unwrap(),
+            "unavailable: gave up"
+        );
+        assert!(failure_reason(&ServerState::Starting)
+            .unwrap()
+            .contains("startup_timeout_sec"));
+    }
+}

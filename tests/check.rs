@@ -1,0 +1,96 @@
+//! `mcp-envelope check` through the binary with the fixture server (issue 7).
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+fn check(config: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(bin())
+        .arg("check")
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn good_config_lists_ready_server_and_tools_with_sources() {
+    let (_dir, config) = write_config(&format!(
+        "[defaults]\nchar_budget = 40\n{}\n[mcp_servers.fx.tools.echo]\ntool_timeout_sec = 2.5\n{}",
+        fixture_server("fx", &[], "tool_prefix = \"fx_\"\ntool_timeout_sec = 30"),
+        fixture_server("off", &[], "enabled = false")
+    ));
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(line("fx ").starts_with("fx ready "), "{text}");
+    assert!(line("fx ").ends_with(" ms"), "{text}");
+    assert_eq!(line("  fx_rows "), "fx_rows 40 (defaults) 30s (server)");
+    assert_eq!(line("  fx_echo "), "fx_echo 40 (defaults) 2.5s (tool)");
+    assert_eq!(line("off "), "off disabled");
+    assert!(text.contains("1 of 1 enabled server(s) ready"), "{text}");
+}
+
+#[test]
+fn server_failing_at_start_exits_1_with_reason_and_stderr() {
+    let (_dir, config) = write_config(&format!(
+        "{}{}",
+        fixture_server("ok", &[], ""),
+        fixture_server("bad", &["--exit-at-start", "3"], "startup_timeout_sec = 2")
+    ));
+    let started = Instant::now();
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("bad ") && l.contains("failed")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ok ") && l.contains("ready")),
+        "{text}"
+    );
+    let reason = text
+        .lines()
+        .find(|l| l.starts_with("  reason: "))
+        .expect(&text);
+    assert!(reason.contains("exit status: 3"), "{reason}");
+    assert!(
+        text.contains("  stderr: ") && text.contains("--exit-at-start: exiting with code 3"),
+        "{text}"
+    );
+    assert!(text.contains("1 of 2 enabled server(s) ready"), "{text}");
+}
+
+#[test]
+fn bad_key_exits_2_with_position() {
+    let (_dir, config) = write_config("[defaults]\nchar_budget = 10\nchar_budgt = 5\n");
+    let out = check(&config);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:3:1: defaults.char_budgt", config.display())),
+        "{err}"
+    );
+    assert!(err.contains("unknown field"), "{err}");
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,83 @@
+//! The committed JSON Schema of the config (`config/mcp-envelope.schema.json`) is exactly what
+//! `mcp-envelope config-schema` prints, and `config/example.toml` validates against it (issue 7).
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn schema_from_binary() -> String {
+    let out = std::process::Command::new(bin())
+        .arg("config-schema")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn toml_as_json(text: &str) -> Value {
+    let table: toml::Table = toml::from_str(text).unwrap();
+    serde_json::to_value(table).unwrap()
+}
+
+#[test]
+fn committed_schema_is_current() {
+    let committed =
+        std::fs::read_to_string(root().join("config/mcp-envelope.schema.json")).unwrap();
+    assert_eq!(
+        committed,
+        schema_from_binary(),
+        "config/mcp-envelope.schema.json is stale: run `mcp-envelope config-schema > config/mcp-envelope.schema.json`"
+    );
+}
+
+#[test]
+fn example_config_validates_and_bad_keys_do_not() {
+    let schema: Value = serde_json::from_str(&schema_from_binary()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let example = std::fs::read_to_string(root().join("config/example.toml")).unwrap();
+    assert!(
+        example.starts_with("#:schema ./mcp-envelope.schema.json\n"),
+        "example.toml's first line points editors at the schema"
+    );
+    let instance = toml_as_json(&example);
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+
+    for bad in [
+        "[defaults]\nchar_budgt = 1\n",
+        "[mcp_servers.a]\nargs = []\n",
+        "[mcp_servers.a]\ncommand = \"x\"\nmedia = \"inline\"\n",
+        "[mcp_servers.a]\ncommand = \"x\"\ntool_timeout_sec = 0\n",
+        "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.a.tools.t]\nchar_budget = -1\n",
+    ] {
+        assert!(!validator.is_valid(&toml_as_json(bad)), "accepted: {bad}");
+    }
+    // Every key of the example appears in the schema with a description.
+    let text = serde_json::to_string(&schema).unwrap();
+    for key in [
+        "char_budget",
+        "tool_timeout_sec",
+        "startup_timeout_sec",
+        "max_restarts",
+        "max_message_bytes",
+        "media",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "enabled",
+        "enabled_tools",
+        "disabled_tools",
+        "tool_prefix",
+        "tools",
+        "path",
+        "redact_keys",
+    ] {
+        assert!(
+            text.contains(&format!("\"{key}\":{{\"description\"")),
+            "{key}"
+        );
+    }
+}

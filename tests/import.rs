@@ -1,0 +1,112 @@
+//! `mcp-envelope import FILE` through the binary: each client format, a remote entry, invalid
+//! JSON (issue 7).
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Output;
+
+fn import(json: &str) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, json).unwrap();
+    let out = std::process::Command::new(bin())
+        .arg("import")
+        .arg(&file)
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
+/// Imports `json`, checks exit 0, and parses the TOML with the real config parser.
+fn imported(json: &str) -> (String, mcp_envelope::config::Config) {
+    let (out, _dir) = import(json);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let config =
+        mcp_envelope::config::Config::parse(&text, Path::new("/c/x.toml"), &|_| Some("set".into()))
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    (text, config)
+}
+
+#[test]
+fn claude_desktop_and_cursor() {
+    let (_, config) = imported(
+        r#"{"mcpServers": {
+            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+            "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}, "disabled": true}
+        }}"#,
+    );
+    let fs = config.server("filesystem").unwrap();
+    assert_eq!(fs.command, "npx");
+    assert_eq!(
+        fs.args,
+        ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+    );
+    let time = config.server("time").unwrap();
+    assert!(!time.enabled);
+    assert_eq!(time.env, [("TZ".to_string(), "UTC".to_string())]);
+}
+
+#[test]
+fn claude_code_mcp_json_with_type_and_env_vars() {
+    let (text, config) = imported(
+        r#"{"mcpServers": {"gh": {"type": "stdio", "command": "/usr/local/bin/gh-mcp",
+            "args": ["--token", "${GITHUB_TOKEN}"], "env": {}}}}"#,
+    );
+    assert!(text.contains("\"${GITHUB_TOKEN}\""), "{text}");
+    assert_eq!(config.server("gh").unwrap().args, ["--token", "set"]);
+}
+
+#[test]
+fn vscode_servers() {
+    let (text, config) = imported(
+        r#"{"inputs": [{"type": "promptString", "id": "token", "description": "Token", "password": true}],
+            "servers": {"fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"],
+              "env": {"TOKEN": "${input:token}"}, "envFile": "${workspaceFolder}/.env", "cwd": "/srv"}}}"#,
+    );
+    assert!(text.contains("envFile"), "{text}");
+    assert!(text.contains("token -> ${token}"), "{text}");
+    let fetch = config.server("fetch").unwrap();
+    assert_eq!(fetch.cwd.as_deref(), Some(Path::new("/srv")));
+    assert_eq!(fetch.env, [("TOKEN".to_string(), "set".to_string())]);
+}
+
+#[test]
+fn remote_entries_are_commented() {
+    let (text, config) = imported(
+        r#"{"servers": {"api": {"type": "http", "url": "https://example.invalid/mcp"},
+                        "local": {"command": "srv"}}}"#,
+    );
+    assert_eq!(config.servers.len(), 1);
+    assert!(text.contains("not supported yet"), "{text}");
+    assert!(
+        text.contains("api (http, https://example.invalid/mcp)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn invalid_json_and_missing_file_exit_2() {
+    let (out, dir) = import("{\"mcpServers\": {");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mcp.json is not valid JSON"), "{err}");
+    assert!(err.contains("EOF while parsing"), "{err}");
+    assert!(out.stdout.is_empty());
+    drop(dir);
+
+    let (out, _dir) = import(r#"{"mcpServers": {"g": {"command": ["x"]}}}"#);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("mcpServers.g.command: expected a string"),
+        "{err}"
+    );
+
+    let out = std::process::Command::new(bin())
+        .args(["import", "/nonexistent/mcp.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent/mcp.json"));
+}

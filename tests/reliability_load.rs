@@ -1,0 +1,215 @@
+//! Issue 5, load and backpressure against the real binary: 2,000 calls with up to 200 in flight
+//! over three servers (two fixture servers and the real server-everything), and a client that
+//! does not read its stdout for a while.
+mod common;
+mod rel_util;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use rel_util::*;
+use serde_json::{json, Value};
+
+const TOTAL: usize = 2000;
+const WINDOW: usize = 200;
+
+/// What call `i` asks and what its envelope content must contain.
+fn plan(i: usize) -> (String, Value, String) {
+    match i % 3 {
+        0 => (
+            "a_echo".into(),
+            json!({"text": format!("a-{i}")}),
+            format!("a-{i}"),
+        ),
+        1 => (
+            "b_rows".into(),
+            json!({"n": 1 + i % 4, "prefix": format!("p{i}-")}),
+            format!("name=p{i}-row-0"),
+        ),
+        _ => (
+            "echo".into(),
+            json!({"message": format!("m-{i}")}),
+            format!("m-{i}"),
+        ),
+    }
+}
+
+/// 2,000 `tools/call`s, at most 200 in flight, over two fixture servers and server-everything:
+/// every call answered exactly once, with its own id, `call_id` and content.
+#[test]
+fn two_thousand_calls_200_in_flight_three_servers() {
+    let (_dir, config) = write_config(&format!(
+        "[defaults]\nchar_budget = 2000\ntool_timeout_sec = 60\n{}{}{}",
+        fixture_server("a", &[], "tool_prefix = \"a_\""),
+        fixture_server("b", &[], "tool_prefix = \"b_\""),
+        real_server("everything", "startup_timeout_sec = 60")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let kids = live_children(p.pid());
+    assert_eq!(kids.len(), 3, "three servers");
+
+    let started = Instant::now();
+    let (mut sent, mut in_flight, mut max_in_flight) = (0usize, 0usize, 0usize);
+    let mut answers: HashMap<i64, usize> = HashMap::new();
+    let (mut answered, mut wrong, mut duplicated, mut unknown) = (0usize, 0usize, 0usize, 0usize);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while answered + duplicated < TOTAL || sent < TOTAL {
+        while sent < TOTAL && in_flight < WINDOW {
+            let (tool, args, _) = plan(sent);
+            p.send(&call_msg(json!(sent as i64), &tool, args));
+            sent += 1;
+            in_flight += 1;
+            max_in_flight = max_in_flight.max(in_flight);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(msg) = p.try_recv(left) else { break };
+        if !is_response(&msg) {
+            continue;
+        }
+        let Some(id) = msg["id"].as_i64().filter(|i| (0..TOTAL as i64).contains(i)) else {
+            unknown += 1;
+            continue;
+        };
+        let n = answers.entry(id).or_default();
+        *n += 1;
+        if *n > 1 {
+            duplicated += 1;
+            continue;
+        }
+        answered += 1;
+        in_flight -= 1;
+        let env = envelope_of(&msg);
+        let (_, _, want) = plan(id as usize);
+        let ok = env["status"] == "ok"
+            && env["call_id"].as_str() == Some(id.to_string().as_str())
+            && env["content"].as_str().unwrap_or("").contains(&want);
+        if !ok {
+            wrong += 1;
+            eprintln!("wrong answer for {id}: {env}");
+        }
+        if answered == TOTAL {
+            // Wait briefly for any duplicate.
+            while let Some(extra) = p.try_recv(Duration::from_millis(500)) {
+                if is_response(&extra) {
+                    duplicated += 1;
+                }
+            }
+            break;
+        }
+    }
+    let took = started.elapsed();
+    let lost = TOTAL - answers.len();
+    eprintln!(
+        "FIGURES load: sent {sent}, answered {answered}, lost {lost}, duplicated {duplicated}, wrong {wrong}, unknown ids {unknown}, max in flight {max_in_flight}, {:.1} s ({:.0} calls/s, debug build)",
+        took.as_secs_f64(),
+        TOTAL as f64 / took.as_secs_f64()
+    );
+    assert_eq!(sent, TOTAL);
+    assert_eq!(answered, TOTAL);
+    assert_eq!((lost, duplicated, wrong, unknown), (0, 0, 0, 0));
+    assert_eq!(max_in_flight, WINDOW);
+    finish(p, &kids);
+}
+
+/// RSS of a process in kB.
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// A client that sends 500 calls answering ~10 KB each and does not read its stdout for 3 s:
+/// after reading, all 500 answers are there exactly once, each a whole JSON line, and the proxy
+/// stayed small meanwhile (backpressure instead of buffering without bound).
+#[test]
+fn slow_client_loses_nothing() {
+    const N: usize = 500;
+    let (_dir, config) = write_config(&format!(
+        "[defaults]\nchar_budget = 20000\n{}",
+        fixture_server("fx", &[], "")
+    ));
+    let stderr = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"init\""), "{line}");
+    let kids = live_children(pid);
+
+    // Writer thread: the proxy may stop reading stdin under backpressure; never block the test.
+    let writer = std::thread::spawn(move || {
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+        )
+        .unwrap();
+        for i in 0..N {
+            let msg = call_msg(json!(i), "big", json!({"bytes": 10_000}));
+            writeln!(stdin, "{msg}").unwrap();
+        }
+        stdin.flush().unwrap();
+        stdin
+    });
+    let mut max_rss = 0;
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_millis(100));
+        max_rss = max_rss.max(rss_kb(pid));
+    }
+    let stdin = writer.join().unwrap();
+    let mut seen = HashSet::new();
+    let (mut dup, mut bad) = (0, 0);
+    let mut bytes = 0usize;
+    for _ in 0..N {
+        line.clear();
+        let n = stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "proxy closed stdout early");
+        bytes += n;
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            bad += 1;
+            continue;
+        };
+        let id = msg["id"].as_u64().expect("a response to a call");
+        let env = envelope_of(&msg);
+        if env["status"] != "ok" || env["content"].as_str().unwrap().len() != 10_000 {
+            bad += 1;
+        }
+        if !seen.insert(id) {
+            dup += 1;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let lost = N - seen.len();
+    eprintln!(
+        "FIGURES slow client: {N} calls, {} answered, lost {lost}, duplicated {dup}, bad {bad}, {:.1} MB read after a 3 s stall, proxy RSS max {} MB",
+        seen.len(),
+        bytes as f64 / 1e6,
+        max_rss / 1024
+    );
+    assert_eq!((lost, dup, bad), (0, 0, 0));
+    assert!(max_rss < 200 * 1024, "proxy RSS {max_rss} kB while stalled");
+    assert_eq!(status.code(), Some(0));
+    assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
+}

@@ -1,0 +1,385 @@
+//! Transcripts end to end (issue 4): recording through `serve --transcript` against the real
+//! servers, `replay` (unchanged, with a smaller budget, `--update`), `render`, broken lines, and
+//! the committed golden transcript of real-server outputs.
+//!
+//! Regenerating the golden files (after an intended change of the mapping or of the rendering):
+//!
+//!     UPDATE_GOLDEN=1 cargo test --test transcripts golden
+//!
+//! re-records `tests/golden/real_servers.jsonl` against the pinned real servers and rewrites
+//! `tests/golden/real_servers.render.txt`; review the diff before committing.
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// Runs `mcp-envelope ARGS`.
+fn cli(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const RECORD_KEYS: [&str; 15] = [
+    "v",
+    "started_at",
+    "seq",
+    "call_id",
+    "tool",
+    "server",
+    "server_tool",
+    "arguments",
+    "char_budget",
+    "timeout_ms",
+    "media",
+    "outcome",
+    "envelope",
+    "duration_ms",
+    "events",
+];
+
+/// Records a session with time, git (git_log budget 300) and the fixture into `path`.
+fn record_session(path: &Path, repo: &Path) {
+    let (_d, cfg) = write_config(&format!(
+        "{}{}{}",
+        real_server("time", ""),
+        git_server(repo, "[mcp_servers.git.tools.git_log]\nchar_budget = 300"),
+        fixture_server("fx", &[], "")
+    ));
+    let mut p = RawProxy::start(&cfg, &["--transcript", s(path)]);
+    p.initialize("2025-06-18");
+    let calls = [
+        ("get_current_time", json!({"timezone": "Europe/Warsaw"})),
+        ("get_current_time", json!({"timezone": "Mars/Phobos"})),
+        (
+            "git_log",
+            json!({"repo_path": repo.display().to_string(), "max_count": 20}),
+        ),
+        ("echo", json!({"text": "hi", "token": "s3cret"})),
+    ];
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        envelope_of(&p.call(json!(i + 1), tool, args.clone(), LONG));
+    }
+    let kids = children_of(p.pid());
+    assert!(p.close(Duration::from_secs(15)).success());
+    assert!(wait_gone(&kids, Duration::from_secs(10)).is_empty());
+}
+
+#[test]
+fn recorded_session_replays_updates_and_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let repo = git_repo(10);
+    record_session(&path, repo.path());
+
+    // The file: mode 0600, one CallRecord per line, the token redacted.
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "mode {mode:o}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("s3cret"), "secret written to the transcript");
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 4);
+    for (i, r) in records.iter().enumerate() {
+        let keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        for k in &keys {
+            assert!(RECORD_KEYS.contains(k), "unexpected key {k}");
+        }
+        for k in &RECORD_KEYS[..14] {
+            assert!(keys.contains(k), "record {i} lacks {k}: {r}");
+        }
+        assert_eq!(r["v"], 1);
+        assert_eq!(r["seq"], i as u64);
+        assert_eq!(r["call_id"], (i + 1).to_string());
+        assert_eq!(r["envelope"]["call_id"], r["call_id"]);
+    }
+    assert_eq!(records[0]["server"], "time");
+    assert_eq!(records[0]["envelope"]["status"], "ok");
+    assert_eq!(records[1]["envelope"]["status"], "error");
+    assert_eq!(records[2]["server"], "git");
+    assert_eq!(records[2]["char_budget"], 300);
+    assert_eq!(records[2]["envelope"]["status"], "truncated");
+    assert_eq!(records[2]["outcome"]["kind"], "result");
+    assert_eq!(
+        records[3]["arguments"],
+        json!({"text": "hi", "token": "[redacted]"})
+    );
+
+    // Replay unchanged.
+    let out = cli(&["replay", s(&path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let o = stdout(&out);
+    let lines: Vec<&str> = o.lines().collect();
+    assert_eq!(lines.len(), 5, "{o}");
+    assert!(lines[..4].iter().all(|l| l.starts_with("ok ")), "{o}");
+    assert_eq!(lines[4], "4 passed, 0 failed");
+
+    // Replay with a smaller budget: changed lines with a diff, exit 1.
+    let (_d, small) = write_config(&format!(
+        "[defaults]\nchar_budget = 10\n{}{}{}",
+        real_server("time", ""),
+        git_server(repo.path(), ""),
+        fixture_server("fx", &[], "")
+    ));
+    let out = cli(&["--config", s(&small), "replay", s(&path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let o = stdout(&out);
+    let changed = o.lines().filter(|l| l.starts_with("changed ")).count();
+    // time ok (row > 10 chars), time error (message cut), git_log; echo "hi" still fits.
+    assert_eq!(changed, 3, "{o}");
+    assert!(
+        o.lines()
+            .any(|l| l.starts_with("ok ") && l.contains("echo")),
+        "{o}"
+    );
+    // Each changed line is followed by at least one diff line.
+    let all: Vec<&str> = o.lines().collect();
+    for (i, l) in all.iter().enumerate() {
+        if l.starts_with("changed ") {
+            let next = all[i + 1];
+            assert!(
+                !next.starts_with("ok ") && !next.starts_with("changed "),
+                "no diff after {l}"
+            );
+        }
+    }
+    assert!(o.ends_with("1 passed, 3 failed\n"), "{o}");
+
+    // --update rewrites the envelopes; a second replay with the same config passes.
+    let updated = dir.path().join("updated.jsonl");
+    std::fs::copy(&path, &updated).unwrap();
+    let out = cli(&["--config", s(&small), "replay", s(&updated), "--update"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("updated 3 envelope(s)"));
+    let out = cli(&["--config", s(&small), "replay", s(&updated)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).ends_with("4 passed, 0 failed\n"));
+    // The updated envelopes are the small-budget ones.
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&updated)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["envelope"]["status"], "truncated");
+    assert_eq!(first["envelope"]["content"], "");
+
+    // Render: numbered lines, one call + one result per call here.
+    let out = cli(&["render", s(&path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let o = stdout(&out);
+    let lines: Vec<&str> = o.lines().collect();
+    assert_eq!(lines.len(), 8, "{o}");
+    assert_eq!(
+        lines[0],
+        r#"1. [assistant] function_call get_current_time({"timezone":"Europe/Warsaw"}) [call_id=1]"#
+    );
+    assert!(
+        lines[1].starts_with("2. [tool] function_result: datetime="),
+        "{o}"
+    );
+    assert!(
+        lines[3].starts_with("4. [tool] function_result: error(tool_error: "),
+        "{o}"
+    );
+    assert!(lines[5].contains(" omitted) [call_id=3]"), "{o}");
+    assert_eq!(
+        lines[6],
+        r#"7. [assistant] function_call echo({"text":"hi","token":"[redacted]"}) [call_id=4]"#
+    );
+    assert_eq!(lines[7], "8. [tool] function_result: hi [call_id=4]");
+    // --budget: the first two groups fit, the rest is one left-out line.
+    let budget = lines[..4]
+        .iter()
+        .map(|l| l.chars().count() + 1)
+        .sum::<usize>();
+    let out = cli(&["render", s(&path), "--budget", &budget.to_string()]);
+    assert_eq!(out.status.code(), Some(0));
+    let o2 = stdout(&out);
+    let expected = format!(
+        "{}\n(2 more calls omitted for budget)\n",
+        lines[..4].join("\n")
+    );
+    assert_eq!(o2, expected);
+}
+
+#[test]
+fn broken_last_line_warns_and_broken_middle_line_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = golden_dir().join("real_servers.jsonl");
+    let text = std::fs::read_to_string(&golden).unwrap();
+    let n = text.lines().count();
+
+    let broken_last = dir.path().join("last.jsonl");
+    std::fs::write(&broken_last, format!("{text}{{\"v\":1,\"started_at\":\"20")).unwrap();
+    let out = cli(&["replay", s(&broken_last)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).ends_with(&format!("{n} passed, 0 failed\n")));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning:") && err.contains(&format!("last.jsonl:{}", n + 1)),
+        "{err}"
+    );
+    let out = cli(&["render", s(&broken_last)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning:"));
+    assert_eq!(
+        stdout(&out),
+        std::fs::read_to_string(golden_dir().join("real_servers.render.txt")).unwrap()
+    );
+
+    let broken_middle = dir.path().join("middle.jsonl");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, "{\"v\":1,\"oops\"");
+    std::fs::write(&broken_middle, lines.join("\n") + "\n").unwrap();
+    for cmd in ["replay", "render"] {
+        let out = cli(&[cmd, s(&broken_middle)]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("middle.jsonl") && err.contains('3'),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+fn golden_dir() -> PathBuf {
+    root().join("tests/golden")
+}
+
+/// Records the golden transcript against the real servers (only with UPDATE_GOLDEN=1).
+fn record_golden(path: &Path) {
+    let repo = git_repo(30);
+    let (_d, cfg) = write_config(&format!(
+        "{}{}{}{}",
+        real_server("everything", ""),
+        real_server("time", ""),
+        git_server(
+            repo.path(),
+            "[mcp_servers.git.tools.git_log]\nchar_budget = 300"
+        ),
+        fixture_server(
+            "fx",
+            &[],
+            "[mcp_servers.fx.tools.sleep]\ntool_timeout_sec = 1"
+        )
+    ));
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec.jsonl");
+    let mut p = RawProxy::start(&cfg, &["--transcript", s(&rec)]);
+    p.initialize("2025-06-18");
+    let calls = [
+        ("get_current_time", json!({"timezone": "Europe/Warsaw"})),
+        ("get_current_time", json!({"timezone": "Mars/Phobos"})),
+        ("git_log", json!({"repo_path": "/repo", "max_count": 30})),
+        ("everything__echo", json!({"message": "hello golden"})),
+        ("get-sum", json!({"a": 2, "b": 3})),
+        ("get-tiny-image", json!({})),
+        ("no_such_tool", json!({})),
+        ("sleep", json!({"ms": 3000})),
+    ];
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let mut args = args.clone();
+        if *tool == "git_log" {
+            args["repo_path"] = json!(repo.path().display().to_string());
+        }
+        envelope_of(&p.call(json!(i + 1), tool, args, LONG));
+    }
+    let kids = children_of(p.pid());
+    assert!(p.close(Duration::from_secs(15)).success());
+    assert!(wait_gone(&kids, Duration::from_secs(10)).is_empty());
+    // The temporary repository path is not stable: store a fixed one in the arguments.
+    let text = std::fs::read_to_string(&rec)
+        .unwrap()
+        .replace(&repo.path().display().to_string(), "/repo");
+    std::fs::create_dir_all(golden_dir()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn golden_real_servers_replay_and_render() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let jsonl = golden_dir().join("real_servers.jsonl");
+    let render = golden_dir().join("real_servers.render.txt");
+    if update {
+        record_golden(&jsonl);
+    }
+    let out = cli(&["replay", s(&jsonl)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the envelope of a recorded real output changed:\n{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).ends_with("8 passed, 0 failed\n"),
+        "{}",
+        stdout(&out)
+    );
+    let out = cli(&["render", s(&jsonl)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    if update {
+        std::fs::write(&render, &out.stdout).unwrap();
+    }
+    assert_eq!(
+        stdout(&out),
+        std::fs::read_to_string(&render).unwrap(),
+        "render changed; regenerate with UPDATE_GOLDEN=1 if intended"
+    );
+    // Pin a few envelopes of the golden outputs explicitly as well.
+    let records: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let env = |i: usize| &records[i]["envelope"];
+    assert_eq!(env(0)["status"], "ok");
+    assert_eq!(env(1)["retryable"], false);
+    assert_eq!(env(2)["status"], "truncated");
+    assert_eq!(env(3)["content"], "Echo: hello golden");
+    assert_eq!(env(4)["content"], "The sum of 2 and 3 is 5.");
+    assert_eq!(env(6)["content"], "not_found: no tool named 'no_such_tool'");
+    assert_eq!(
+        env(7)["content"],
+        "timeout: no response from server 'fx' within 1s"
+    );
+    assert_eq!(env(7)["retryable"], true);
+}
