@@ -37,6 +37,28 @@ pub const STABLE_AFTER: Duration = Duration::from_secs(300);
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// Lines of a server's stderr kept for error messages.
 pub const STDERR_TAIL_LINES: usize = 20;
+/// A message at least this long (bytes) asks for freed memory to be given back to the system
+/// once the call it answered is done ([`release_memory_after_large_message`]).
+pub const LARGE_MESSAGE_BYTES: usize = 1 << 20;
+
+/// Set when a message of [`LARGE_MESSAGE_BYTES`] or more was read from any server.
+static LARGE_MESSAGE_SEEN: AtomicBool = AtomicBool::new(false);
+
+/// Gives freed heap memory back to the system if a large message was read since the last call.
+///
+/// A big result is parsed into many small allocations; once they are freed the allocator keeps
+/// the pages (glibc trims only the top of the main heap automatically), so the proxy's RSS
+/// would stay at its peak. `malloc_trim(0)` returns the free pages of every arena. Called by the
+/// session when a request is answered; costs nothing when no large message was seen.
+pub fn release_memory_after_large_message() {
+    if LARGE_MESSAGE_SEEN.swap(false, Ordering::AcqRel) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+}
 
 /// Everything needed to start one server.
 #[derive(Debug, Clone)]
@@ -779,7 +801,12 @@ async fn read_stdout(
                     }
                 }
             }
-            Ok(Some(Frame::Line(line))) => match jsonrpc::classify(&line) {
+            Ok(Some(Frame::Line(line))) => match {
+                if line.len() >= LARGE_MESSAGE_BYTES {
+                    LARGE_MESSAGE_SEEN.store(true, Ordering::Release);
+                }
+                jsonrpc::classify(&line)
+            } {
                 Incoming::ParseError(_) => {
                     let text = String::from_utf8_lossy(&line);
                     warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");

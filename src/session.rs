@@ -467,6 +467,8 @@ impl Proxy {
                     if still_ours {
                         proxy.send(&response).await;
                     }
+                    drop(response);
+                    crate::downstream::release_memory_after_large_message();
                     drop(permit);
                 });
                 if let Some(entry) = self.inflight.lock().unwrap().get_mut(&key) {

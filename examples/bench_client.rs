@@ -1,0 +1,391 @@
+//! Benchmark client for `scripts/bench`: speaks MCP over stdio to a command it spawns and times
+//! `tools/call` round trips.
+//!
+//! ```text
+//! bench_client --mode seq|conc|big|startup [--n N] [--inflight K] [--tool NAME]
+//!              [--args JSON] [--label TEXT] -- COMMAND [ARGS...]
+//! ```
+//!
+//! - `seq`: `--n` calls one after another; p50 / p99 / mean latency in µs.
+//! - `conc`: `--n` calls with `--inflight` outstanding at all times; calls per second.
+//! - `big`: one call (`--args`, e.g. `{"n":1000000}`); time from the request written to the
+//!   whole answer line read, the answer's size, and the spawned process's memory: VmRSS before
+//!   the call, VmHWM (peak) and VmRSS after it, and VmRSS again after `--settle-ms`.
+//! - `startup`: time from spawn to the `initialize` answer.
+//!
+//! The tool is found by `tools/list`: the first tool named exactly `--tool`, else one ending in
+//! `_<tool>` (FastMCP prefixes proxied tools with `<server>_`). Prints one JSON line.
+//!
+//! Timing: a dedicated reader thread takes the timestamp (`Instant`) as soon as a line's newline
+//! has been read, before any parsing, then extracts the id and hands `(id, instant, bytes)` to the
+//! main thread. Requests are pre-formatted into a reused buffer; one write + flush per request.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Deserialize)]
+struct Head {
+    id: Option<Value>,
+    method: Option<IgnoredAny>,
+    error: Option<IgnoredAny>,
+    result: Option<ResultHead>,
+}
+
+#[derive(Deserialize)]
+struct ResultHead {
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+}
+
+/// One answer as seen by the reader thread.
+struct Answer {
+    id: u64,
+    at: Instant,
+    bytes: usize,
+    failed: bool,
+    /// The whole line, kept only for answers the main thread asked to keep (id 0 and 1).
+    line: Option<Vec<u8>>,
+}
+
+struct Opts {
+    mode: String,
+    n: usize,
+    inflight: usize,
+    tool: String,
+    args: String,
+    label: String,
+    settle_ms: u64,
+    cmd: Vec<String>,
+}
+
+fn parse_opts() -> Opts {
+    let mut o = Opts {
+        mode: "seq".into(),
+        n: 1000,
+        inflight: 64,
+        tool: "row".into(),
+        args: "{}".into(),
+        label: String::new(),
+        settle_ms: 1000,
+        cmd: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut val = || it.next().unwrap_or_else(|| die(&format!("{a} needs a value")));
+        match a.as_str() {
+            "--mode" => o.mode = val(),
+            "--n" => o.n = val().parse().unwrap_or_else(|_| die("bad --n")),
+            "--inflight" => o.inflight = val().parse().unwrap_or_else(|_| die("bad --inflight")),
+            "--tool" => o.tool = val(),
+            "--args" => o.args = val(),
+            "--label" => o.label = val(),
+            "--settle-ms" => o.settle_ms = val().parse().unwrap_or_else(|_| die("bad --settle-ms")),
+            "--" => {
+                o.cmd = it.by_ref().collect();
+                break;
+            }
+            other => die(&format!("unknown argument {other}")),
+        }
+    }
+    if o.cmd.is_empty() {
+        die("usage: bench_client --mode seq|conc|big|startup [...] -- COMMAND [ARGS...]");
+    }
+    o
+}
+
+fn die(msg: &str) -> ! {
+    eprintln!("bench_client: {msg}");
+    std::process::exit(2)
+}
+
+struct Peer {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    rx: mpsc::Receiver<Answer>,
+    buf: Vec<u8>,
+}
+
+impl Peer {
+    fn spawn(cmd: &[String]) -> Peer {
+        let mut child = Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| die(&format!("cannot start {}: {e}", cmd[0])));
+        let stdin = BufWriter::with_capacity(64 * 1024, child.stdin.take().unwrap());
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || reader(stdout, tx));
+        Peer {
+            child,
+            stdin,
+            rx,
+            buf: Vec::with_capacity(512),
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one request; returns the instant after the flush started (just before writing).
+    fn send(&mut self, id: u64, method: &str, params: &str) -> Instant {
+        self.buf.clear();
+        write!(
+            self.buf,
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}\n"
+        )
+        .unwrap();
+        let t = Instant::now();
+        self.stdin.write_all(&self.buf).unwrap();
+        self.stdin.flush().unwrap();
+        t
+    }
+
+    fn notify(&mut self, method: &str) {
+        writeln!(self.stdin, "{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn recv(&self) -> Answer {
+        self.rx
+            .recv_timeout(Duration::from_secs(300))
+            .unwrap_or_else(|_| die("no answer within 300 s (or the process exited)"))
+    }
+
+    /// Waits for the answer to `id`, skipping others.
+    fn wait(&self, id: u64) -> Answer {
+        loop {
+            let a = self.recv();
+            if a.id == id {
+                return a;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Answer {
+        let t0 = Instant::now();
+        self.send(
+            0,
+            "initialize",
+            r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench_client","version":"0.1.0"}}"#,
+        );
+        let mut a = self.wait(0);
+        if a.failed {
+            die("initialize failed");
+        }
+        self.notify("notifications/initialized");
+        a.at = a.at.max(t0);
+        a
+    }
+
+    fn tool_name(&mut self, wanted: &str) -> String {
+        self.send(1, "tools/list", "{}");
+        let a = self.wait(1);
+        let line = a.line.unwrap_or_default();
+        let v: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+        let names: Vec<String> = v["result"]["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let suffix = format!("_{wanted}");
+        names
+            .iter()
+            .find(|n| *n == wanted)
+            .or_else(|| names.iter().find(|n| n.ends_with(&suffix)))
+            .cloned()
+            .unwrap_or_else(|| die(&format!("no tool {wanted} among {names:?}")))
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn reader(stdout: std::process::ChildStdout, tx: mpsc::Sender<Answer>) {
+    let mut r = BufReader::with_capacity(1 << 20, stdout);
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let at = Instant::now();
+        let Ok(head) = serde_json::from_slice::<Head>(&line) else {
+            continue;
+        };
+        if head.method.is_some() {
+            continue; // a notification or server-to-client request
+        }
+        let Some(id) = head.id.as_ref().and_then(Value::as_u64) else {
+            continue;
+        };
+        let failed = head.error.is_some()
+            || head.result.as_ref().and_then(|r| r.is_error).unwrap_or(false);
+        let keep = id <= 1 || line.len() < 4096 && failed;
+        let a = Answer {
+            id,
+            at,
+            bytes: line.len(),
+            failed,
+            line: keep.then(|| line.clone()),
+        };
+        if tx.send(a).is_err() {
+            return;
+        }
+    }
+}
+
+/// `VmRSS` / `VmHWM` of a process in KiB.
+fn proc_kib(pid: u32, key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn call_params(tool: &str, args: &str) -> String {
+    format!("{{\"name\":{},\"arguments\":{args}}}", json!(tool))
+}
+
+fn main() {
+    let o = parse_opts();
+    let t_spawn = Instant::now();
+    let mut peer = Peer::spawn(&o.cmd);
+    let init = peer.initialize();
+    let startup_us = init.at.duration_since(t_spawn).as_micros() as u64;
+    let mut out = json!({"mode": o.mode, "label": o.label, "pid_rss_kib_after_init": proc_kib(peer.pid(), "VmRSS:")});
+    if o.mode == "startup" {
+        out["startup_us"] = json!(startup_us);
+        println!("{out}");
+        peer.close();
+        return;
+    }
+    let tool = peer.tool_name(&o.tool);
+    out["tool"] = json!(tool);
+    let params = call_params(&tool, &o.args);
+    let mut errors = 0u64;
+    let mut next_id = 2u64;
+    // Warm-up: a few calls so lazily initialized paths do not count.
+    for _ in 0..(if o.mode == "big" { 3 } else { 20 }) {
+        let small = call_params(&tool, if o.mode == "big" { "{\"n\":1}" } else { &o.args });
+        let id = next_id;
+        next_id += 1;
+        peer.send(id, "tools/call", &small);
+        if peer.wait(id).failed {
+            errors += 1;
+        }
+    }
+    match o.mode.as_str() {
+        "seq" => {
+            let mut lat = Vec::with_capacity(o.n);
+            for _ in 0..o.n {
+                let id = next_id;
+                next_id += 1;
+                let t = peer.send(id, "tools/call", &params);
+                let a = peer.wait(id);
+                errors += u64::from(a.failed);
+                lat.push(a.at.duration_since(t).as_nanos() as u64);
+            }
+            let mean = lat.iter().sum::<u64>() as f64 / lat.len().max(1) as f64;
+            lat.sort_unstable();
+            out["n"] = json!(o.n);
+            out["p50_us"] = json!(percentile(&lat, 50.0) as f64 / 1000.0);
+            out["p99_us"] = json!(percentile(&lat, 99.0) as f64 / 1000.0);
+            out["mean_us"] = json!(mean / 1000.0);
+        }
+        "conc" => {
+            let t0 = Instant::now();
+            let mut outstanding: HashMap<u64, ()> = HashMap::with_capacity(o.inflight * 2);
+            let mut sent = 0usize;
+            let mut done = 0usize;
+            while sent < o.n.min(o.inflight) {
+                peer.send(next_id, "tools/call", &params);
+                outstanding.insert(next_id, ());
+                next_id += 1;
+                sent += 1;
+            }
+            while done < o.n {
+                let a = peer.recv();
+                if outstanding.remove(&a.id).is_none() {
+                    continue;
+                }
+                done += 1;
+                errors += u64::from(a.failed);
+                if sent < o.n {
+                    peer.send(next_id, "tools/call", &params);
+                    outstanding.insert(next_id, ());
+                    next_id += 1;
+                    sent += 1;
+                }
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            out["n"] = json!(o.n);
+            out["inflight"] = json!(o.inflight);
+            out["seconds"] = json!(secs);
+            out["calls_per_s"] = json!(o.n as f64 / secs);
+        }
+        "big" => {
+            let pid = peer.pid();
+            thread::sleep(Duration::from_millis(200));
+            let rss_before = proc_kib(pid, "VmRSS:");
+            let hwm_before = proc_kib(pid, "VmHWM:");
+            let id = next_id;
+            let t = peer.send(id, "tools/call", &params);
+            let a = peer.wait(id);
+            let secs = a.at.duration_since(t).as_secs_f64();
+            errors += u64::from(a.failed);
+            let hwm = proc_kib(pid, "VmHWM:");
+            let rss_after = proc_kib(pid, "VmRSS:");
+            thread::sleep(Duration::from_millis(o.settle_ms));
+            let rss_settled = proc_kib(pid, "VmRSS:");
+            out["seconds"] = json!(secs);
+            out["answer_bytes"] = json!(a.bytes);
+            out["rss_before_kib"] = json!(rss_before);
+            out["hwm_before_kib"] = json!(hwm_before);
+            out["hwm_kib"] = json!(hwm);
+            out["rss_after_kib"] = json!(rss_after);
+            out["rss_settled_kib"] = json!(rss_settled);
+        }
+        other => die(&format!("unknown mode {other}")),
+    }
+    out["errors"] = json!(errors);
+    out["startup_us"] = json!(startup_us);
+    println!("{out}");
+    peer.close();
+}
