@@ -79,7 +79,10 @@ fn parse_opts() -> Opts {
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
-        let mut val = || it.next().unwrap_or_else(|| die(&format!("{a} needs a value")));
+        let mut val = || {
+            it.next()
+                .unwrap_or_else(|| die(&format!("{a} needs a value")))
+        };
         match a.as_str() {
             "--mode" => o.mode = val(),
             "--n" => o.n = val().parse().unwrap_or_else(|_| die("bad --n")),
@@ -153,7 +156,11 @@ impl Peer {
     }
 
     fn notify(&mut self, method: &str) {
-        writeln!(self.stdin, "{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}").unwrap();
+        writeln!(
+            self.stdin,
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}"
+        )
+        .unwrap();
         self.stdin.flush().unwrap();
     }
 
@@ -245,7 +252,11 @@ fn reader(stdout: std::process::ChildStdout, tx: mpsc::Sender<Answer>) {
             continue;
         };
         let failed = head.error.is_some()
-            || head.result.as_ref().and_then(|r| r.is_error).unwrap_or(false);
+            || head
+                .result
+                .as_ref()
+                .and_then(|r| r.is_error)
+                .unwrap_or(false);
         let keep = id <= 1 || line.len() < 4096 && failed;
         let a = Answer {
             id,
@@ -303,7 +314,14 @@ fn main() {
     let mut next_id = 2u64;
     // Warm-up: a few calls so lazily initialized paths do not count.
     for _ in 0..(if o.mode == "big" { 3 } else { 20 }) {
-        let small = call_params(&tool, if o.mode == "big" { "{\"n\":1}" } else { &o.args });
+        let small = call_params(
+            &tool,
+            if o.mode == "big" {
+                "{\"n\":1}"
+            } else {
+                &o.args
+            },
+        );
         let id = next_id;
         next_id += 1;
         peer.send(id, "tools/call", &small);

@@ -139,6 +139,10 @@ pub enum DownstreamEvent {
         method: String,
         /// Its params.
         params: Option<Value>,
+        /// Dropped or fired once the notification is queued for the client. The server's
+        /// reader waits for it, so a notification always reaches the client before the
+        /// response that followed it (progress before the result).
+        queued: oneshot::Sender<()>,
     },
     /// A server-to-client request (`sampling/createMessage`, `elicitation/create`,
     /// `roots/list`, `ping`): forward it to the client and send the answer through `reply`
@@ -414,7 +418,31 @@ impl Downstream {
             match tokio::time::timeout_at(deadline, rx.changed()).await {
                 Ok(Ok(())) => continue,
                 Ok(Err(_)) => return Err(CallError::Unavailable("the server task ended".into())),
+                // The caller knows its own timeout and reports it.
                 Err(_) => return Err(CallError::Timeout(Duration::ZERO)),
+            }
+        }
+    }
+
+    /// Waits until the first start attempt has settled: ready (`Ok`), or failed — restarting,
+    /// unavailable or stopped — (`Err` with the reason), or `deadline` passed (`Err`). Unlike
+    /// [`Downstream::wait_ready`] it does not wait through restarts, so one broken server never
+    /// holds up the client's `initialize` beyond its own first attempt.
+    pub async fn wait_started(&self, deadline: tokio::time::Instant) -> Result<(), String> {
+        let mut rx = self.inner.state.subscribe();
+        loop {
+            match &*rx.borrow_and_update() {
+                ServerState::Ready(_) => return Ok(()),
+                ServerState::Restarting { reason, .. } | ServerState::Unavailable { reason } => {
+                    return Err(reason.clone())
+                }
+                ServerState::Stopped => return Err("stopped".into()),
+                ServerState::Starting => {}
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) => return Err("the server task ended".into()),
+                Err(_) => return Err("not ready within startup_timeout_sec".into()),
             }
         }
     }
@@ -497,9 +525,17 @@ async fn supervise(
                     }
                 }
             }
-            Err(reason) => {
+            Err(StartError { reason, fatal }) => {
                 let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
                 warn!(server = %spec.name, %reason, "server failed to start");
+                if fatal {
+                    ds.set_state(ServerState::Unavailable { reason });
+                    let _ = events.send(DownstreamEvent::ToolsChanged {
+                        server: spec.name.clone(),
+                    });
+                    wait_true(&mut shutdown).await;
+                    break;
+                }
                 reason
             }
         };
@@ -613,11 +649,28 @@ async fn terminate_group(child: &mut Child, grace: Duration) {
 }
 
 /// Spawns the child and performs the handshake within `startup_timeout`.
+/// Why a start failed, and whether trying again could help.
+struct StartError {
+    reason: String,
+    /// A program that cannot be executed (not found, not executable) will not start by
+    /// itself on a retry: the server goes straight to `unavailable`.
+    fatal: bool,
+}
+
+impl From<String> for StartError {
+    fn from(reason: String) -> Self {
+        StartError {
+            reason,
+            fatal: false,
+        }
+    }
+}
+
 async fn start_once(
     ds: &Downstream,
     client: &ClientInit,
     events: &mpsc::UnboundedSender<DownstreamEvent>,
-) -> Result<Running, String> {
+) -> Result<Running, StartError> {
     let spec = &ds.inner.spec;
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -634,9 +687,11 @@ async fn start_once(
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", spec.program.display()))?;
+    ds.inner.stderr_tail.lock().unwrap().clear();
+    let mut child = cmd.spawn().map_err(|e| StartError {
+        reason: format!("cannot start `{}`: {e}", spec.program.display()),
+        fatal: true,
+    })?;
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
@@ -685,21 +740,22 @@ async fn start_once(
     };
     // A server that exits during the handshake fails the start at once (issue 7: `check`
     // reports its exit status instead of waiting out startup_timeout_sec).
-    let outcome = tokio::select! {
-        r = tokio::time::timeout(spec.startup_timeout, handshake) => match r {
+    let (outcome, ended_by_exit) = tokio::select! {
+        r = tokio::time::timeout(spec.startup_timeout, handshake) => (match r {
             Ok(r) => r,
             Err(_) => Err(format!(
                 "not ready within {} ms (startup_timeout_sec)",
                 spec.startup_timeout.as_millis()
             )),
-        },
-        reason = running.closed() => Err(format!("{reason} during startup")),
+        }, false),
+        reason = running.closed() => (Err(format!("{reason} during startup")), true),
     };
     match outcome {
         Ok(()) => Ok(running),
         Err(reason) => {
-            // A handshake request that failed because the child went away: say how it ended.
-            let reason = if conn.is_closed() {
+            // A handshake request that failed because the child went away: say how it ended
+            // (the `closed` branch already does).
+            let reason = if conn.is_closed() && !ended_by_exit {
                 match tokio::time::timeout(SHUTDOWN_GRACE, running.child.wait()).await {
                     Ok(Ok(status)) => format!("{reason} ({status})"),
                     _ => reason,
@@ -710,7 +766,7 @@ async fn start_once(
             running.stop().await;
             // Let the stderr reader catch the child's last words for the log.
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done_rx).await;
-            Err(reason)
+            Err(reason.into())
         }
     }
 }
@@ -811,10 +867,16 @@ async fn read_stdout(
                     let text = String::from_utf8_lossy(&line);
                     warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");
                 }
-                Incoming::Single(msg) => handle_server_message(&ds, &conn, msg, &events),
+                Incoming::Single(msg) => {
+                    if let Some(queued) = handle_server_message(&ds, &conn, msg, &events) {
+                        let _ = queued.await;
+                    }
+                }
                 Incoming::Batch(msgs) => {
                     for msg in msgs {
-                        handle_server_message(&ds, &conn, msg, &events);
+                        if let Some(queued) = handle_server_message(&ds, &conn, msg, &events) {
+                            let _ = queued.await;
+                        }
                     }
                 }
             },
@@ -831,7 +893,7 @@ fn handle_server_message(
     conn: &Arc<Connection>,
     msg: Message,
     events: &mpsc::UnboundedSender<DownstreamEvent>,
-) {
+) -> Option<oneshot::Receiver<()>> {
     let server = ds.name();
     match msg {
         Message::Response { id, outcome } => {
@@ -843,11 +905,14 @@ fn handle_server_message(
             if method == "notifications/tools/list_changed" {
                 tokio::spawn(refresh_tools(ds.clone(), conn.clone(), events.clone()));
             } else {
+                let (queued, done) = oneshot::channel();
                 let _ = events.send(DownstreamEvent::Notification {
                     server: server.to_owned(),
                     method,
                     params,
+                    queued,
                 });
+                return Some(done);
             }
         }
         Message::Request { id, method, params } => {
@@ -883,6 +948,7 @@ fn handle_server_message(
             warn!(%server, %reason, "invalid JSON-RPC message from server ignored");
         }
     }
+    None
 }
 
 async fn refresh_tools(

@@ -144,26 +144,55 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// Resolves on SIGTERM, SIGINT or SIGHUP (a closed terminal), the signals that end a session.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) {
+        (Ok(mut term), Ok(mut int), Ok(mut hup)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+                _ = hup.recv() => {}
+            }
+        }
+        _ => std::future::pending::<()>().await,
+    }
+}
+
+/// A proxy with no client (for `call` and `check`): client-bound messages are logged at debug
+/// level and dropped. Start its servers with [`headless_client`].
+fn headless_proxy(config: &Arc<Config>, transcript: Option<TranscriptWriter>) -> Arc<Proxy> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(session::OUTPUT_QUEUE);
+    tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            tracing::debug!(message = %String::from_utf8_lossy(&line).trim_end(), "client-bound message dropped (no client)");
+        }
+    });
+    Proxy::new(config.clone(), tx, transcript)
+}
+
+/// The `initialize` details sent to servers when there is no client.
+fn headless_client(name: &str) -> ClientInit {
+    ClientInit {
+        protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+        capabilities: json!({}),
+        client_info: json!({"name": name, "version": env!("CARGO_PKG_VERSION")}),
+    }
+}
+
+/// Exit code for a command stopped by a signal (128 + SIGINT, the shell convention).
+const EXIT_INTERRUPTED: u8 = 130;
+
 fn run_serve(global: &GlobalArgs, transcript: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = load_config(global)?;
     let rt = runtime()?;
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
-        let stop = async {
-            use tokio::signal::unix::{signal, SignalKind};
-            match (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) {
-                (Ok(mut term), Ok(mut int)) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = int.recv() => {}
-                    }
-                }
-                _ => std::future::pending::<()>().await,
-            }
-        };
+        let stop = stop_signal();
         session::serve(
             config,
             tokio::io::stdin(),
@@ -198,32 +227,40 @@ fn run_call(
     let rt = runtime()?;
     let envelope = rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
-        // No client: client-bound notifications are logged and dropped.
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(session::OUTPUT_QUEUE);
-        tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                tracing::debug!(message = %String::from_utf8_lossy(&line).trim_end(), "client-bound message (no client in `call`)");
-            }
-        });
-        let proxy = Proxy::new(config.clone(), tx, writer.clone());
-        proxy
-            .start_servers(ClientInit {
-                protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
-                capabilities: json!({}),
-                client_info: json!({"name": "mcp-envelope-call", "version": env!("CARGO_PKG_VERSION")}),
-            })
-            .await;
-        let params = json!({"name": tool, "arguments": arguments});
-        let result = proxy.call_tool(&json!(1), Some(params), Arc::new(Mutex::new(None))).await;
+        let proxy = headless_proxy(&config, writer.clone());
+        let work = async {
+            proxy
+                .start_servers(headless_client("mcp-envelope-call"))
+                .await;
+            let params = json!({"name": tool, "arguments": arguments});
+            proxy
+                .call_tool(&json!(1), Some(params), Arc::new(Mutex::new(None)))
+                .await
+        };
+        // Servers are stopped on every path, a signal included.
+        let result = tokio::select! {
+            done = work => Some(done),
+            _ = stop_signal() => None,
+        };
         proxy.shutdown().await;
+        let Some(result) = result else {
+            return Ok(None);
+        };
         if let Some(w) = &writer {
             w.flush();
         }
         match result {
-            Ok(result) => serde_json::from_value::<Envelope>(result["structuredContent"].clone()).context("the proxy built an invalid envelope"),
+            Ok(result) => serde_json::from_value::<Envelope>(result["structuredContent"].clone())
+                .map(Some)
+                .context("the proxy built an invalid envelope"),
             Err(err) => bail!("invalid call: {err}"),
         }
     })?;
+    let Some(envelope) = envelope else {
+        rt.shutdown_timeout(std::time::Duration::from_secs(1));
+        eprintln!("mcp-envelope call: interrupted; servers stopped");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    };
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", envelope.to_json()).context("writing stdout")?;
@@ -285,13 +322,9 @@ fn run_replay(global: &GlobalArgs, path: &Path, update: bool) -> anyhow::Result<
     }
     writeln!(out, "{passed} passed, {failed} failed")?;
     if update && failed > 0 {
-        for (record, result) in t.records.iter_mut().zip(results) {
-            record.envelope = result.recomputed;
-        }
-        let tmp = path.with_extension("jsonl.tmp");
-        std::fs::write(&tmp, transcript::to_text(&t.records))
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+        transcript::apply_update(&mut t.records, results, config.as_ref());
+        transcript::rewrite(path, &t.records)
+            .with_context(|| format!("rewriting {}", path.display()))?;
         writeln!(out, "updated {failed} envelope(s) in {}", path.display())?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -321,20 +354,20 @@ fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(global)?;
     let rt = runtime()?;
     let report = rt.block_on(async {
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(session::OUTPUT_QUEUE);
-        tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        let proxy = Proxy::new(config.clone(), tx, None);
-        proxy
-            .start_servers(ClientInit {
-                protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
-                capabilities: json!({}),
-                client_info: json!({"name": "mcp-envelope-check", "version": env!("CARGO_PKG_VERSION")}),
-            })
-            .await;
-        let report = mcp_envelope::check::report(&config, &proxy);
+        let proxy = headless_proxy(&config, None);
+        let started = tokio::select! {
+            _ = proxy.start_servers(headless_client("mcp-envelope-check")) => true,
+            _ = stop_signal() => false,
+        };
+        let report = started.then(|| mcp_envelope::check::report(&config, &proxy));
         proxy.shutdown().await;
         report
     });
+    let Some(report) = report else {
+        rt.shutdown_timeout(std::time::Duration::from_secs(1));
+        eprintln!("mcp-envelope check: interrupted; servers stopped");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    };
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "config: {}\n", config.path.display()).context("writing stdout")?;

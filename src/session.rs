@@ -93,6 +93,13 @@ pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;
 /// A server's tool filter, borrowed from its config.
 type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
 
+/// See [`Proxy::admit`].
+#[derive(Debug, Clone, Copy)]
+struct Admission {
+    initialized: bool,
+    seq: Option<u64>,
+}
+
 struct Inflight {
     task: Option<tokio::task::AbortHandle>,
     downstream: DownstreamSlot,
@@ -117,6 +124,8 @@ pub struct Proxy {
     shutdown: watch::Sender<bool>,
     transcript: Option<TranscriptWriter>,
     call_counter: AtomicU64,
+    /// Catalog warnings already logged.
+    catalog_warnings: Mutex<std::collections::HashSet<String>>,
     /// Calls in flight by start order, tracked only while recording a transcript.
     tracks: Mutex<HashMap<u64, CallTrack>>,
 }
@@ -145,6 +154,7 @@ impl Proxy {
             transcript,
             call_counter: AtomicU64::new(0),
             tracks: Mutex::new(HashMap::new()),
+            catalog_warnings: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
@@ -193,7 +203,7 @@ impl Proxy {
         let started = tokio::time::Instant::now();
         for ds in self.servers() {
             let deadline = started + self.config.startup_timeout(ds.name()).value;
-            if let Err(e) = ds.wait_ready(deadline).await {
+            if let Err(e) = ds.wait_started(deadline).await {
                 warn!(
                     server = %ds.name(),
                     error = %e,
@@ -236,8 +246,14 @@ impl Proxy {
             })
             .collect();
         let (catalog, warnings) = Catalog::build(&inputs);
-        for w in warnings {
-            warn!("{w}");
+        {
+            // Each rebuild finds the same collisions again: log only new ones.
+            let mut logged = self.catalog_warnings.lock().unwrap();
+            for w in warnings {
+                if logged.insert(w.clone()) {
+                    warn!("{w}");
+                }
+            }
         }
         let mut current = self.catalog.write().unwrap();
         let changed = current.tools() != catalog.tools();
@@ -262,6 +278,7 @@ impl Proxy {
                     server,
                     method,
                     params,
+                    queued,
                 } => {
                     let params = if method == "notifications/cancelled" {
                         self.map_server_cancellation(&server, params)
@@ -283,6 +300,7 @@ impl Proxy {
                     if self.is_client_ready() {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
+                    let _ = queued.send(());
                 }
                 DownstreamEvent::Request {
                     server,
@@ -459,10 +477,13 @@ impl Proxy {
                     .acquire_owned()
                     .await
                     .expect("semaphore never closed");
+                let admission = self.admit(&method);
                 let proxy = self.clone();
                 let task_key = key.clone();
                 let task = tokio::spawn(async move {
-                    let response = proxy.handle_request(id, &method, params, slot).await;
+                    let response = proxy
+                        .handle_request(id, &method, params, slot, admission)
+                        .await;
                     let still_ours = proxy.inflight.lock().unwrap().remove(&task_key).is_some();
                     if still_ours {
                         proxy.send(&response).await;
@@ -524,10 +545,13 @@ impl Proxy {
                         .acquire_owned()
                         .await
                         .expect("semaphore never closed");
+                    let admission = self.admit(&method);
                     let proxy = self.clone();
                     waits.push(tokio::spawn(async move {
                         let slot = Arc::new(Mutex::new(None));
-                        let r = proxy.handle_request(id, &method, params, slot).await;
+                        let r = proxy
+                            .handle_request(id, &method, params, slot, admission)
+                            .await;
                         drop(permit);
                         r
                     }));
@@ -668,17 +692,32 @@ impl Proxy {
     }
 
     /// Answers one request (other than `initialize`) with a whole JSON-RPC response.
+    /// Decides, in the order requests are read from stdin, whether a request came after
+    /// `initialize` and which start order (`seq`) a `tools/call` gets; the request's own task
+    /// may run later. A client that sends requests after `initialize` has finished
+    /// initializing, even if it never sent `notifications/initialized`.
+    fn admit(&self, method: &str) -> Admission {
+        let initialized = self.protocol_version.get().is_some();
+        if initialized {
+            self.mark_client_ready();
+        }
+        let seq =
+            (method == "tools/call").then(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
+        Admission { initialized, seq }
+    }
+
     async fn handle_request(
         self: &Arc<Self>,
         id: Value,
         method: &str,
         params: Option<Value>,
         slot: DownstreamSlot,
+        admission: Admission,
     ) -> Value {
         if method == "ping" {
             return jsonrpc::response(id, json!({}));
         }
-        if self.protocol_version.get().is_none() {
+        if !admission.initialized {
             let err = jsonrpc::error_object(
                 ErrorCode::InvalidRequest,
                 format!("not initialized: send `initialize` before `{method}`"),
@@ -686,12 +725,9 @@ impl Proxy {
             );
             return jsonrpc::error_response(id, err);
         }
-        // A client that sends requests has finished initializing, even if it never sent
-        // `notifications/initialized`.
-        self.mark_client_ready();
         match method {
             "tools/list" => jsonrpc::response(id, json!({ "tools": self.catalog().tools() })),
-            "tools/call" => match self.call_tool(&id, params, slot).await {
+            "tools/call" => match self.call_tool_at(&id, params, slot, admission.seq).await {
                 Ok(result) => jsonrpc::response(id, result),
                 Err(err) => jsonrpc::error_response(id, err),
             },
@@ -714,6 +750,17 @@ impl Proxy {
         params: Option<Value>,
         slot: DownstreamSlot,
     ) -> Result<Value, Value> {
+        self.call_tool_at(id, params, slot, None).await
+    }
+
+    /// [`Proxy::call_tool`] with the start order already assigned (`None`: assign now).
+    async fn call_tool_at(
+        self: &Arc<Self>,
+        id: &Value,
+        params: Option<Value>,
+        slot: DownstreamSlot,
+        seq: Option<u64>,
+    ) -> Result<Value, Value> {
         let invalid = |msg: &str| jsonrpc::error_object(ErrorCode::InvalidParams, msg, None);
         let Some(Value::Object(mut params)) = params else {
             return Err(invalid("`tools/call` needs params with a `name`"));
@@ -728,7 +775,7 @@ impl Proxy {
         let call_id = call_id_of(id);
         let started_at = std::time::SystemTime::now();
         let started = Instant::now();
-        let seq = self.call_counter.fetch_add(1, Ordering::Relaxed);
+        let seq = seq.unwrap_or_else(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
         let route = self.catalog().route(&name).cloned();
         let (server, own_name, settings, outcome) = match route {
             None => {

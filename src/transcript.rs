@@ -257,7 +257,7 @@ pub struct Transcript {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file could not be read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read")]
     Io {
         /// The file.
         path: PathBuf,
@@ -324,13 +324,7 @@ pub fn read_transcript(path: &Path) -> Result<Transcript, ReadError> {
 /// The envelope a record's raw outcome gives today: with the budget and media of `config` for
 /// its server and tool when given, else those recorded.
 pub fn recompute(record: &CallRecord, config: Option<&Config>) -> Envelope {
-    let (char_budget, media) = match config {
-        Some(c) => {
-            let s = c.tool_settings(&record.server, &record.server_tool);
-            (s.char_budget.value, s.media.value)
-        }
-        None => (record.char_budget, record.media),
-    };
+    let (char_budget, media) = settings_for(record, config);
     let ctx = MappingContext {
         call_id: &record.call_id,
         tool: &record.tool,
@@ -385,6 +379,55 @@ pub fn replay(transcript: &Transcript, config: Option<&Config>) -> Vec<ReplayRes
             recomputed: recompute(r, config),
         })
         .collect()
+}
+
+/// The settings `recompute` uses for a record: `config`'s for its server and tool, else the
+/// recorded ones. Returns `(char_budget, media)`.
+pub fn settings_for(record: &CallRecord, config: Option<&Config>) -> (usize, MediaMode) {
+    match config {
+        Some(c) => {
+            let s = c.tool_settings(&record.server, &record.server_tool);
+            (s.char_budget.value, s.media.value)
+        }
+        None => (record.char_budget, record.media),
+    }
+}
+
+/// `replay --update`: sets each record's envelope to the recomputed one and its `char_budget`
+/// and `media` to those it was recomputed with, so a later replay without `--config` agrees.
+pub fn apply_update(
+    records: &mut [CallRecord],
+    results: Vec<ReplayResult>,
+    config: Option<&Config>,
+) {
+    for (record, result) in records.iter_mut().zip(results) {
+        let (char_budget, media) = settings_for(record, config);
+        record.char_budget = char_budget;
+        record.media = media;
+        record.envelope = result.recomputed;
+    }
+}
+
+/// Replaces the transcript at `path` with `records`, atomically (a temporary file in the same
+/// folder, then a rename) and keeping the file's permission bits (0600 when it had none).
+pub fn rewrite(path: &Path, records: &[CallRecord]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o600);
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    file.write_all(to_text(records).as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// Serializes records back to transcript text (used by `replay --update`).
@@ -513,6 +556,38 @@ mod tests {
         let t = read_transcript(&path).unwrap();
         assert_eq!(t.records.len(), 2);
         assert_eq!(t.records[1].call_id, "2");
+    }
+
+    #[test]
+    fn update_records_budgets_and_rewrite_keeps_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(
+            &path,
+            to_text(&[record("1", json!([{"a": 1}, {"a": 2}]), 100)]),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let cfg = Config::parse(
+            "[defaults]\nchar_budget = 3\n[mcp_servers.s]\ncommand = \"x\"\n",
+            Path::new("/c.toml"),
+            &|_| None,
+        )
+        .unwrap();
+        let mut t = read_transcript(&path).unwrap();
+        let results = replay(&t, Some(&cfg));
+        apply_update(&mut t.records, results, Some(&cfg));
+        rewrite(&path, &t.records).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let t = read_transcript(&path).unwrap();
+        assert_eq!(t.records[0].char_budget, 3);
+        assert_eq!(t.records[0].envelope.omitted, 1);
+        // Replaying without a config now agrees with the updated file.
+        assert!(replay(&t, None).iter().all(ReplayResult::matches));
     }
 
     #[test]
