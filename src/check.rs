@@ -53,6 +53,9 @@ pub struct ServerReport {
     pub stderr_tail: Vec<String>,
     /// Its exposed tools, in catalog order (empty unless ready).
     pub tools: Vec<ToolReport>,
+    /// Tool names its config mentions that it does not offer (likely typos), e.g.
+    /// `disabled_tools names "git_comit", which the server does not offer`.
+    pub warnings: Vec<String>,
 }
 
 /// A server's state as `check` reports it.
@@ -117,6 +120,7 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
                 startup: None,
                 stderr_tail: Vec::new(),
                 tools: Vec::new(),
+                warnings: Vec::new(),
             });
             continue;
         };
@@ -144,12 +148,29 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
         } else {
             Vec::new()
         };
+        let warnings = match ds.tools() {
+            Some(listed) => {
+                let offered: Vec<&str> = listed
+                    .iter()
+                    .filter_map(|t| t.get("name")?.as_str())
+                    .collect();
+                server
+                    .unknown_tool_names(&offered)
+                    .into_iter()
+                    .map(|(key, name)| {
+                        format!("{key} names \"{name}\", which the server does not offer")
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         servers.push(ServerReport {
             name: server.name.clone(),
             status,
             startup: ds.startup_duration(),
             stderr_tail: ds.stderr_tail(),
             tools,
+            warnings,
         });
     }
     CheckReport { servers }
@@ -221,6 +242,9 @@ pub fn render(report: &CheckReport) -> String {
             }
             ServerStatus::Disabled => {}
         }
+        for w in &s.warnings {
+            rows.push(Err(format!("  warning: {w}")));
+        }
     }
     let mut widths = [0usize; 5];
     for cells in rows.iter().flatten() {
@@ -285,6 +309,7 @@ mod tests {
                     startup: None,
                     stderr_tail: (1..=7).map(|i| format!("line {i}")).collect(),
                     tools: vec![],
+                    warnings: vec![],
                 },
                 ServerReport {
                     name: "fx".into(),
@@ -295,6 +320,9 @@ mod tests {
                         tool("rows", (40, Source::Defaults), (60.0, Source::BuiltIn)),
                         tool("fx_echo", (500, Source::Tool), (0.5, Source::Server)),
                     ],
+                    warnings: vec![
+                        "disabled_tools names \"ehco\", which the server does not offer".into(),
+                    ],
                 },
                 ServerReport {
                     name: "old".into(),
@@ -302,6 +330,7 @@ mod tests {
                     startup: None,
                     stderr_tail: vec![],
                     tools: vec![],
+                    warnings: vec![],
                 },
             ],
         }
@@ -322,6 +351,7 @@ broken         failed    -
 fx             ready     412 ms
   rows                            40 (defaults)  60s (built-in)
   fx_echo                         500 (tool)     0.5s (server)
+  warning: disabled_tools names \"ehco\", which the server does not offer
 old            disabled
 
 1 of 2 enabled server(s) ready, 2 tool(s)
@@ -350,6 +380,7 @@ old            disabled
                     startup: Some(Duration::from_millis(5)),
                     stderr_tail: vec![],
                     tools: vec![],
+                    warnings: vec![],
                 },
                 ServerReport {
                     name: "b".into(),
@@ -357,6 +388,7 @@ old            disabled
                     startup: Some(Duration::from_millis(5)),
                     stderr_tail: vec![],
                     tools: vec![],
+                    warnings: vec![],
                 },
             ],
         };

@@ -481,6 +481,32 @@ impl ServerConfig {
             .map_or(true, |list| list.iter().any(|t| t == tool));
         allowed && !self.disabled_tools.iter().any(|t| t == tool)
     }
+
+    /// Tool names that `enabled_tools`, `disabled_tools` or a `[mcp_servers.NAME.tools.TOOL]`
+    /// table mention but the server does not offer (`offered`: its own tool names): most likely
+    /// typos, and a typo in `disabled_tools` leaves the tool exposed. Returned as
+    /// `(key, name)` pairs in that key order, e.g. `("disabled_tools", "git_comit")`.
+    pub fn unknown_tool_names<'a>(&'a self, offered: &[&str]) -> Vec<(&'static str, &'a str)> {
+        let unknown = |name: &&String| !offered.contains(&name.as_str());
+        let lists = [
+            (
+                "enabled_tools",
+                self.enabled_tools.as_deref().unwrap_or_default(),
+            ),
+            ("disabled_tools", self.disabled_tools.as_slice()),
+        ];
+        let mut out: Vec<(&'static str, &'a str)> = lists
+            .into_iter()
+            .flat_map(|(key, names)| names.iter().filter(unknown).map(move |n| (key, n.as_str())))
+            .collect();
+        out.extend(
+            self.tools
+                .keys()
+                .filter(unknown)
+                .map(|n| ("tools", n.as_str())),
+        );
+        out
+    }
 }
 
 fn resolve<T>(tool: Option<T>, server: Option<T>, defaults: Option<T>, built_in: T) -> Setting<T> {
@@ -994,6 +1020,38 @@ fn key_path(path: &serde_path_to_error::Path) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod unknown_tool_name_tests {
+    use super::*;
+
+    #[test]
+    fn typos_in_lists_and_tool_tables_are_reported() {
+        let cfg = Config::parse(
+            "[mcp_servers.git]\ncommand = \"x\"\nenabled_tools = [\"git_log\", \"git_lgo\"]\ndisabled_tools = [\"git_comit\"]\n[mcp_servers.git.tools.git_log]\nchar_budget = 5\n",
+            Path::new("/c.toml"),
+            &|_| None,
+        )
+        .unwrap();
+        let server = cfg.server("git").unwrap();
+        assert_eq!(
+            server.unknown_tool_names(&["git_log", "git_commit"]),
+            vec![
+                ("enabled_tools", "git_lgo"),
+                ("disabled_tools", "git_comit")
+            ]
+        );
+        assert_eq!(
+            server.unknown_tool_names(&["git_status"]),
+            vec![
+                ("enabled_tools", "git_log"),
+                ("enabled_tools", "git_lgo"),
+                ("disabled_tools", "git_comit"),
+                ("tools", "git_log")
+            ]
+        );
+    }
 }
 
 #[cfg(test)]

@@ -245,7 +245,22 @@ impl Proxy {
                 exposes: exposes.as_ref(),
             })
             .collect();
-        let (catalog, warnings) = Catalog::build(&inputs);
+        let (catalog, mut warnings) = Catalog::build(&inputs);
+        for (name, tools) in &lists {
+            let server = self
+                .config
+                .server(name)
+                .expect("servers come from the config");
+            let offered: Vec<&str> = tools
+                .iter()
+                .filter_map(|t| t.get("name")?.as_str())
+                .collect();
+            for (key, tool) in server.unknown_tool_names(&offered) {
+                warnings.push(format!(
+                    "server '{name}': {key} names \"{tool}\", which the server does not offer (a typo?)"
+                ));
+            }
+        }
         {
             // Each rebuild finds the same collisions again: log only new ones.
             let mut logged = self.catalog_warnings.lock().unwrap();

@@ -94,3 +94,42 @@ fn bad_key_exits_2_with_position() {
     assert!(err.contains("unknown field"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn tool_names_the_server_does_not_offer_are_flagged() {
+    // A typo in disabled_tools would leave the tool exposed: check says so.
+    let (_dir, config) = write_config(&fixture_server("fx", &[], "disabled_tools = [\"ehco\"]"));
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("  warning: disabled_tools names \"ehco\", which the server does not offer"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("echo ")),
+        "echo stays exposed:\n{text}"
+    );
+}
+
+#[test]
+fn missing_program_fails_at_once_without_restarts() {
+    let (_dir, config) = write_config(&format!(
+        "{}[mcp_servers.gone]\ncommand = \"mcp-server-that-does-not-exist\"\n",
+        fixture_server("ok", &[], "")
+    ));
+    let started = Instant::now();
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        text.contains("reason: unavailable: cannot start `mcp-server-that-does-not-exist`"),
+        "{text}"
+    );
+    assert!(text.contains("1 of 2 enabled server(s) ready"), "{text}");
+}
