@@ -589,9 +589,9 @@ struct RawTranscript {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Server")]
 struct RawServer {
-    /// Program to run directly (never through a shell); must not be empty. A relative path
-    /// containing `/` is relative to the config file's directory; a bare name is looked up in
-    /// PATH.
+    /// Program to run directly (never through a shell); must not be empty; `${VAR}` expands.
+    /// A relative path containing `/` is relative to the config file's directory; a bare name
+    /// is looked up in PATH. `~` is not expanded (use `${HOME}`).
     #[schemars(with = "String")]
     command: Spanned<String>,
     /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
@@ -602,9 +602,10 @@ struct RawServer {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>")]
     env: BTreeMap<String, Spanned<String>>,
-    /// Working directory of the child, relative to the config file's directory. Default: the
-    /// proxy's own.
-    cwd: Option<String>,
+    /// Working directory of the child, relative to the config file's directory; `${VAR}`
+    /// expands. Default: the proxy's own.
+    #[schemars(with = "Option<String>")]
+    cwd: Option<Spanned<String>>,
     /// `false` keeps the table but starts nothing. Default: true.
     enabled: Option<bool>,
     /// Default envelope budget for this server's tools, in characters.
@@ -841,18 +842,28 @@ impl Ctx<'_> {
             ));
         }
         let command_span = raw.command.span();
-        let command = raw.command.into_inner();
-        if command.trim().is_empty() {
+        let command = raw.command.get_ref().clone();
+        let expanded_command = self.expand(raw.command, format!("{key}.command"))?;
+        if expanded_command.trim().is_empty() {
             return Err(self.error(
                 Some(command_span),
                 Some(format!("{key}.command")),
                 "command is empty".into(),
             ));
         }
-        let program = if command.contains('/') || command.contains(std::path::MAIN_SEPARATOR) {
-            resolve_path(base_dir, &command)
+        let program = if expanded_command.contains('/')
+            || expanded_command.contains(std::path::MAIN_SEPARATOR)
+        {
+            resolve_path(base_dir, &expanded_command)
         } else {
-            PathBuf::from(&command)
+            PathBuf::from(&expanded_command)
+        };
+        let cwd = match raw.cwd {
+            Some(c) => Some(resolve_path(
+                base_dir,
+                &self.expand(c, format!("{key}.cwd"))?,
+            )),
+            None => None,
         };
         let mut args = Vec::with_capacity(raw.args.len());
         for (i, arg) in raw.args.into_iter().enumerate() {
@@ -879,7 +890,7 @@ impl Ctx<'_> {
             program,
             args,
             env,
-            cwd: raw.cwd.map(|c| resolve_path(base_dir, &c)),
+            cwd,
             enabled: raw.enabled.unwrap_or(true),
             char_budget: raw.char_budget,
             tool_timeout: raw.tool_timeout_sec.map(|s| s.0),
@@ -1709,11 +1720,20 @@ command = "y"
                 ("Z".into(), "s3cr3t".into())
             ]
         );
-        // Command, cwd and transcript path are not expanded.
-        let text = "[mcp_servers.s]\ncommand = \"${HOME}\"\ncwd = \"${HOME}\"\n";
+        // Command and cwd expand too (`command` keeps the text as written); the transcript
+        // path does not.
+        let text = "[mcp_servers.s]\ncommand = \"${HOME}/bin/srv\"\ncwd = \"${HOME}/w\"\n";
         let s = parse(text).unwrap().servers.remove(0);
-        assert_eq!(s.command, "${HOME}");
-        assert_eq!(s.cwd, Some(PathBuf::from("/cfg/${HOME}")));
+        assert_eq!(s.command, "${HOME}/bin/srv");
+        assert_eq!(s.program, PathBuf::from("/home/u/bin/srv"));
+        assert_eq!(s.cwd, Some(PathBuf::from("/home/u/w")));
+        assert_error(
+            "[mcp_servers.s]\ncommand = \"${NOPE}/srv\"\n",
+            2,
+            11,
+            "mcp_servers.s.command",
+            "environment variable `NOPE` is not set",
+        );
     }
 
     #[test]
