@@ -37,6 +37,70 @@ const KNOWN_KEYS: [&str; 8] = [
 #[error("{0}")]
 pub struct ImportError(pub String);
 
+/// Makes JSON-with-comments (JSONC, as VS Code's `mcp.json` and other client configs allow)
+/// plain JSON: `//` and `/* */` comments outside strings and commas before a closing `}` or
+/// `]` become spaces. Newlines are kept, so line and column numbers in a later parse error still
+/// point into the original file. Plain JSON passes through unchanged.
+pub fn strip_jsonc(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<char> = Vec::with_capacity(chars.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < chars.len() {
+        let c = chars[i];
+        if in_string {
+            out.push(c);
+            if c == '\\' && i + 1 < chars.len() {
+                out.push(chars[i + 1]);
+                i += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match (c, chars.get(i + 1)) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+                i += 1;
+            }
+            ('/', Some('/')) => {
+                while i < chars.len() && chars[i] != '\n' {
+                    out.push(' ');
+                    i += 1;
+                }
+            }
+            ('/', Some('*')) => {
+                out.extend([' ', ' ']);
+                i += 2;
+                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                    out.push(if chars[i] == '\n' { '\n' } else { ' ' });
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.extend([' ', ' ']);
+                    i += 2;
+                }
+            }
+            (']' | '}', _) => {
+                // A comma before this closer, with only blanks between, is a trailing comma.
+                if let Some(k) = out.iter().rposition(|ch| !ch.is_whitespace()) {
+                    if out[k] == ',' {
+                        out[k] = ' ';
+                    }
+                }
+                out.push(c);
+                i += 1;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Converts a client's parsed JSON config into mcp-envelope TOML text (comments included).
 /// `source` names the file in the header comment.
 ///
@@ -367,6 +431,21 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas_are_removed() {
+        let text = "{\n  // servers\n  \"servers\": { /* one */ \"a\": {\"command\": \"x//y\", \"args\": [\"/*k*/\", \"q\\\"//\",],},\n  },\n}\n";
+        let plain = strip_jsonc(text);
+        let v: Value = serde_json::from_str(&plain).unwrap();
+        assert_eq!(v["servers"]["a"]["command"], "x//y");
+        assert_eq!(
+            v["servers"]["a"]["args"],
+            serde_json::json!(["/*k*/", "q\"//"])
+        );
+        assert_eq!(plain.lines().count(), text.lines().count());
+        let plain_json = "{\"a\": [1, 2]}";
+        assert_eq!(strip_jsonc(plain_json), plain_json);
+    }
     use crate::config::Config;
     use serde_json::json;
     use std::path::Path;

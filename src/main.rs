@@ -386,7 +386,7 @@ fn run_import(file: &Path) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read {}", file.display()))
         .map_err(usage)?;
-    let doc: Value = serde_json::from_str(&text)
+    let doc: Value = serde_json::from_str(&mcp_envelope::import::strip_jsonc(&text))
         .with_context(|| format!("{} is not valid JSON", file.display()))
         .map_err(usage)?;
     let toml = mcp_envelope::import::import_client_config(&doc, &file.display().to_string())
