@@ -289,6 +289,21 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
     let mut broken_last_line = None;
     let last = lines.len();
     for (n, (line_no, line)) in lines.into_iter().enumerate() {
+        if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(line) {
+            match obj.get("v").and_then(Value::as_u64) {
+                Some(v) if v == u64::from(FORMAT_VERSION) => {}
+                other => {
+                    let found = other.map_or("no `v`".to_owned(), |v| format!("version {v}"));
+                    return Err(ReadError::BadLine {
+                        path: path.to_owned(),
+                        line: line_no,
+                        message: format!(
+                            "unsupported transcript format ({found}; this mcp-envelope reads version {FORMAT_VERSION})"
+                        ),
+                    });
+                }
+            }
+        }
         match serde_json::from_str::<CallRecord>(line) {
             Ok(r) => records.push(r),
             Err(e) if n + 1 == last && (!text.ends_with('\n') || e.is_eof()) => {
@@ -588,6 +603,18 @@ mod tests {
         assert_eq!(t.records[0].envelope.omitted, 1);
         // Replaying without a config now agrees with the updated file.
         assert!(replay(&t, None).iter().all(ReplayResult::matches));
+    }
+
+    #[test]
+    fn other_format_versions_are_named() {
+        match parse_transcript("{\"v\":99}\n", Path::new("x.jsonl")) {
+            Err(ReadError::BadLine {
+                line: 1, message, ..
+            }) => {
+                assert!(message.contains("version 99"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
