@@ -643,21 +643,25 @@ struct RawTool {
     media: Option<MediaMode>,
 }
 
-/// A timeout in seconds: a positive, finite integer or float, checked while deserializing so the
-/// error carries the key path and position.
+/// The longest timeout accepted, in seconds (about 31.7 years): longer ones would overflow the
+/// clock arithmetic of deadlines.
+pub const MAX_TIMEOUT_SECS: u64 = 1_000_000_000;
+
+/// A timeout in seconds: a positive integer or float of at most [`MAX_TIMEOUT_SECS`], checked
+/// while deserializing so the error carries the key path and position.
 struct Seconds(Duration);
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
-        const EXPECTED: &str = "a positive, finite number of seconds";
+        const EXPECTED: &str = "a positive number of seconds, at most 1000000000";
         impl serde::de::Visitor<'_> for V {
             type Value = Seconds;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(EXPECTED)
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Seconds, E> {
-                if v <= 0 {
+                if v <= 0 || v as u64 > MAX_TIMEOUT_SECS {
                     return Err(E::invalid_value(
                         serde::de::Unexpected::Signed(v),
                         &EXPECTED,
@@ -666,7 +670,7 @@ impl<'de> Deserialize<'de> for Seconds {
                 Ok(Seconds(Duration::from_secs(v as u64)))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Seconds, E> {
-                if v == 0 {
+                if v == 0 || v > MAX_TIMEOUT_SECS {
                     return Err(E::invalid_value(
                         serde::de::Unexpected::Unsigned(v),
                         &EXPECTED,
@@ -675,7 +679,7 @@ impl<'de> Deserialize<'de> for Seconds {
                 Ok(Seconds(Duration::from_secs(v)))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Seconds, E> {
-                if !(v.is_finite() && v > 0.0) {
+                if !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS as f64) {
                     return Err(E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED));
                 }
                 Duration::try_from_secs_f64(v)
@@ -693,9 +697,10 @@ impl schemars::JsonSchema for Seconds {
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A positive, finite number of seconds (integer or float).",
+            "description": "A positive number of seconds (integer or float), at most 1000000000.",
             "type": "number",
-            "exclusiveMinimum": 0
+            "exclusiveMinimum": 0,
+            "maximum": 1_000_000_000u64
         })
     }
 }
@@ -1489,7 +1494,7 @@ command = "y"
             2,
             20,
             "defaults.tool_timeout_sec",
-            "expected a positive, finite number of seconds",
+            "expected a positive number of seconds, at most 1000000000",
         );
         assert_error("mcp_servers = 1\n", 1, 15, "mcp_servers", "invalid type");
         assert_error(
@@ -1511,6 +1516,8 @@ command = "y"
             ("nan", "NaN"),
             ("inf", "floating point `inf`"),
             ("1e300", "floating point"),
+            ("1e19", "floating point"),
+            ("1000000001", "integer `1000000001`"),
         ] {
             assert_error(
                 &format!("{GIT}tool_timeout_sec = {value}\n"),
@@ -1525,7 +1532,7 @@ command = "y"
             2,
             23,
             "defaults.startup_timeout_sec",
-            "expected a positive, finite number of seconds",
+            "expected a positive number of seconds, at most 1000000000",
         );
         assert_error(
             &format!("{GIT}[mcp_servers.git.tools.t]\ntool_timeout_sec = -2\n"),
