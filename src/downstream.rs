@@ -501,7 +501,7 @@ async fn supervise(
             break;
         }
         let started = Instant::now();
-        let reason = match start_once(&ds, &client, &events).await {
+        let reason = match start_once(&ds, &client, &events, &mut shutdown).await {
             Ok(mut running) => {
                 *ds.inner.startup.lock().unwrap() = Some(started.elapsed());
                 info!(server = %spec.name, ms = started.elapsed().as_millis() as u64, "server ready");
@@ -525,6 +525,7 @@ async fn supervise(
                     }
                 }
             }
+            Err(_) if *shutdown.borrow() => break,
             Err(StartError { reason, fatal }) => {
                 let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
                 warn!(server = %spec.name, %reason, "server failed to start");
@@ -584,6 +585,8 @@ async fn wait_true(rx: &mut watch::Receiver<bool>) {
 struct Running {
     conn: Arc<Connection>,
     child: Child,
+    /// The child's process group (its pid at spawn), for cleaning up what it started.
+    pgid: Option<i32>,
     stdin_close: Option<oneshot::Sender<()>>,
     reader_done: Option<oneshot::Receiver<String>>,
     name: String,
@@ -604,7 +607,10 @@ impl Running {
         };
         // Give it a moment to exit by itself, then make sure it is gone.
         let status = match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
-            Ok(Ok(status)) => status.to_string(),
+            Ok(Ok(status)) => {
+                reap_group_leftovers(self.pgid);
+                status.to_string()
+            }
             _ => {
                 terminate_group(&mut self.child, SHUTDOWN_GRACE).await;
                 "killed after closing stdout".into()
@@ -617,16 +623,33 @@ impl Running {
 
     /// Stops the child: stdin closed, then SIGTERM to its group, then SIGKILL.
     async fn stop(&mut self) {
+        // Calls still in flight learn why before the child's exit closes its stdout.
+        self.conn
+            .close("stopped because the proxy is shutting down");
         if let Some(tx) = self.stdin_close.take() {
             let _ = tx.send(());
         }
         match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
-            Ok(_) => {}
+            Ok(_) => reap_group_leftovers(self.pgid),
             Err(_) => terminate_group(&mut self.child, SHUTDOWN_GRACE).await,
         }
-        self.conn
-            .close("stopped because the proxy is shutting down");
         debug!(server = %self.name, "server stopped");
+    }
+}
+
+/// After a server's main process has exited: SIGTERM to what is left of its process group
+/// (processes it started and did not stop), then SIGKILL a moment later. Best effort: an empty
+/// group makes kill(2) fail with ESRCH, which is ignored.
+fn reap_group_leftovers(pgid: Option<i32>) {
+    let Some(pgid) = pgid else { return };
+    // SAFETY: kill(2) on a process group id; it touches no memory of ours.
+    if unsafe { libc::kill(-pgid, libc::SIGTERM) } == 0 {
+        tokio::spawn(async move {
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        });
     }
 }
 
@@ -670,6 +693,7 @@ async fn start_once(
     ds: &Downstream,
     client: &ClientInit,
     events: &mpsc::UnboundedSender<DownstreamEvent>,
+    shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Running, StartError> {
     let spec = &ds.inner.spec;
     let mut cmd = Command::new(&spec.program);
@@ -688,6 +712,15 @@ async fn start_once(
         cmd.current_dir(cwd);
     }
     ds.inner.stderr_tail.lock().unwrap().clear();
+    if let Some(cwd) = spec.cwd.as_ref().filter(|c| !c.is_dir()) {
+        return Err(StartError {
+            reason: format!(
+                "its working directory (cwd) `{}` is not a directory",
+                cwd.display()
+            ),
+            fatal: true,
+        });
+    }
     let mut child = cmd.spawn().map_err(|e| StartError {
         reason: format!("cannot start `{}`: {e}", spec.program.display()),
         fatal: true,
@@ -712,6 +745,7 @@ async fn start_once(
     ));
     let mut running = Running {
         conn: conn.clone(),
+        pgid: child.id().map(|p| p as i32),
         child,
         stdin_close: Some(close_tx),
         reader_done: Some(done_rx),
@@ -749,6 +783,7 @@ async fn start_once(
             )),
         }, false),
         reason = running.closed() => (Err(format!("{reason} during startup")), true),
+        _ = wait_true(shutdown) => (Err("stopped during startup: the proxy is shutting down".to_owned()), true),
     };
     match outcome {
         Ok(()) => Ok(running),

@@ -990,7 +990,12 @@ where
                     );
                     proxy.send(&jsonrpc::error_response(Value::Null, err)).await;
                 }
-                Incoming::Single(msg) => proxy.dispatch(msg, &permits).await,
+                // `initialize` waits for the servers' first start: a signal must not wait for it.
+                Incoming::Single(msg) => tokio::select! {
+                    biased;
+                    _ = proxy.dispatch(msg, &permits) => {}
+                    _ = &mut stop => { info!("signal received; shutting down"); break; }
+                },
                 Incoming::Batch(msgs) => proxy.dispatch_batch(msgs, &permits).await,
             },
         }

@@ -1,9 +1,11 @@
 //! Transcripts: one JSON object per line for each `tools/call`, written when the call ends;
 //! reading them back; and replay, which recomputes every envelope from its recorded raw outcome.
 //!
-//! Format (version [`FORMAT_VERSION`]; issue 4 of the project): see [`CallRecord`]. Argument
-//! keys listed in `[transcript] redact_keys` are stored as `"[redacted]"` at any depth,
-//! case-insensitively; no environment value from the config is ever written. The file is created
+//! Format (version [`FORMAT_VERSION`]; issue 4 of the project): see [`CallRecord`]. Keys listed
+//! in `[transcript] redact_keys` are stored as `"[redacted]"` at any depth, case-insensitively, in
+//! the arguments and in the call's events (elicitation answers, sampling requests); the config's
+//! `env` values are never written by the proxy itself. The raw outcome is kept exactly as the
+//! server sent it, so whatever a tool prints (its environment included) is recorded. The file is created
 //! with mode 0600 and each line is written with one `write` on a file opened for appending, so a
 //! crash never leaves a broken line in the middle; a reader tolerates a broken last line and
 //! says so.
@@ -120,7 +122,7 @@ pub fn redact(value: &mut Value, keys: &[String]) {
 }
 
 impl CallRecord {
-    /// Builds a record; `arguments` are redacted with `redact_keys` here.
+    /// Builds a record; `arguments` and `events` are redacted with `redact_keys` here.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         started_at: SystemTime,
@@ -140,6 +142,9 @@ impl CallRecord {
         events: Vec<Value>,
     ) -> CallRecord {
         redact(&mut arguments, redact_keys);
+        let mut events = events;
+        // Elicitation answers and sampling requests can carry secrets too.
+        events.iter_mut().for_each(|e| redact(e, redact_keys));
         CallRecord {
             v: FORMAT_VERSION,
             started_at: rfc3339_utc_millis(started_at),
@@ -424,9 +429,12 @@ pub fn apply_update(
 }
 
 /// Replaces the transcript at `path` with `records`, atomically (a temporary file in the same
-/// folder, then a rename) and keeping the file's permission bits (0600 when it had none).
+/// folder, then a rename) and keeping the file's permission bits (0600 when it had none). A
+/// symlink is followed: the file it points to is replaced.
 pub fn rewrite(path: &Path, records: &[CallRecord]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    // Replace the file a symlink points to, not the link.
+    let path = &std::fs::canonicalize(path)?;
     let mode = std::fs::metadata(path)
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(0o600);
