@@ -204,12 +204,12 @@ impl Proxy {
         for ds in self.servers() {
             let deadline = started + self.config.startup_timeout(ds.name()).value;
             if let Err(e) = ds.wait_started(deadline).await {
-                warn!(
-                    server = %ds.name(),
-                    error = %e,
-                    stderr = %ds.stderr_tail().join(" | "),
-                    "server not ready within startup_timeout_sec; its tools will appear when it is"
-                );
+                let what = match ds.state() {
+                    ServerState::Unavailable { .. } => "server unavailable; its tools are not offered",
+                    ServerState::Stopped => "server stopped",
+                    _ => "server not ready yet; it is retried and its tools will appear when it is ready",
+                };
+                warn!(server = %ds.name(), error = %e, stderr = %ds.stderr_tail().join(" | "), "{what}");
             }
         }
         self.rebuild_catalog();
