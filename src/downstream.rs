@@ -637,19 +637,16 @@ impl Running {
     }
 }
 
-/// After a server's main process has exited: SIGTERM to what is left of its process group
-/// (processes it started and did not stop), then SIGKILL a moment later. Best effort: an empty
-/// group makes kill(2) fail with ESRCH, which is ignored.
+/// After a server's main process has exited and been reaped: SIGTERM to what is left of its
+/// process group (processes it started and did not stop). Sent at once, while the group id
+/// cannot have been reused (pids are allocated cyclically); an empty group makes kill(2) fail
+/// with ESRCH, which is ignored.
 fn reap_group_leftovers(pgid: Option<i32>) {
-    let Some(pgid) = pgid else { return };
-    // SAFETY: kill(2) on a process group id; it touches no memory of ours.
-    if unsafe { libc::kill(-pgid, libc::SIGTERM) } == 0 {
-        tokio::spawn(async move {
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        });
+    if let Some(pgid) = pgid {
+        // SAFETY: kill(2) on a process group id; it touches no memory of ours.
+        unsafe {
+            libc::kill(-pgid, libc::SIGTERM);
+        }
     }
 }
 
