@@ -144,9 +144,9 @@ impl Peer {
     /// Writes one request; returns the instant after the flush started (just before writing).
     fn send(&mut self, id: u64, method: &str, params: &str) -> Instant {
         self.buf.clear();
-        write!(
+        writeln!(
             self.buf,
-            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}\n"
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}"
         )
         .unwrap();
         let t = Instant::now();

@@ -889,35 +889,44 @@ async fn read_stdout(
                     }
                 }
             }
-            Ok(Some(Frame::Line(line))) => match {
+            Ok(Some(Frame::Line(line))) => {
                 if line.len() >= LARGE_MESSAGE_BYTES {
                     LARGE_MESSAGE_SEEN.store(true, Ordering::Release);
                 }
-                jsonrpc::classify(&line)
-            } {
-                Incoming::ParseError(_) => {
-                    let text = String::from_utf8_lossy(&line);
-                    warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");
-                }
-                Incoming::Single(msg) => {
-                    if let Some(queued) = handle_server_message(&ds, &conn, msg, &events) {
-                        let _ = queued.await;
-                    }
-                }
-                Incoming::Batch(msgs) => {
-                    for msg in msgs {
-                        if let Some(queued) = handle_server_message(&ds, &conn, msg, &events) {
-                            let _ = queued.await;
-                        }
-                    }
-                }
-            },
+                handle_line(&ds, &conn, &line, &events).await;
+            }
         }
     };
     // Fail every pending request now, and make new ones wait for the restart, rather than
     // after the child has been reaped (which can take the shutdown grace period).
     conn.close(&reason);
     let _ = done.send(reason);
+}
+
+/// Handles one line from a server's stdout: non-JSON lines are logged and skipped; messages
+/// (single or batched) are dispatched, waiting for each notification to be queued for the
+/// client before reading on.
+async fn handle_line(
+    ds: &Downstream,
+    conn: &Arc<Connection>,
+    line: &[u8],
+    events: &mpsc::UnboundedSender<DownstreamEvent>,
+) {
+    let server = ds.name();
+    let messages = match jsonrpc::classify(line) {
+        Incoming::ParseError(_) => {
+            let text = String::from_utf8_lossy(line);
+            warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");
+            return;
+        }
+        Incoming::Single(msg) => vec![msg],
+        Incoming::Batch(msgs) => msgs,
+    };
+    for msg in messages {
+        if let Some(queued) = handle_server_message(ds, conn, msg, events) {
+            let _ = queued.await;
+        }
+    }
 }
 
 fn handle_server_message(
