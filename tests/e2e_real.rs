@@ -441,18 +441,7 @@ fn inspector_run(cfg: &Path, method_args: &[&str]) -> Value {
         .args(method_args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "inspector failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "inspector stdout not JSON: {e}: {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    json_stdout(&out, "inspector")
 }
 
 #[test]

@@ -354,15 +354,20 @@ pub fn sdk_session(config: &Path, plan: &Value, extra_proxy_args: &[&str]) -> Va
         .args(extra_proxy_args)
         .output()
         .unwrap();
+    json_stdout(&out, "sdk_client")
+}
+
+/// The JSON a successful client run printed on stdout; panics with both outputs otherwise.
+pub fn json_stdout(out: &std::process::Output, what: &str) -> Value {
     assert!(
         out.status.success(),
-        "sdk_client failed: {}\n{}",
+        "{what} failed: {}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "sdk_client output is not JSON: {e}: {}",
+            "{what} output is not JSON: {e}: {}",
             String::from_utf8_lossy(&out.stdout)
         )
     })
