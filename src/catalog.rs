@@ -101,12 +101,20 @@ impl Catalog {
             } else {
                 final_name.clone()
             };
-            if catalog.routes.contains_key(&exposed) {
+            // A prefix can recreate another server's `<server>__<tool>` name: number the later
+            // one rather than drop it.
+            let exposed = if catalog.routes.contains_key(&exposed) {
+                let free = (2..)
+                    .map(|n| format!("{exposed}{COLLISION_SEPARATOR}{n}"))
+                    .find(|candidate| !catalog.routes.contains_key(candidate))
+                    .expect("an unused numbered name exists");
                 warnings.push(format!(
-                    "tool name '{exposed}' is still ambiguous; the first is used"
+                    "tool name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
                 ));
-                continue;
-            }
+                free
+            } else {
+                exposed
+            };
             catalog.tools.push(rewrite_tool(tool, &exposed));
             catalog.routes.insert(
                 exposed,
@@ -221,6 +229,34 @@ mod tests {
         assert_eq!(warnings.len(), 2);
         assert!(warnings[0].contains("'echo'"));
         assert_eq!(catalog.route("b__echo").unwrap().tool, "echo");
+    }
+
+    #[test]
+    fn a_prefix_that_recreates_a_renamed_name_is_numbered_not_dropped() {
+        let tools = [json!({"name": "echo"})];
+        let (catalog, _) = Catalog::build(&[
+            ServerTools {
+                server: "a",
+                prefix: "",
+                tools: &tools,
+                exposes: &all,
+            },
+            ServerTools {
+                server: "b",
+                prefix: "",
+                tools: &tools,
+                exposes: &all,
+            },
+            ServerTools {
+                server: "c",
+                prefix: "a__",
+                tools: &tools,
+                exposes: &all,
+            },
+        ]);
+        let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a__echo", "a__echo__2", "b__echo"]);
+        assert_eq!(catalog.route("a__echo__2").unwrap().server, "c");
     }
 
     #[test]

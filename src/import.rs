@@ -396,7 +396,8 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// A TOML key: bare when it can be, else quoted.
+/// A TOML key: bare when it can be, else a one-line basic string (JSON's escapes are valid TOML
+/// basic-string escapes; a multi-line string is not allowed as a key).
 fn toml_key(k: &str) -> String {
     if !k.is_empty()
         && k.chars()
@@ -404,7 +405,7 @@ fn toml_key(k: &str) -> String {
     {
         k.to_string()
     } else {
-        toml_str(k)
+        json_str(k)
     }
 }
 
@@ -431,6 +432,19 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn odd_server_names_stay_valid_toml_keys() {
+        for name in ["new\nline", "quote\"d", "sp ace", "é"] {
+            let key = toml_key(name);
+            let doc = format!("[mcp_servers.{key}]\ncommand = \"x\"\n");
+            let parsed: toml::Table = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+            assert!(
+                parsed["mcp_servers"].as_table().unwrap().contains_key(name),
+                "{doc}"
+            );
+        }
+    }
 
     #[test]
     fn jsonc_comments_and_trailing_commas_are_removed() {

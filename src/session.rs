@@ -943,11 +943,20 @@ where
     S: Future<Output = ()> + Send,
 {
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
+    // A client that closed our stdout can read no answer: that ends the session like a signal.
+    let (stdout_gone, stdout_gone_rx) = oneshot::channel::<()>();
     let writer = tokio::spawn(async move {
         if let Err(e) = jsonrpc::write_lines(output, out_rx, std::future::pending()).await {
-            warn!(error = %e, "writing stdout failed");
+            warn!(error = %e, "writing stdout failed; shutting down");
+            let _ = stdout_gone.send(());
         }
     });
+    let stop = async move {
+        tokio::select! {
+            _ = stop => info!("signal received; shutting down"),
+            Ok(()) = stdout_gone_rx => {}
+        }
+    };
     let proxy = Proxy::new(config.clone(), out_tx, transcript);
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
     let mut reader = LineReader::new(
@@ -958,7 +967,7 @@ where
     loop {
         let frame = tokio::select! {
             frame = reader.next_frame() => frame,
-            _ = &mut stop => { info!("signal received; shutting down"); break; }
+            _ = &mut stop => break,
         };
         match frame {
             Ok(None) => {
@@ -994,7 +1003,7 @@ where
                 Incoming::Single(msg) => tokio::select! {
                     biased;
                     _ = proxy.dispatch(msg, &permits) => {}
-                    _ = &mut stop => { info!("signal received; shutting down"); break; }
+                    _ = &mut stop => break,
                 },
                 Incoming::Batch(msgs) => proxy.dispatch_batch(msgs, &permits).await,
             },
