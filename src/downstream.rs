@@ -184,7 +184,7 @@ pub enum CallError {
 }
 
 enum Reply {
-    Response(Result<Value, Value>),
+    Response(Result<ResultBody, Value>),
     Closed(String),
     TooLong(usize),
 }
@@ -246,6 +246,19 @@ impl Connection {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<Value, Value>, CallError> {
+        let body = self.request_body(method, params, timeout, on_sent).await?;
+        Ok(body.map(ResultBody::into_value))
+    }
+
+    /// Like [`Connection::request`], but a large `result` may come back unparsed
+    /// ([`ResultBody::Raw`]).
+    pub async fn request_body(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -455,7 +468,7 @@ impl Downstream {
         params: Option<Value>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
-    ) -> Result<Result<Value, Value>, CallError> {
+    ) -> Result<Result<ResultBody, Value>, CallError> {
         let deadline = tokio::time::Instant::now() + timeout;
         let conn = self.wait_ready(deadline).await.map_err(|e| match e {
             CallError::Timeout(_) => CallError::Timeout(timeout),
@@ -463,7 +476,7 @@ impl Downstream {
         })?;
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
         let conn2 = conn.clone();
-        conn.request(method, params, remaining, &mut |id| on_sent(&conn2, id))
+        conn.request_body(method, params, remaining, &mut |id| on_sent(&conn2, id))
             .await
             .map_err(|e| match e {
                 CallError::Timeout(_) => CallError::Timeout(timeout),
@@ -893,6 +906,15 @@ async fn read_stdout(
                 if line.len() >= LARGE_MESSAGE_BYTES {
                     LARGE_MESSAGE_SEEN.store(true, Ordering::Release);
                 }
+                let line = match fast_response(line) {
+                    Ok((id, body)) => {
+                        if !conn.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
+                            warn!(%server, %id, "answer for an id that is not pending ignored");
+                        }
+                        continue;
+                    }
+                    Err(line) => line,
+                };
                 handle_line(&ds, &conn, &line, &events).await;
             }
         }
@@ -901,6 +923,91 @@ async fn read_stdout(
     // after the child has been reaped (which can take the shutdown grace period).
     conn.close(&reason);
     let _ = done.send(reason);
+}
+
+/// Lines at least this long that are plain successful responses keep their `result` unparsed
+/// ([`ResultBody::Raw`]).
+pub const RAW_RESULT_MIN_BYTES: usize = 64 * 1024;
+
+/// A response's `result`: parsed, or (for a large line) the line with the byte range of the
+/// `result` member, to be parsed only as far as needed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResultBody {
+    /// The parsed `result`.
+    Value(Value),
+    /// The unparsed `result`.
+    Raw(RawResult),
+}
+
+impl ResultBody {
+    /// The parsed `result` (parses a raw one in full).
+    pub fn into_value(self) -> Value {
+        match self {
+            ResultBody::Value(v) => v,
+            ResultBody::Raw(raw) => raw.to_value(),
+        }
+    }
+}
+
+/// A response line and where its `result` member's JSON text lies in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawResult {
+    line: String,
+    start: usize,
+    end: usize,
+}
+
+impl RawResult {
+    /// Wraps a whole JSON text as the result (used by tests).
+    pub fn from_json(text: String) -> RawResult {
+        let end = text.len();
+        RawResult {
+            line: text,
+            start: 0,
+            end,
+        }
+    }
+
+    /// The `result` member's JSON text (valid JSON).
+    pub fn as_str(&self) -> &str {
+        &self.line[self.start..self.end]
+    }
+
+    /// The parsed `result`.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.as_str()).expect("a raw result is valid JSON")
+    }
+}
+
+/// A large line that is a plain successful JSON-RPC response (an object with unique, unescaped
+/// keys, `"jsonrpc":"2.0"`, an `id`, a `result` and neither `method` nor `error`): its id and
+/// the unparsed result. Any other line is given back, to be classified as usual.
+fn fast_response(line: Vec<u8>) -> Result<(Value, RawResult), Vec<u8>> {
+    if line.len() < RAW_RESULT_MIN_BYTES {
+        return Err(line);
+    }
+    let line = match String::from_utf8(line) {
+        Ok(l) => l,
+        Err(e) => return Err(e.into_bytes()),
+    };
+    let found = (|| {
+        let members = crate::outcome::raw_members(&line)?;
+        let get = |name: &str| members.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        if get("method").is_some() || get("error").is_some() {
+            return None;
+        }
+        if get("jsonrpc")?.get() != "\"2.0\"" {
+            return None;
+        }
+        let id: Value = serde_json::from_str(get("id")?.get()).ok()?;
+        let result = get("result")?.get();
+        let start = result.as_ptr() as usize - line.as_ptr() as usize;
+        Some((id, start, start + result.len()))
+    })();
+    match found {
+        Some((id, start, end)) => Ok((id, RawResult { line, start, end })),
+        None => Err(line.into_bytes()),
+    }
 }
 
 /// Handles one line from a server's stdout: non-JSON lines are logged and skipped; messages
@@ -938,7 +1045,7 @@ fn handle_server_message(
     let server = ds.name();
     match msg {
         Message::Response { id, outcome } => {
-            if !conn.deliver(&id, Reply::Response(outcome)) {
+            if !conn.deliver(&id, Reply::Response(outcome.map(ResultBody::Value))) {
                 warn!(%server, %id, "answer for an id that is not pending ignored");
             }
         }
@@ -1023,5 +1130,37 @@ mod tests {
     fn truncates_on_char_boundaries() {
         assert_eq!(truncate_chars("éééé", 2), "éé…");
         assert_eq!(truncate_chars("ab", 2), "ab");
+    }
+
+    #[test]
+    fn fast_response_only_for_large_plain_responses() {
+        let pad = "x".repeat(RAW_RESULT_MIN_BYTES);
+        let line = |s: String| s.into_bytes();
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"{pad}"}}]}}}}"#
+        );
+        let (id, raw) = fast_response(line(ok.clone())).unwrap();
+        assert_eq!(id, json!(7));
+        assert_eq!(
+            raw.to_value(),
+            serde_json::from_str::<Value>(&ok).unwrap()["result"]
+        );
+        assert!(raw.as_str().starts_with(r#"{"content""#) && raw.as_str().ends_with("}]}"));
+        let rejected = [
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}","error":null}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"method":"m","result":"{pad}"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}","result":1}}"#),
+            format!(r#"{{"jsonrpc":"1.0","id":7,"result":"{pad}"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","result":"{pad}"}}"#),
+            format!(r#"[{{"jsonrpc":"2.0","id":7,"result":"{pad}"}}]"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}"}} x"#),
+            r#"{"jsonrpc":"2.0","id":7,"result":1}"#.to_owned(),
+        ];
+        for text in rejected {
+            assert_eq!(
+                fast_response(line(text.clone())).unwrap_err(),
+                text.into_bytes()
+            );
+        }
     }
 }

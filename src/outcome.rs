@@ -47,7 +47,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 pub use crate::config::MediaMode;
@@ -349,6 +351,201 @@ fn prefix_end(s: &str, max_chars: usize) -> (usize, usize) {
         Some((i, _)) => (i, max_chars),
         None => (s.len(), s.chars().count()),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw (unparsed) results
+
+/// [`map_outcome`] of `Outcome::Result { result }` where `raw` is `result`'s JSON text, without
+/// parsing all of it: when `structuredContent` holds a row array (or an object whose one
+/// non-empty array of objects gives the rows), only its first `char_budget / 2 + 2` items are
+/// parsed and the rest only counted. [`fill_rows`] can keep no more rows than that (each row
+/// after the first costs at least the two-character separator), so the envelope is the same.
+/// Anything else is parsed in full.
+///
+/// `raw` must be valid JSON.
+pub fn map_raw_result(raw: &str, ctx: &MappingContext<'_>) -> Mapped {
+    match lazy_result(raw, ctx.char_budget) {
+        Some((substitute, skipped)) => {
+            let mut mapped = map_result(&substitute, ctx);
+            if skipped > 0 {
+                mapped.envelope.omitted += skipped;
+            }
+            mapped
+        }
+        None => {
+            let result: Value = serde_json::from_str(raw).expect("a raw result is valid JSON");
+            map_result(&result, ctx)
+        }
+    }
+}
+
+/// Top-level members of a JSON object, unparsed, in order. Fails on anything that is not an
+/// object and on keys with escapes.
+struct RawMembers<'a>(Vec<(&'a str, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for RawMembers<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawMembers<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<&'de str>()? {
+                    members.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(RawMembers(members))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The members of the object `raw`, if it is one with unique, unescaped keys.
+pub(crate) fn raw_members(raw: &str) -> Option<Vec<(&str, &RawValue)>> {
+    let members = serde_json::from_str::<RawMembers<'_>>(raw).ok()?.0;
+    for (i, (k, _)) in members.iter().enumerate() {
+        if members[..i].iter().any(|(k2, _)| k2 == k) {
+            return None;
+        }
+    }
+    Some(members)
+}
+
+fn parse_raw(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).expect("a raw value is valid JSON")
+}
+
+/// A result equivalent to `raw` for [`map_result`] within `budget`, and how many rows it leaves
+/// out; `None` when the shortcut does not apply (then `raw` is parsed in full).
+fn lazy_result(raw: &str, budget: usize) -> Option<(Value, u64)> {
+    let members = raw_members(raw)?;
+    let get = |name: &str| members.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    if get("isError").map(|v| v.get().trim()) == Some("true") {
+        return None;
+    }
+    let structured = get("structuredContent")?;
+    if structured.get().trim() == "null" {
+        return None;
+    }
+    let keep = budget / 2 + 2;
+    let mut skipped = 0;
+    let mut map = Map::new();
+    for (key, value) in &members {
+        let value = if *key == "structuredContent" {
+            let (v, n) = lazy_rows_value(value.get(), keep);
+            skipped = n;
+            v
+        } else {
+            parse_raw(value)
+        };
+        map.insert((*key).to_owned(), value);
+    }
+    Some((Value::Object(map), skipped))
+}
+
+/// `raw` (valid JSON) with its row array cut to `keep` items, and how many were cut.
+fn lazy_rows_value(raw: &str, keep: usize) -> (Value, u64) {
+    let full = || (serde_json::from_str(raw).expect("valid JSON"), 0);
+    let text = raw.trim_start();
+    if text.starts_with('[') {
+        return match cut_array(raw, keep) {
+            Some(cut) => (Value::Array(cut.items), cut.skipped),
+            None => full(),
+        };
+    }
+    if !text.starts_with('{') {
+        return full();
+    }
+    let Some(members) = raw_members(raw) else {
+        return full();
+    };
+    let mut cuts = Vec::with_capacity(members.len());
+    let mut qualifying = 0;
+    for (_, value) in &members {
+        let cut = if value.get().trim_start().starts_with('[') {
+            cut_array(value.get(), keep)
+        } else {
+            None
+        };
+        if cut.as_ref().is_some_and(|c| c.all_objects && c.total > 0) {
+            qualifying += 1;
+        }
+        cuts.push(cut);
+    }
+    if qualifying != 1 {
+        return full();
+    }
+    let mut map = Map::new();
+    let mut skipped = 0;
+    for ((key, value), cut) in members.iter().zip(cuts) {
+        let value = match cut {
+            Some(cut) if cut.all_objects && cut.total > 0 => {
+                skipped = cut.skipped;
+                Value::Array(cut.items)
+            }
+            _ => parse_raw(value),
+        };
+        map.insert((*key).to_owned(), value);
+    }
+    (Value::Object(map), skipped)
+}
+
+/// The first items of an array, parsed; the rest counted and checked for being objects.
+struct CutArray {
+    items: Vec<Value>,
+    skipped: u64,
+    total: u64,
+    all_objects: bool,
+}
+
+struct CutSeed(usize);
+
+impl<'de> DeserializeSeed<'de> for CutSeed {
+    type Value = CutArray;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CutArray, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CutSeed {
+    type Value = CutArray;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CutArray, A::Error> {
+        let mut cut = CutArray {
+            items: Vec::new(),
+            skipped: 0,
+            total: 0,
+            all_objects: true,
+        };
+        while cut.items.len() < self.0 {
+            let Some(item) = seq.next_element::<Value>()? else {
+                return Ok(cut);
+            };
+            cut.all_objects &= item.is_object();
+            cut.total += 1;
+            cut.items.push(item);
+        }
+        while let Some(item) = seq.next_element::<&'de RawValue>()? {
+            cut.all_objects &= item.get().starts_with('{');
+            cut.total += 1;
+            cut.skipped += 1;
+        }
+        Ok(cut)
+    }
+}
+
+/// [`CutArray`] of the array `raw`; `None` if `raw` is not an array.
+fn cut_array(raw: &str, keep: usize) -> Option<CutArray> {
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let cut = CutSeed(keep).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(cut)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1680,6 +1877,162 @@ mod tests {
             prop_assert_eq!(answer["isError"].as_bool(), Some(env.status == Status::Error));
             let round: Outcome = serde_json::from_str(&serde_json::to_string(&outcome).unwrap()).unwrap();
             prop_assert_eq!(round, outcome);
+        }
+    }
+
+    // ---- raw results -----------------------------------------------------------------------
+
+    fn raw_ctx(budget: usize, media: MediaMode) -> (String, MappingContext<'static>) {
+        (
+            String::new(),
+            MappingContext {
+                call_id: "c1",
+                tool: "t",
+                server: "s",
+                char_budget: budget,
+                media,
+            },
+        )
+    }
+
+    /// `map_raw_result` of `text` equals `map_outcome` of the fully parsed result.
+    fn assert_raw_same(text: &str, budget: usize, media: MediaMode) {
+        let (_, ctx) = raw_ctx(budget, media);
+        let result: Value = serde_json::from_str(text).unwrap();
+        let full = map_outcome(&Outcome::Result { result }, &ctx);
+        let lazy = map_raw_result(text, &ctx);
+        assert_eq!(lazy, full, "budget {budget}: {text}");
+    }
+
+    fn small_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-1000i64..1000).prop_map(Value::from),
+            "[a-z;{} ]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(2, 12, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec(("[a-c]", inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn row_object() -> impl Strategy<Value = Value> {
+        prop::collection::vec(("[a-d]", small_value()), 0..3)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+    }
+
+    fn row_array() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            3 => prop::collection::vec(row_object(), 0..40),
+            1 => prop::collection::vec(small_value(), 0..40),
+        ]
+        .prop_map(Value::from)
+    }
+
+    fn structured() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            3 => row_array(),
+            3 => prop::collection::vec(
+                ("[a-e]", prop_oneof![2 => row_array(), 1 => small_value()]),
+                0..4
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            1 => small_value(),
+        ]
+    }
+
+    fn raw_result_value() -> impl Strategy<Value = Value> {
+        let block = prop_oneof![
+            "[a-z\n{}\\[\\]]{0,10}".prop_map(|t| json!({"type": "text", "text": t})),
+            Just(json!({"type": "image", "mimeType": "image/png", "data": "TWFu"})),
+            Just(json!({"type": "resource_link", "uri": "u", "name": "n"})),
+            small_value(),
+        ];
+        (
+            prop::option::of(structured()),
+            prop::option::of(prop::collection::vec(block, 0..4)),
+            prop::option::of(prop_oneof![
+                Just(json!(true)),
+                Just(json!(false)),
+                Just(json!(1))
+            ]),
+            any::<bool>(),
+        )
+            .prop_map(|(sc, content, is_error, null_sc)| {
+                let mut m = Map::new();
+                if let Some(c) = content {
+                    m.insert("content".into(), Value::from(c));
+                }
+                match sc {
+                    Some(sc) => {
+                        m.insert("structuredContent".into(), sc);
+                    }
+                    None if null_sc => {
+                        m.insert("structuredContent".into(), Value::Null);
+                    }
+                    None => {}
+                }
+                if let Some(e) = is_error {
+                    m.insert("isError".into(), e);
+                }
+                Value::Object(m)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn raw_mapping_equals_full_mapping(
+            result in raw_result_value(),
+            budget in 0usize..80,
+            describe in any::<bool>(),
+            pretty in any::<bool>(),
+        ) {
+            let media = if describe { MediaMode::Describe } else { MediaMode::Passthrough };
+            let text = if pretty {
+                serde_json::to_string_pretty(&result).unwrap()
+            } else {
+                serde_json::to_string(&result).unwrap()
+            };
+            assert_raw_same(&text, budget, media);
+        }
+    }
+
+    #[test]
+    fn raw_mapping_edge_cases() {
+        let rows: Vec<Value> = (0..500).map(|i| json!({"i": i})).collect();
+        let cases = [
+            json!({"structuredContent": {"rows": rows}}).to_string(),
+            json!({"structuredContent": {"rows": rows, "n": 500, "more": [1, 2]}}).to_string(),
+            json!({"structuredContent": {"a": rows, "b": rows}}).to_string(),
+            json!({"structuredContent": rows, "content": [image("TWFu")]}).to_string(),
+            json!({"structuredContent": rows, "isError": true}).to_string(),
+            json!({"structuredContent": {"rows": []}}).to_string(),
+            json!({"structuredContent": {"rows": [{"a": 1}, 2]}}).to_string(),
+            json!({"structuredContent": {"error": {"type": "rate_limit"}}, "isError": true})
+                .to_string(),
+            // Duplicate and escaped keys: parsed in full, last duplicate wins.
+            r#"{"structuredContent": {"rows": [{"a":1}]}, "structuredContent": [1, 2, 3]}"#.into(),
+            r#"{"structuredContent": {"rows": [{"a":1},{"b":2}], "rows": [{"c":3}]}}"#.into(),
+            r#"{"structured\u0043ontent": [{"a":1},{"b":2},{"c":3}], "content": []}"#.into(),
+            r#"{"structuredContent": {"r\u006fws": [{"a":1},{"b":2}]}}"#.into(),
+            r#" { "structuredContent" : [ {"a" : 1} , 7 , { } ] , "isError" : false } "#.into(),
+            "[1, 2]".into(),
+            "null".into(),
+            r#"{"content": "x"}"#.into(),
+            r#"{"structuredContent": null}"#.into(),
+        ];
+        for text in &cases {
+            for budget in [0, 1, 2, 3, 5, 10, 20, 100, 5000] {
+                for media in [MediaMode::Passthrough, MediaMode::Describe] {
+                    assert_raw_same(text, budget, media);
+                }
+            }
         }
     }
 }

@@ -36,10 +36,11 @@ use tracing::{debug, info, warn};
 use crate::catalog::{Catalog, ServerTools};
 use crate::config::Config;
 use crate::downstream::{
-    CallError, ClientInit, Connection, Downstream, DownstreamEvent, ServerSpec, ServerState,
+    CallError, ClientInit, Connection, Downstream, DownstreamEvent, RawResult, ResultBody,
+    ServerSpec, ServerState,
 };
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
-use crate::outcome::{map_outcome, MappingContext, Outcome};
+use crate::outcome::{map_outcome, map_raw_result, MappingContext, Outcome};
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
@@ -792,6 +793,7 @@ impl Proxy {
         let started = Instant::now();
         let seq = seq.unwrap_or_else(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
         let route = self.catalog().route(&name).cloned();
+        let mut raw_result: Option<RawResult> = None;
         let (server, own_name, settings, outcome) = match route {
             None => {
                 let settings = self.config.tool_settings("", &name);
@@ -834,7 +836,19 @@ impl Proxy {
                         if let Value::Object(p) = forwarded {
                             params = p;
                         }
-                        outcome_of(result, timeout)
+                        match result {
+                            // Without a transcript, nothing needs the whole result: map it
+                            // from its text, parsing only what the budget can use.
+                            Ok(Ok(ResultBody::Raw(raw))) if self.transcript.is_none() => {
+                                raw_result = Some(raw);
+                                Outcome::Result {
+                                    result: Value::Null,
+                                }
+                            }
+                            other => {
+                                outcome_of(other.map(|r| r.map(ResultBody::into_value)), timeout)
+                            }
+                        }
                     }
                 };
                 (route.server, route.tool, settings, outcome)
@@ -847,7 +861,11 @@ impl Proxy {
             char_budget: settings.char_budget.value,
             media: settings.media.value,
         };
-        let mapped = map_outcome(&outcome, &ctx);
+        let mapped = match &raw_result {
+            Some(raw) => map_raw_result(raw.as_str(), &ctx),
+            None => map_outcome(&outcome, &ctx),
+        };
+        drop(raw_result);
         let duration = started.elapsed();
         info!(
             call_id = %call_id,
