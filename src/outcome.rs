@@ -415,83 +415,163 @@ pub(crate) fn raw_members(raw: &str) -> Option<Vec<(&str, &RawValue)>> {
     Some(members)
 }
 
-fn parse_raw(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).expect("a raw value is valid JSON")
-}
-
 /// A result equivalent to `raw` for [`map_result`] within `budget`, and how many rows it leaves
-/// out; `None` when the shortcut does not apply (then `raw` is parsed in full).
+/// out, built in one pass over `raw`; `None` when the shortcut does not apply (then `raw` is
+/// parsed in full).
 fn lazy_result(raw: &str, budget: usize) -> Option<(Value, u64)> {
-    let members = raw_members(raw)?;
-    let get = |name: &str| members.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-    if get("isError").map(|v| v.get().trim()) == Some("true") {
-        return None;
-    }
-    let structured = get("structuredContent")?;
-    if structured.get().trim() == "null" {
-        return None;
-    }
-    let keep = budget / 2 + 2;
-    let mut skipped = 0;
-    let mut map = Map::new();
-    for (key, value) in &members {
-        let value = if *key == "structuredContent" {
-            let (v, n) = lazy_rows_value(value.get(), keep);
-            skipped = n;
-            v
-        } else {
-            parse_raw(value)
-        };
-        map.insert((*key).to_owned(), value);
-    }
-    Some((Value::Object(map), skipped))
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let out = ResultSeed(budget / 2 + 2).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(out)
 }
 
-/// `raw` (valid JSON) with its row array cut to `keep` items, and how many were cut.
-fn lazy_rows_value(raw: &str, keep: usize) -> (Value, u64) {
-    let full = || (serde_json::from_str(raw).expect("valid JSON"), 0);
-    let text = raw.trim_start();
-    if text.starts_with('[') {
-        return match cut_array(raw, keep) {
-            Some(cut) => (Value::Array(cut.items), cut.skipped),
-            None => full(),
-        };
+/// Why the shortcut gives up (the whole result is then parsed as usual).
+fn give_up<E: serde::de::Error>() -> E {
+    E::custom("parse in full")
+}
+
+/// The result object with `structuredContent`'s rows cut to the first `.0`.
+struct ResultSeed(usize);
+
+impl<'de> DeserializeSeed<'de> for ResultSeed {
+    type Value = (Value, u64);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
     }
-    if !text.starts_with('{') {
-        return full();
+}
+
+impl<'de> Visitor<'de> for ResultSeed {
+    type Value = (Value, u64);
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
     }
-    let Some(members) = raw_members(raw) else {
-        return full();
-    };
-    let mut cuts = Vec::with_capacity(members.len());
-    let mut qualifying = 0;
-    for (_, value) in &members {
-        let cut = if value.get().trim_start().starts_with('[') {
-            cut_array(value.get(), keep)
-        } else {
-            None
-        };
-        if cut.as_ref().is_some_and(|c| c.all_objects && c.total > 0) {
-            qualifying += 1;
-        }
-        cuts.push(cut);
-    }
-    if qualifying != 1 {
-        return full();
-    }
-    let mut map = Map::new();
-    let mut skipped = 0;
-    for ((key, value), cut) in members.iter().zip(cuts) {
-        let value = match cut {
-            Some(cut) if cut.all_objects && cut.total > 0 => {
-                skipped = cut.skipped;
-                Value::Array(cut.items)
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let mut map = Map::new();
+        let mut skipped = 0;
+        while let Some(key) = access.next_key::<String>()? {
+            if map.contains_key(&key) {
+                return Err(give_up());
             }
-            _ => parse_raw(value),
-        };
-        map.insert((*key).to_owned(), value);
+            let value = if key == "structuredContent" {
+                let (value, n) = LazySeed::Rows(self.0).deserialize_into(&mut access)?;
+                skipped = n;
+                value
+            } else {
+                access.next_value::<Value>()?
+            };
+            map.insert(key, value);
+        }
+        if skipped > 0 && map.get("isError") == Some(&Value::Bool(true)) {
+            return Err(give_up());
+        }
+        Ok((Value::Object(map), skipped))
     }
-    (Value::Object(map), skipped)
+}
+
+/// `structuredContent` (`Rows`) or one of its members (`Member`), with row arrays cut.
+#[derive(Clone, Copy)]
+enum LazySeed {
+    Rows(usize),
+    Member(usize),
+}
+
+/// What a [`LazySeed`] read: a cut array, or a value with how many rows it leaves out.
+enum Lazy {
+    Cut(CutArray),
+    Value(Value, u64),
+}
+
+impl LazySeed {
+    fn deserialize_into<'de, A: MapAccess<'de>>(
+        self,
+        access: &mut A,
+    ) -> Result<(Value, u64), A::Error> {
+        Ok(match access.next_value_seed(self)? {
+            Lazy::Cut(cut) => (Value::Array(cut.items), cut.skipped),
+            Lazy::Value(v, n) => (v, n),
+        })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for LazySeed {
+    type Value = Lazy;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Lazy, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LazySeed {
+    type Value = Lazy;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::Bool(v), 0))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::from(v), 0))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::from(v), 0))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::from(v), 0))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::String(v.to_owned()), 0))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::String(v), 0))
+    }
+    fn visit_unit<E>(self) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::Null, 0))
+    }
+    fn visit_none<E>(self) -> Result<Lazy, E> {
+        Ok(Lazy::Value(Value::Null, 0))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Lazy, A::Error> {
+        let keep = match self {
+            LazySeed::Rows(keep) | LazySeed::Member(keep) => keep,
+        };
+        CutSeed(keep).visit_seq(seq).map(Lazy::Cut)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Lazy, A::Error> {
+        let keep = match self {
+            LazySeed::Member(_) => {
+                let value =
+                    Value::deserialize(serde::de::value::MapAccessDeserializer::new(access))?;
+                return Ok(Lazy::Value(value, 0));
+            }
+            LazySeed::Rows(keep) => keep,
+        };
+        // The object rule: rows come from its one non-empty array of objects, if exactly one.
+        let mut members: Vec<(String, Lazy)> = Vec::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if members.iter().any(|(k, _)| *k == key) {
+                return Err(give_up());
+            }
+            let value = access.next_value_seed(LazySeed::Member(keep))?;
+            members.push((key, value));
+        }
+        let qualifies = |v: &Lazy| matches!(v, Lazy::Cut(c) if c.all_objects && c.total > 0);
+        let qualifying = members.iter().filter(|(_, v)| qualifies(v)).count();
+        let mut map = Map::new();
+        let mut skipped = 0;
+        for (key, value) in members {
+            let value = match value {
+                Lazy::Cut(cut) if qualifying == 1 && cut.all_objects && cut.total > 0 => {
+                    skipped = cut.skipped;
+                    Value::Array(cut.items)
+                }
+                Lazy::Cut(cut) if cut.skipped == 0 => Value::Array(cut.items),
+                // A cut array that gives no rows: the object needs it whole.
+                Lazy::Cut(_) => return Err(give_up()),
+                Lazy::Value(v, _) => v,
+            };
+            map.insert(key, value);
+        }
+        Ok(Lazy::Value(Value::Object(map), skipped))
+    }
 }
 
 /// The first items of an array, parsed; the rest counted and checked for being objects.
@@ -538,14 +618,6 @@ impl<'de> Visitor<'de> for CutSeed {
         }
         Ok(cut)
     }
-}
-
-/// [`CutArray`] of the array `raw`; `None` if `raw` is not an array.
-fn cut_array(raw: &str, keep: usize) -> Option<CutArray> {
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let cut = CutSeed(keep).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(cut)
 }
 
 // ---------------------------------------------------------------------------------------------
