@@ -488,12 +488,7 @@ impl Proxy {
                     self.send(&jsonrpc::error_response(id, err)).await;
                     return;
                 }
-                let permit = permits
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .expect("semaphore never closed");
-                let admission = self.admit(&method);
+                let (permit, admission) = self.admit_when_free(&method, permits).await;
                 let proxy = self.clone();
                 let task_key = key.clone();
                 let task = tokio::spawn(async move {
@@ -556,12 +551,7 @@ impl Proxy {
         for msg in msgs {
             match msg {
                 Message::Request { id, method, params } if method != "initialize" => {
-                    let permit = permits
-                        .clone()
-                        .acquire_owned()
-                        .await
-                        .expect("semaphore never closed");
-                    let admission = self.admit(&method);
+                    let (permit, admission) = self.admit_when_free(&method, permits).await;
                     let proxy = self.clone();
                     waits.push(tokio::spawn(async move {
                         let slot = Arc::new(Mutex::new(None));
@@ -720,6 +710,21 @@ impl Proxy {
         let seq =
             (method == "tools/call").then(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
         Admission { initialized, seq }
+    }
+
+    /// Waits for a free request slot (backpressure: stdin is not read meanwhile), then admits
+    /// the request (see [`Proxy::admit`]).
+    async fn admit_when_free(
+        &self,
+        method: &str,
+        permits: &Arc<Semaphore>,
+    ) -> (tokio::sync::OwnedSemaphorePermit, Admission) {
+        let permit = permits
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the request semaphore is never closed");
+        (permit, self.admit(method))
     }
 
     async fn handle_request(
