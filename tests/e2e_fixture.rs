@@ -8,17 +8,6 @@ use std::time::{Duration, Instant};
 
 const LONG: Duration = Duration::from_secs(60);
 
-/// Ends a raw proxy session and checks that it exits 0 and leaves no child behind.
-fn finish(mut p: RawProxy) {
-    let kids = children_of(p.pid());
-    let st = p.close(Duration::from_secs(15));
-    assert!(st.success(), "proxy exit {st:?}; stderr:\n{}", p.stderr());
-    assert!(
-        wait_gone(&kids, Duration::from_secs(10)).is_empty(),
-        "children left behind"
-    );
-}
-
 fn names(tools: &Value) -> Vec<String> {
     let mut v: Vec<String> = tools
         .as_array()
@@ -62,7 +51,7 @@ fn slow_tool_times_out_and_the_proxy_keeps_serving() {
     let env = envelope_of(&p.call(json!(2), "echo", json!({"text": "after"}), LONG));
     assert_eq!(env["status"], "ok");
     assert_eq!(env["content"], "after");
-    finish(p);
+    finish_session(p);
 }
 
 #[test]
@@ -92,7 +81,7 @@ fn killed_server_mid_call_is_a_retryable_server_error_at_once() {
     assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
     assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
     // A restarted server (if any) is stopped on EOF like any other.
-    finish(p);
+    finish_session(p);
 }
 
 extern "C" {
@@ -292,5 +281,5 @@ fn error_results_map_to_their_types() {
     let env = call(5, "fail", json!({"message": "it broke"}));
     assert_eq!(env["content"], "tool_error: it broke");
     assert_eq!(env["retryable"], false);
-    finish(p);
+    finish_session(p);
 }

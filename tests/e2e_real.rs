@@ -23,22 +23,7 @@ fn all_three(repo: &Path, extra: &str) -> String {
 
 /// Runs the SDK driver directly against a server command (no proxy) and returns its report.
 fn sdk_direct(command: &[String], plan: &Value) -> Value {
-    let plan_file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(plan_file.path(), plan.to_string()).unwrap();
-    let out = Command::new(python())
-        .arg(root().join("tests/clients/sdk_client.py"))
-        .arg("--plan")
-        .arg(plan_file.path())
-        .arg("--")
-        .args(command)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "direct sdk_client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    sdk_run(command, plan)
 }
 
 fn everything_cmd() -> Vec<String> {
@@ -49,17 +34,6 @@ fn everything_cmd() -> Vec<String> {
             .to_string(),
         "stdio".into(),
     ]
-}
-
-/// Ends a raw proxy session and checks that it exits 0 and leaves no child behind.
-fn finish(mut p: RawProxy) {
-    let kids = children_of(p.pid());
-    let st = p.close(Duration::from_secs(15));
-    assert!(st.success(), "proxy exit {st:?}; stderr:\n{}", p.stderr());
-    assert!(
-        wait_gone(&kids, Duration::from_secs(10)).is_empty(),
-        "children left behind"
-    );
 }
 
 #[test]
@@ -202,7 +176,7 @@ fn git_log_via_proxy(repo: &Path, budget: usize) -> Value {
         LONG,
     );
     let env = envelope_of(&resp);
-    finish(p);
+    finish_session(p);
     env
 }
 
@@ -263,7 +237,7 @@ fn huge_echo_under_small_budget_is_truncated_quickly() {
     );
     // The whole answer is small: the 100 KB never reached the client.
     assert!(resp.to_string().len() < 2_000, "{}", resp.to_string().len());
-    finish(p);
+    finish_session(p);
 }
 
 /// The decoded size of base64 text.
@@ -349,7 +323,7 @@ fn unknown_tool_and_bad_timezone_are_error_envelopes() {
         content.starts_with("tool_error: ") && content.contains("Mars/Phobos"),
         "{content}"
     );
-    finish(p);
+    finish_session(p);
 }
 
 #[test]
@@ -377,7 +351,7 @@ fn protocol_ping_unknown_method_parse_error_and_keeps_serving() {
     ));
     assert_eq!(env["status"], "ok");
     assert!(env["content"].as_str().unwrap().ends_with("timezone=UTC"));
-    finish(p);
+    finish_session(p);
 }
 
 #[test]
@@ -404,7 +378,7 @@ fn old_protocol_versions_initialize_and_call() {
             LONG,
         ));
         assert_eq!(env["status"], "ok");
-        finish(p);
+        finish_session(p);
     }
 }
 

@@ -337,9 +337,9 @@ pub fn wait_gone(pids: &[u32], timeout: Duration) -> Vec<u32> {
     }
 }
 
-/// Runs the Python SDK driver (`tests/clients/sdk_client.py`) with `plan` against the proxy
-/// started with `config`; returns its JSON report.
-pub fn sdk_session(config: &Path, plan: &Value, extra_proxy_args: &[&str]) -> Value {
+/// Runs the Python SDK driver (`tests/clients/sdk_client.py`) with `plan` against the MCP
+/// server started by `command` (program and arguments); returns its JSON report.
+pub fn sdk_run<S: AsRef<std::ffi::OsStr>>(command: &[S], plan: &Value) -> Value {
     let plan_file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(plan_file.path(), plan.to_string()).unwrap();
     let out = Command::new(python())
@@ -347,14 +347,33 @@ pub fn sdk_session(config: &Path, plan: &Value, extra_proxy_args: &[&str]) -> Va
         .arg("--plan")
         .arg(plan_file.path())
         .arg("--")
-        .arg(bin())
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .args(extra_proxy_args)
+        .args(command)
         .output()
         .unwrap();
     json_stdout(&out, "sdk_client")
+}
+
+/// [`sdk_run`] against the proxy under test started with `config` and extra proxy arguments.
+pub fn sdk_session(config: &Path, plan: &Value, extra_proxy_args: &[&str]) -> Value {
+    let mut command: Vec<std::ffi::OsString> = vec![
+        bin().into(),
+        "serve".into(),
+        "--config".into(),
+        config.into(),
+    ];
+    command.extend(extra_proxy_args.iter().map(Into::into));
+    sdk_run(&command, plan)
+}
+
+/// Ends a raw proxy session and checks that it exits 0 and leaves no child behind.
+pub fn finish_session(mut p: RawProxy) {
+    let kids = children_of(p.pid());
+    let st = p.close(Duration::from_secs(15));
+    assert!(st.success(), "proxy exit {st:?}; stderr:\n{}", p.stderr());
+    assert!(
+        wait_gone(&kids, Duration::from_secs(10)).is_empty(),
+        "children left behind"
+    );
 }
 
 /// The JSON a successful client run printed on stdout; panics with both outputs otherwise.
