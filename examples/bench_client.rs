@@ -282,12 +282,29 @@ fn proc_kib(pid: u32, key: &str) -> Option<u64> {
         .ok()
 }
 
+/// CPU time (user + system) the process itself has used so far, in microseconds (its threads
+/// included, its children not), from `/proc/<pid>/stat` (clock-tick resolution).
+fn proc_cpu_us(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &s[s.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(ticks * 1_000_000 / hz)
+}
+
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// CPU microseconds per call of the spawned process between two readings.
+fn cpu_per_call(before: Option<u64>, after: Option<u64>, n: usize) -> Option<f64> {
+    Some((after? - before?) as f64 / n.max(1) as f64)
 }
 
 fn call_params(tool: &str, args: &str) -> String {
@@ -331,6 +348,7 @@ fn main() {
     }
     match o.mode.as_str() {
         "seq" => {
+            let cpu0 = proc_cpu_us(peer.pid());
             let mut lat = Vec::with_capacity(o.n);
             for _ in 0..o.n {
                 let id = next_id;
@@ -346,8 +364,10 @@ fn main() {
             out["p50_us"] = json!(percentile(&lat, 50.0) as f64 / 1000.0);
             out["p99_us"] = json!(percentile(&lat, 99.0) as f64 / 1000.0);
             out["mean_us"] = json!(mean / 1000.0);
+            out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(peer.pid()), o.n));
         }
         "conc" => {
+            let cpu0 = proc_cpu_us(peer.pid());
             let t0 = Instant::now();
             let mut outstanding: HashMap<u64, ()> = HashMap::with_capacity(o.inflight * 2);
             let mut sent = 0usize;
@@ -377,6 +397,7 @@ fn main() {
             out["inflight"] = json!(o.inflight);
             out["seconds"] = json!(secs);
             out["calls_per_s"] = json!(o.n as f64 / secs);
+            out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(peer.pid()), o.n));
         }
         "big" => {
             let pid = peer.pid();

@@ -242,12 +242,14 @@ impl Connection {
     pub async fn request(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<&Value>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<Value, Value>, CallError> {
-        let body = self.request_body(method, params, timeout, on_sent).await?;
-        Ok(body.map(ResultBody::into_value))
+        match self.request_body(method, params, timeout, on_sent).await? {
+            Ok(body) => body.into_result().await,
+            Err(error) => Ok(Err(error)),
+        }
     }
 
     /// Like [`Connection::request`], but a large `result` may come back unparsed
@@ -255,7 +257,7 @@ impl Connection {
     pub async fn request_body(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<&Value>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
@@ -269,7 +271,7 @@ impl Connection {
             pending.insert(id, tx);
         }
         let _guard = PendingGuard { conn: self, id };
-        let line = jsonrpc::to_line(&jsonrpc::request(Value::from(id), method, params));
+        let line = jsonrpc::request_line(&Value::from(id), method, params);
         let send = tokio::time::timeout(timeout, self.writer.send(line));
         match send.await {
             Ok(Ok(())) => {}
@@ -465,7 +467,7 @@ impl Downstream {
     pub async fn request(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<&Value>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
@@ -765,7 +767,7 @@ async fn start_once(
         let init = conn
             .request(
                 "initialize",
-                Some(json!({
+                Some(&json!({
                     "protocolVersion": client.protocol_version,
                     "capabilities": client.capabilities,
                     "clientInfo": client.client_info,
@@ -823,7 +825,7 @@ async fn list_all_tools(conn: &Connection, timeout: Duration) -> Result<Vec<Valu
     for _page in 0..10_000 {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let result = conn
-            .request("tools/list", params, timeout, &mut |_| {})
+            .request("tools/list", params.as_ref(), timeout, &mut |_| {})
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?
             .map_err(|e| format!("tools/list was refused: {e}"))?;
@@ -915,7 +917,10 @@ async fn read_stdout(
                     }
                     Err(line) => line,
                 };
-                handle_line(&ds, &conn, &line, &events).await;
+                let (incoming, line) =
+                    crate::offload::cpu_bound(line.len(), move || (jsonrpc::classify(&line), line))
+                        .await;
+                handle_line(&ds, &conn, incoming, &line, &events).await;
             }
         }
     };
@@ -925,64 +930,83 @@ async fn read_stdout(
     let _ = done.send(reason);
 }
 
-/// Lines at least this long that are plain successful responses keep their `result` unparsed
-/// ([`ResultBody::Raw`]).
+/// Lines at least this long that look like plain successful responses (see
+/// [`response_head`]) are delivered unparsed ([`ResultBody::Raw`]).
 pub const RAW_RESULT_MIN_BYTES: usize = 64 * 1024;
 
-/// A response's `result`: parsed, or (for a large line) the line with the byte range of the
-/// `result` member, to be parsed only as far as needed.
+/// A response's `result`: parsed, or (for a large line) the whole line, not yet parsed past
+/// its `result` key, to be parsed only as far as the budget needs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResultBody {
     /// The parsed `result`.
     Value(Value),
-    /// The unparsed `result`.
-    Raw(RawResult),
+    /// The unparsed response.
+    Raw(RawResponse),
 }
 
 impl ResultBody {
-    /// The parsed `result` (parses a raw one in full).
-    pub fn into_value(self) -> Value {
+    /// The parsed `result` or error object; parses a raw response in full (off the async
+    /// runtime when it is large). `Err(CallError::Invalid)` when a raw line turns out not to be
+    /// valid JSON or not a valid response.
+    pub async fn into_result(self) -> Result<Result<Value, Value>, CallError> {
         match self {
-            ResultBody::Value(v) => v,
-            ResultBody::Raw(raw) => raw.to_value(),
+            ResultBody::Value(v) => Ok(Ok(v)),
+            ResultBody::Raw(raw) => {
+                let len = raw.len();
+                crate::offload::cpu_bound(len, move || raw.parse()).await
+            }
         }
     }
 }
 
-/// A response line and where its `result` member's JSON text lies in it.
+/// A large response line whose head (the members before `result`) says it is a plain success
+/// response; the rest has not been parsed or validated.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawResult {
+pub struct RawResponse {
     line: String,
-    start: usize,
-    end: usize,
 }
 
-impl RawResult {
-    /// Wraps a whole JSON text as the result (used by tests).
-    pub fn from_json(text: String) -> RawResult {
-        let end = text.len();
-        RawResult {
-            line: text,
-            start: 0,
-            end,
+impl RawResponse {
+    /// Wraps a whole response line (used by tests and benchmarks).
+    pub fn from_line(line: String) -> RawResponse {
+        RawResponse { line }
+    }
+
+    /// The whole line's text.
+    pub fn as_str(&self) -> &str {
+        &self.line
+    }
+
+    /// Length of the line in bytes.
+    pub fn len(&self) -> usize {
+        self.line.len()
+    }
+
+    /// Whether the line is empty (never, for a line that was delivered).
+    pub fn is_empty(&self) -> bool {
+        self.line.is_empty()
+    }
+
+    /// Parses the whole line: the `result` (`Ok`) or the error object (`Err`) of the response;
+    /// `CallError::Invalid` when it is not valid JSON or not a response.
+    pub fn parse(&self) -> Result<Result<Value, Value>, CallError> {
+        let value: Value = serde_json::from_str(&self.line)
+            .map_err(|e| CallError::Invalid(format!("the response is not valid JSON: {e}")))?;
+        match jsonrpc::classify_value(value) {
+            Message::Response { outcome, .. } => Ok(outcome),
+            Message::Invalid { reason, .. } => Err(CallError::Invalid(format!(
+                "the response is not a valid JSON-RPC response: {reason}"
+            ))),
+            _ => Err(CallError::Invalid(
+                "the answer is not a JSON-RPC response".into(),
+            )),
         }
     }
-
-    /// The `result` member's JSON text (valid JSON).
-    pub fn as_str(&self) -> &str {
-        &self.line[self.start..self.end]
-    }
-
-    /// The parsed `result`.
-    pub fn to_value(&self) -> Value {
-        serde_json::from_str(self.as_str()).expect("a raw result is valid JSON")
-    }
 }
 
-/// A large line that is a plain successful JSON-RPC response (an object with unique, unescaped
-/// keys, `"jsonrpc":"2.0"`, an `id`, a `result` and neither `method` nor `error`): its id and
-/// the unparsed result. Any other line is given back, to be classified as usual.
-fn fast_response(line: Vec<u8>) -> Result<(Value, RawResult), Vec<u8>> {
+/// A large line that starts like a plain successful JSON-RPC response: its id and the line,
+/// unparsed past the head. Any other line is given back, to be classified as usual.
+fn fast_response(line: Vec<u8>) -> Result<(Value, RawResponse), Vec<u8>> {
     if line.len() < RAW_RESULT_MIN_BYTES {
         return Err(line);
     }
@@ -990,37 +1014,66 @@ fn fast_response(line: Vec<u8>) -> Result<(Value, RawResult), Vec<u8>> {
         Ok(l) => l,
         Err(e) => return Err(e.into_bytes()),
     };
-    let found = (|| {
-        let members = crate::outcome::raw_members(&line)?;
-        let get = |name: &str| members.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-        if get("method").is_some() || get("error").is_some() {
-            return None;
-        }
-        if get("jsonrpc")?.get() != "\"2.0\"" {
-            return None;
-        }
-        let id: Value = serde_json::from_str(get("id")?.get()).ok()?;
-        let result = get("result")?.get();
-        let start = result.as_ptr() as usize - line.as_ptr() as usize;
-        Some((id, start, start + result.len()))
-    })();
-    match found {
-        Some((id, start, end)) => Ok((id, RawResult { line, start, end })),
+    match response_head(&line) {
+        Some(id) => Ok((id, RawResponse { line })),
         None => Err(line.into_bytes()),
     }
 }
 
-/// Handles one line from a server's stdout: non-JSON lines are logged and skipped; messages
+/// The id of a line whose members up to `result` are exactly `"jsonrpc":"2.0"` and a valid
+/// `id` (in either order, unescaped keys): what a server writes for a success response. Reads
+/// only those first members, so it costs nothing for a result of any size; whether the rest is
+/// valid JSON is found out when the result is mapped.
+fn response_head(line: &str) -> Option<Value> {
+    let mut rest = line.trim_start().strip_prefix('{')?;
+    let (mut version, mut id) = (false, None);
+    loop {
+        let after_quote = rest.trim_start().strip_prefix('"')?;
+        let key_end = after_quote.find('"')?;
+        let key = &after_quote[..key_end];
+        rest = after_quote[key_end + 1..].trim_start().strip_prefix(':')?;
+        match key {
+            "result" => break,
+            "jsonrpc" | "id" => {
+                let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+                let value = values.next()?.ok()?;
+                rest = rest[values.byte_offset()..]
+                    .trim_start()
+                    .strip_prefix(',')?;
+                if key == "jsonrpc" {
+                    if version || value != "2.0" {
+                        return None;
+                    }
+                    version = true;
+                } else {
+                    if id.is_some() || !jsonrpc::is_valid_id(&value) {
+                        return None;
+                    }
+                    id = Some(value);
+                }
+            }
+            _ => return None,
+        }
+    }
+    if version {
+        id
+    } else {
+        None
+    }
+}
+
+/// Handles one classified line from a server's stdout: non-JSON lines are logged and skipped; messages
 /// (single or batched) are dispatched, waiting for each notification to be queued for the
 /// client before reading on.
 async fn handle_line(
     ds: &Downstream,
     conn: &Arc<Connection>,
+    incoming: Incoming,
     line: &[u8],
     events: &mpsc::UnboundedSender<DownstreamEvent>,
 ) {
     let server = ds.name();
-    let messages = match jsonrpc::classify(line) {
+    let messages = match incoming {
         Incoming::ParseError(_) => {
             let text = String::from_utf8_lossy(line);
             warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");
@@ -1142,18 +1195,25 @@ mod tests {
         let (id, raw) = fast_response(line(ok.clone())).unwrap();
         assert_eq!(id, json!(7));
         assert_eq!(
-            raw.to_value(),
+            raw.parse().unwrap().unwrap(),
             serde_json::from_str::<Value>(&ok).unwrap()["result"]
         );
-        assert!(raw.as_str().starts_with(r#"{"content""#) && raw.as_str().ends_with("}]}"));
+        let (id, _) = fast_response(line(format!(
+            r#" {{ "id" : "a" , "jsonrpc":"2.0", "result":"{pad}"}}"#
+        )))
+        .unwrap();
+        assert_eq!(id, json!("a"));
         let rejected = [
-            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}","error":null}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"error":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":7,"method":"m","result":"{pad}"}}"#),
-            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}","result":1}}"#),
+            format!(r#"{{"jsonrpc":"2.0","jsonrpc":"2.0","id":7,"result":"{pad}"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"id":8,"result":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"1.0","id":7,"result":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"2.0","result":"{pad}"}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":7}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":null,"result":"{pad}"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","i\"d":7,"result":"{pad}"}}"#),
             format!(r#"[{{"jsonrpc":"2.0","id":7,"result":"{pad}"}}]"#),
-            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}"}} x"#),
             r#"{"jsonrpc":"2.0","id":7,"result":1}"#.to_owned(),
         ];
         for text in rejected {
@@ -1162,5 +1222,25 @@ mod tests {
                 text.into_bytes()
             );
         }
+    }
+
+    #[test]
+    fn raw_responses_that_are_not_valid_json_are_invalid_answers() {
+        let pad = "x".repeat(RAW_RESULT_MIN_BYTES);
+        for text in [
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":"{pad}"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":["{pad}", tru]}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}"}} x"#),
+        ] {
+            let (_, raw) = fast_response(text.into_bytes()).unwrap();
+            assert!(
+                matches!(raw.parse(), Err(CallError::Invalid(ref d)) if d.contains("not valid JSON")),
+                "{:?}",
+                raw.parse()
+            );
+        }
+        let both = format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}","error":{{}}}}"#);
+        let (_, raw) = fast_response(both.into_bytes()).unwrap();
+        assert!(matches!(raw.parse(), Err(CallError::Invalid(_))));
     }
 }

@@ -75,7 +75,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             if available.is_empty() {
                 return Ok(self.finish_frame());
             }
-            let newline = available.iter().position(|&b| b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let chunk = &available[..newline.unwrap_or(available.len())];
             let new_len = self.line_len + chunk.len();
             if !self.discarding && new_len > self.max_line_bytes {
@@ -308,6 +308,28 @@ pub fn request(id: Value, method: &str, params: Option<Value>) -> Value {
     Value::Object(obj)
 }
 
+/// The line (with its `\n`) of the request `{"jsonrpc":"2.0","id":…,"method":…,"params"?:…}`,
+/// serialized from borrowed parts (no intermediate [`Value`]).
+pub fn request_line(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Request<'a> {
+        jsonrpc: &'static str,
+        id: &'a Value,
+        method: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<&'a Value>,
+    }
+    let mut line = serde_json::to_vec(&Request {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
+    .expect("a request always serializes");
+    line.push(b'\n');
+    line
+}
+
 /// A notification `{"jsonrpc":"2.0","method":…,"params"?:…}`.
 pub fn notification(method: &str, params: Option<Value>) -> Value {
     let mut obj = Map::with_capacity(3);
@@ -350,6 +372,21 @@ pub fn id_from_head(head: &[u8]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_line_is_the_request_value_serialized() {
+        for params in [
+            None,
+            Some(serde_json::json!({"name": "t", "arguments": {"a": [1, "é"]}})),
+        ] {
+            for id in [Value::from(7), Value::from("x\"y"), Value::from(-1)] {
+                assert_eq!(
+                    request_line(&id, "tools/call", params.as_ref()),
+                    to_line(&request(id.clone(), "tools/call", params.clone()))
+                );
+            }
+        }
+    }
     use serde_json::json;
 
     async fn frames(input: &[u8], max: usize) -> Vec<Frame> {

@@ -5,12 +5,14 @@
 //! | module | what it owns | I/O? |
 //! |---|---|---|
 //! | [`envelope`] | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
+//! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
 //! | [`downstream`] | one supervised task per server: child process, handshake, pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
+//! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
 //! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
 //! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
@@ -29,7 +31,9 @@ pub mod downstream;
 pub mod envelope;
 pub mod import;
 pub mod jsonrpc;
+pub mod offload;
 pub mod outcome;
 pub mod session;
+pub mod stdio;
 pub mod trajectory;
 pub mod transcript;

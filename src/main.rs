@@ -137,8 +137,11 @@ fn transcript_writer(config: &Config, flag: Option<PathBuf>) -> Option<Transcrip
     ))
 }
 
+/// The async runtime: one thread for every task. Handing each message between worker threads
+/// cost more than the work itself (issue 6, BENCHMARKS.md); parsing very large messages goes
+/// to the blocking pool instead (`mcp_envelope::offload`).
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
@@ -193,14 +196,9 @@ fn run_serve(global: &GlobalArgs, transcript: Option<PathBuf>) -> anyhow::Result
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
         let stop = stop_signal();
-        session::serve(
-            config,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            writer,
-            stop,
-        )
-        .await
+        let (stdio, _restore_flags) = mcp_envelope::stdio::open()?;
+        tracing::debug!(reactor_driven = stdio.reactor_driven, "stdin/stdout opened");
+        session::serve(config, stdio.input, stdio.output, writer, stop).await
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     Ok(ExitCode::SUCCESS)

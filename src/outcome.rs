@@ -50,7 +50,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 pub use crate::config::MediaMode;
 use crate::envelope::{fill_rows, is_retryable, json_kind, Envelope, Row, Status};
@@ -123,9 +123,9 @@ pub struct Mapped {
 }
 
 impl Mapped {
-    /// Like [`call_tool_result`], but moves the media blocks instead of copying them.
+    /// The `CallToolResult` as a JSON value (see [`call_tool_result`]).
     pub fn into_call_tool_result(self) -> Value {
-        build_call_tool_result(&self.envelope, self.media)
+        call_tool_result(&self)
     }
 }
 
@@ -251,18 +251,62 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
 /// `{"content": [{"type":"text","text":"<envelope as compact JSON>"}, ...media],
 /// "structuredContent": <envelope>, "isError": <status == "error">}`.
 pub fn call_tool_result(mapped: &Mapped) -> Value {
-    build_call_tool_result(&mapped.envelope, mapped.media.clone())
+    serde_json::to_value(CallToolResultView(mapped)).expect("a CallToolResult always serializes")
 }
 
-fn build_call_tool_result(envelope: &Envelope, media: Vec<Value>) -> Value {
-    let mut content = Vec::with_capacity(1 + media.len());
-    content.push(json!({"type": "text", "text": envelope.to_json()}));
-    content.extend(media);
-    json!({
-        "content": content,
-        "structuredContent": envelope.to_value(),
-        "isError": envelope.status == Status::Error,
-    })
+impl Mapped {
+    /// Serializes `{"jsonrpc":"2.0","id":<id>,"result":<CallToolResult>}` (see
+    /// [`call_tool_result`]) straight to compact JSON text, without building a
+    /// [`serde_json::Value`] tree first: the per-call answer path (issue 6).
+    pub fn response_json(&self, id: &Value) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Response<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            result: CallToolResultView<'a>,
+        }
+        serde_json::to_vec(&Response {
+            jsonrpc: "2.0",
+            id,
+            result: CallToolResultView(self),
+        })
+        .expect("a response always serializes")
+    }
+}
+
+/// Borrowed view of a [`Mapped`] that serializes as our `CallToolResult` (see
+/// [`call_tool_result`]).
+struct CallToolResultView<'a>(&'a Mapped);
+
+impl Serialize for CallToolResultView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Content<'a>(&'a Mapped);
+        impl Serialize for Content<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                #[derive(Serialize)]
+                struct TextBlock {
+                    r#type: &'static str,
+                    text: String,
+                }
+                let mut seq = serializer.serialize_seq(Some(1 + self.0.media.len()))?;
+                seq.serialize_element(&TextBlock {
+                    r#type: "text",
+                    text: self.0.envelope.to_json(),
+                })?;
+                for block in &self.0.media {
+                    seq.serialize_element(block)?;
+                }
+                seq.end()
+            }
+        }
+        let envelope = &self.0.envelope;
+        let mut result = serializer.serialize_struct("CallToolResult", 3)?;
+        result.serialize_field("content", &Content(self.0))?;
+        result.serialize_field("structuredContent", envelope)?;
+        result.serialize_field("isError", &(envelope.status == Status::Error))?;
+        result.end()
+    }
 }
 
 /// `10000` → `10s`, `1500` → `1500ms`.
@@ -380,39 +424,63 @@ pub fn map_raw_result(raw: &str, ctx: &MappingContext<'_>) -> Mapped {
     }
 }
 
-/// Top-level members of a JSON object, unparsed, in order. Fails on anything that is not an
-/// object and on keys with escapes.
-struct RawMembers<'a>(Vec<(&'a str, &'a RawValue)>);
+/// [`map_raw_result`] for a whole JSON-RPC response line `{"jsonrpc":"2.0","id":…,"result":…}`
+/// (members in any order) that has not been parsed or validated yet: one pass over the line
+/// validates it and maps its `result` lazily. `None` when the line is not valid JSON, is not
+/// a plain success response (an `error` or `method` member, a `jsonrpc` other than `"2.0"`, an
+/// unknown or repeated member), or its result needs parsing in full; the caller then parses
+/// the line in full and maps it as usual.
+pub fn map_raw_response(line: &str, ctx: &MappingContext<'_>) -> Option<Mapped> {
+    let mut de = serde_json::Deserializer::from_str(line);
+    let (substitute, skipped) = ResponseSeed(ctx.char_budget / 2 + 2)
+        .deserialize(&mut de)
+        .ok()?;
+    de.end().ok()?;
+    let mut mapped = map_result(&substitute, ctx);
+    mapped.envelope.omitted += skipped;
+    Some(mapped)
+}
 
-impl<'de> Deserialize<'de> for RawMembers<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawMembers<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut members = Vec::new();
-                while let Some(key) = map.next_key::<&'de str>()? {
-                    members.push((key, map.next_value::<&'de RawValue>()?));
-                }
-                Ok(RawMembers(members))
-            }
-        }
-        d.deserialize_map(V)
+/// A response object whose `result` goes through [`ResultSeed`].
+struct ResponseSeed(usize);
+
+impl<'de> DeserializeSeed<'de> for ResponseSeed {
+    type Value = (Value, u64);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-/// The members of the object `raw`, if it is one with unique, unescaped keys.
-pub(crate) fn raw_members(raw: &str) -> Option<Vec<(&str, &RawValue)>> {
-    let members = serde_json::from_str::<RawMembers<'_>>(raw).ok()?.0;
-    for (i, (k, _)) in members.iter().enumerate() {
-        if members[..i].iter().any(|(k2, _)| k2 == k) {
-            return None;
+impl<'de> Visitor<'de> for ResponseSeed {
+    type Value = (Value, u64);
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC response")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let (mut version, mut id, mut result) = (false, false, None);
+        while let Some(key) = access.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "jsonrpc" if !version => {
+                    version = true;
+                    if access.next_value::<Cow<'de, str>>()? != "2.0" {
+                        return Err(give_up());
+                    }
+                }
+                "id" if !id => {
+                    id = true;
+                    access.next_value::<serde::de::IgnoredAny>()?;
+                }
+                "result" if result.is_none() => {
+                    result = Some(access.next_value_seed(ResultSeed(self.0))?);
+                }
+                _ => return Err(give_up()),
+            }
+        }
+        match result {
+            Some(result) if version && id => Ok(result),
+            _ => Err(give_up()),
         }
     }
-    Some(members)
 }
 
 /// A result equivalent to `raw` for [`map_result`] within `budget`, and how many rows it leaves
@@ -1024,6 +1092,7 @@ fn block_rows(block: &Value, mode: MediaMode, budget: usize) -> Rows<'_> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde_json::json;
 
     const SERVER: &str = "git";
 
@@ -1974,6 +2043,39 @@ mod tests {
         let full = map_outcome(&Outcome::Result { result }, &ctx);
         let lazy = map_raw_result(text, &ctx);
         assert_eq!(lazy, full, "budget {budget}: {text}");
+        // The same result inside a whole response line, members in either order: mapped in
+        // one pass, or given up on (then the caller parses in full) but never different.
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#),
+            format!(r#"{{"result":{text},"id":"x","jsonrpc":"2.0"}}"#),
+        ] {
+            if let Some(lazy) = map_raw_response(&line, &ctx) {
+                assert_eq!(lazy, full, "budget {budget}: {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn raw_responses_that_are_not_plain_success_responses_are_given_up_on() {
+        let (_, ctx) = raw_ctx(100, MediaMode::Passthrough);
+        let ok = r#"{"structuredContent":{"rows":[{"a":1},{"a":2}]}}"#;
+        let good = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{ok}}}"#);
+        assert_eq!(
+            map_raw_response(&good, &ctx).unwrap().envelope.status,
+            Status::Ok
+        );
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{ok},"error":{{}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{ok},"result":{ok}}}"#),
+            format!(r#"{{"jsonrpc":"1.0","id":1,"result":{ok}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","result":{ok}}}"#),
+            r#"{"jsonrpc":"2.0","id":1}"#.to_string(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{ok}}} x"#),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"rows":[{"a":1},tru]}}}"#
+                .to_string(),
+        ] {
+            assert!(map_raw_response(&line, &ctx).is_none(), "{line}");
+        }
     }
 
     fn small_value() -> impl Strategy<Value = Value> {

@@ -36,11 +36,12 @@ use tracing::{debug, info, warn};
 use crate::catalog::{Catalog, ServerTools};
 use crate::config::Config;
 use crate::downstream::{
-    CallError, ClientInit, Connection, Downstream, DownstreamEvent, RawResult, ResultBody,
+    CallError, ClientInit, Connection, Downstream, DownstreamEvent, RawResponse, ResultBody,
     ServerSpec, ServerState,
 };
+use crate::envelope::Status;
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
-use crate::outcome::{map_outcome, map_raw_result, MappingContext, Outcome};
+use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
@@ -93,6 +94,46 @@ pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;
 
 /// A server's tool filter, borrowed from its config.
 type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
+/// A response ready to be sent: its JSON text (without the newline) and, for a `tools/call`,
+/// the call's log line, written once the response is queued.
+struct Answer {
+    json: Vec<u8>,
+    call: Option<CallSummary>,
+}
+
+impl Answer {
+    fn of(message: &Value) -> Answer {
+        Answer {
+            json: serde_json::to_vec(message).expect("a JSON value always serializes"),
+            call: None,
+        }
+    }
+}
+
+/// The one info-level line logged per `tools/call` (issue 7): no argument values.
+struct CallSummary {
+    call_id: String,
+    tool: String,
+    server: String,
+    status: Status,
+    omitted: u64,
+    duration: Duration,
+}
+
+impl CallSummary {
+    fn log(&self) {
+        info!(
+            call_id = %self.call_id,
+            tool = %self.tool,
+            server = %self.server,
+            status = self.status.as_str(),
+            omitted = self.omitted,
+            duration_ms = self.duration.as_millis() as u64,
+            "tools/call"
+        );
+    }
+}
 
 /// See [`Proxy::admit`].
 #[derive(Debug, Clone, Copy)]
@@ -454,6 +495,12 @@ impl Proxy {
         let _ = self.out.send(jsonrpc::to_line(message)).await;
     }
 
+    /// Queues one message, already serialized as JSON text without its newline.
+    async fn send_json(&self, mut json: Vec<u8>) {
+        json.push(b'\n');
+        let _ = self.out.send(json).await;
+    }
+
     /// Dispatches one client message. Requests are answered by their own task.
     async fn dispatch(self: &Arc<Self>, msg: Message, permits: &Arc<Semaphore>) {
         match msg {
@@ -492,14 +539,18 @@ impl Proxy {
                 let proxy = self.clone();
                 let task_key = key.clone();
                 let task = tokio::spawn(async move {
-                    let response = proxy
+                    let answer = proxy
                         .handle_request(id, &method, params, slot, admission)
                         .await;
                     let still_ours = proxy.inflight.lock().unwrap().remove(&task_key).is_some();
                     if still_ours {
-                        proxy.send(&response).await;
+                        proxy.send_json(answer.json).await;
                     }
-                    drop(response);
+                    if let Some(call) = answer.call {
+                        // Let the stdout writer send the answer before the log line is made.
+                        tokio::task::yield_now().await;
+                        call.log();
+                    }
                     crate::downstream::release_memory_after_large_message();
                     drop(permit);
                 });
@@ -568,9 +619,8 @@ impl Proxy {
                         "`initialize` cannot be part of a batch",
                         None,
                     );
-                    waits.push(tokio::spawn(
-                        async move { jsonrpc::error_response(id, err) },
-                    ));
+                    let answer = Answer::of(&jsonrpc::error_response(id, err));
+                    waits.push(tokio::spawn(async move { answer }));
                 }
                 Message::Invalid { id, reason } => {
                     let err = jsonrpc::error_object(
@@ -578,9 +628,8 @@ impl Proxy {
                         format!("Invalid Request: {reason}"),
                         None,
                     );
-                    waits.push(tokio::spawn(
-                        async move { jsonrpc::error_response(id, err) },
-                    ));
+                    let answer = Answer::of(&jsonrpc::error_response(id, err));
+                    waits.push(tokio::spawn(async move { answer }));
                 }
                 other => Box::pin(self.dispatch(other, permits)).await,
             }
@@ -590,13 +639,23 @@ impl Proxy {
         }
         let proxy = self.clone();
         tokio::spawn(async move {
-            let mut responses = Vec::with_capacity(waits.len());
+            // The batch's answer is the array of the responses' JSON texts.
+            let mut array = vec![b'['];
+            let mut calls = Vec::new();
             for w in waits {
-                if let Ok(r) = w.await {
-                    responses.push(r);
+                if let Ok(answer) = w.await {
+                    if array.len() > 1 {
+                        array.push(b',');
+                    }
+                    array.extend_from_slice(&answer.json);
+                    calls.extend(answer.call);
                 }
             }
-            proxy.send(&Value::Array(responses)).await;
+            array.push(b']');
+            proxy.send_json(array).await;
+            for call in calls {
+                call.log();
+            }
         });
     }
 
@@ -734,9 +793,9 @@ impl Proxy {
         params: Option<Value>,
         slot: DownstreamSlot,
         admission: Admission,
-    ) -> Value {
+    ) -> Answer {
         if method == "ping" {
-            return jsonrpc::response(id, json!({}));
+            return Answer::of(&jsonrpc::response(id, json!({})));
         }
         if !admission.initialized {
             let err = jsonrpc::error_object(
@@ -744,13 +803,22 @@ impl Proxy {
                 format!("not initialized: send `initialize` before `{method}`"),
                 None,
             );
-            return jsonrpc::error_response(id, err);
+            return Answer::of(&jsonrpc::error_response(id, err));
         }
         match method {
-            "tools/list" => jsonrpc::response(id, json!({ "tools": self.catalog().tools() })),
-            "tools/call" => match self.call_tool_at(&id, params, slot, admission.seq).await {
-                Ok(result) => jsonrpc::response(id, result),
-                Err(err) => jsonrpc::error_response(id, err),
+            "tools/list" => Answer::of(&jsonrpc::response(
+                id,
+                json!({ "tools": self.catalog().tools() }),
+            )),
+            "tools/call" => match self
+                .call_tool_mapped(&id, params, slot, admission.seq)
+                .await
+            {
+                Ok((mapped, summary)) => Answer {
+                    json: mapped.response_json(&id),
+                    call: Some(summary),
+                },
+                Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
             },
             _ => {
                 let err = jsonrpc::error_object(
@@ -758,30 +826,35 @@ impl Proxy {
                     format!("Method not found: {method}"),
                     None,
                 );
-                jsonrpc::error_response(id, err)
+                Answer::of(&jsonrpc::error_response(id, err))
             }
         }
     }
 
     /// `tools/call`: routes, forwards, maps the outcome to the envelope and returns our
-    /// CallToolResult. `Err` is a JSON-RPC error object for malformed params (-32602).
+    /// CallToolResult (and logs the call). `Err` is a JSON-RPC error object for malformed params
+    /// (-32602).
     pub async fn call_tool(
         self: &Arc<Self>,
         id: &Value,
         params: Option<Value>,
         slot: DownstreamSlot,
     ) -> Result<Value, Value> {
-        self.call_tool_at(id, params, slot, None).await
+        let (mapped, summary) = self.call_tool_mapped(id, params, slot, None).await?;
+        summary.log();
+        Ok(mapped.into_call_tool_result())
     }
 
-    /// [`Proxy::call_tool`] with the start order already assigned (`None`: assign now).
-    async fn call_tool_at(
+    /// [`Proxy::call_tool`] with the start order already assigned (`None`: assign now),
+    /// returning the mapped outcome and the call's log line, to be logged once the answer is
+    /// on its way (logging is kept off the answer's path).
+    async fn call_tool_mapped(
         self: &Arc<Self>,
         id: &Value,
         params: Option<Value>,
         slot: DownstreamSlot,
         seq: Option<u64>,
-    ) -> Result<Value, Value> {
+    ) -> Result<(Mapped, CallSummary), Value> {
         let invalid = |msg: &str| jsonrpc::error_object(ErrorCode::InvalidParams, msg, None);
         let Some(Value::Object(mut params)) = params else {
             return Err(invalid("`tools/call` needs params with a `name`"));
@@ -798,7 +871,7 @@ impl Proxy {
         let started = Instant::now();
         let seq = seq.unwrap_or_else(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
         let route = self.catalog().route(&name).cloned();
-        let mut raw_result: Option<RawResult> = None;
+        let mut raw_result: Option<RawResponse> = None;
         let (server, own_name, settings, outcome) = match route {
             None => {
                 let settings = self.config.tool_settings("", &name);
@@ -831,7 +904,7 @@ impl Proxy {
                         let result = ds
                             .request(
                                 "tools/call",
-                                Some(forwarded.clone()),
+                                Some(&forwarded),
                                 timeout,
                                 &mut |conn, downstream_id| {
                                     *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
@@ -850,37 +923,52 @@ impl Proxy {
                                     result: Value::Null,
                                 }
                             }
-                            other => {
-                                outcome_of(other.map(|r| r.map(ResultBody::into_value)), timeout)
-                            }
+                            Ok(Ok(body)) => outcome_of(body.into_result().await, timeout),
+                            Ok(Err(error)) => outcome_of(Ok(Err(error)), timeout),
+                            Err(e) => outcome_of(Err(e), timeout),
                         }
                     }
                 };
                 (route.server, route.tool, settings, outcome)
             }
         };
-        let ctx = MappingContext {
-            call_id: &call_id,
-            tool: &name,
-            server: &server,
-            char_budget: settings.char_budget.value,
-            media: settings.media.value,
+        let mapped = match raw_result {
+            Some(raw) => {
+                let (call_id, name, server) = (call_id.clone(), name.clone(), server.clone());
+                let (char_budget, media) = (settings.char_budget.value, settings.media.value);
+                let timeout = settings.tool_timeout.value;
+                crate::offload::cpu_bound(raw.len(), move || {
+                    let ctx = MappingContext {
+                        call_id: &call_id,
+                        tool: &name,
+                        server: &server,
+                        char_budget,
+                        media,
+                    };
+                    map_raw(raw, &ctx, timeout)
+                })
+                .await
+            }
+            None => {
+                let ctx = MappingContext {
+                    call_id: &call_id,
+                    tool: &name,
+                    server: &server,
+                    char_budget: settings.char_budget.value,
+                    media: settings.media.value,
+                };
+                map_outcome(&outcome, &ctx)
+            }
         };
-        let mapped = match &raw_result {
-            Some(raw) => map_raw_result(raw.as_str(), &ctx),
-            None => map_outcome(&outcome, &ctx),
-        };
-        drop(raw_result);
         let duration = started.elapsed();
-        info!(
-            call_id = %call_id,
-            tool = %name,
-            server = %server,
-            status = mapped.envelope.status.as_str(),
-            omitted = mapped.envelope.omitted,
-            duration_ms = duration.as_millis() as u64,
-            "tools/call"
-        );
+        let summary = CallSummary {
+            call_id: call_id.clone(),
+            tool: name.clone(),
+            server: server.clone(),
+            status: mapped.envelope.status,
+            omitted: mapped.envelope.omitted,
+            duration,
+        };
         if let Some(writer) = &self.transcript {
             let events = self
                 .tracks
@@ -911,7 +999,7 @@ impl Proxy {
                 events,
             ));
         }
-        Ok(mapped.into_call_tool_result())
+        Ok((mapped, summary))
     }
 
     /// Stops every server (stdin closed, SIGTERM, SIGKILL) and waits for their tasks.
@@ -935,6 +1023,15 @@ impl Proxy {
     fn inflight_count(&self) -> usize {
         self.inflight.lock().unwrap().len()
     }
+}
+
+/// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response, else
+/// parsed in full (an invalid one becomes `Outcome::InvalidResponse`).
+fn map_raw(raw: RawResponse, ctx: &MappingContext<'_>, timeout: Duration) -> Mapped {
+    if let Some(mapped) = map_raw_response(raw.as_str(), ctx) {
+        return mapped;
+    }
+    map_outcome(&outcome_of(raw.parse(), timeout), ctx)
 }
 
 /// Maps a downstream request's result to the raw [`Outcome`].

@@ -1,0 +1,126 @@
+//! How `serve` uses its own stdin and stdout (src/stdio.rs): pipes are switched to
+//! non-blocking and driven by the reactor while the session runs, their original flags come
+//! back when it ends, and files (which cannot be polled) still work through the fallback.
+
+mod common;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{bin, fixture_server, write_config};
+use serde_json::{json, Value};
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // Close-on-exec, so the proxy inherits only the end it is given.
+    // SAFETY: pipe2() writes two descriptors into the array we own.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    unsafe {
+        use std::os::fd::FromRawFd;
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+fn nonblocking(fd: &impl AsRawFd) -> bool {
+    // SAFETY: F_GETFL on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    assert!(flags >= 0);
+    flags & libc::O_NONBLOCK != 0
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[test]
+fn pipes_are_nonblocking_while_serving_and_restored_after() {
+    let (_dir, config) = write_config(&fixture_server("fx", &[], ""));
+    let (stdin_read, stdin_write) = pipe();
+    let (stdout_read, stdout_write) = pipe();
+    // Our own handles on the same open files as the proxy's stdin and stdout.
+    let stdin_probe = stdin_read.try_clone().unwrap();
+    let stdout_probe = stdout_write.try_clone().unwrap();
+    assert!(!nonblocking(&stdin_probe) && !nonblocking(&stdout_probe));
+    let mut child = Command::new(bin())
+        .args(["--config", config.to_str().unwrap(), "serve"])
+        .stdin(Stdio::from(stdin_read))
+        .stdout(Stdio::from(stdout_write))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to_proxy = File::from(stdin_write);
+    let mut from_proxy = BufReader::new(File::from(stdout_read));
+    writeln!(to_proxy, "{INITIALIZE}").unwrap();
+    let mut line = String::new();
+    from_proxy.read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["id"], json!(1), "{answer}");
+    assert!(
+        nonblocking(&stdin_probe) && nonblocking(&stdout_probe),
+        "serve drives pipes through the reactor"
+    );
+    writeln!(
+        to_proxy,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#
+    )
+    .unwrap();
+    line.clear();
+    from_proxy.read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+    drop(to_proxy); // EOF: the session ends
+    let status = wait_timeout(&mut child, Duration::from_secs(20));
+    assert!(status.success());
+    assert!(
+        !nonblocking(&stdin_probe) && !nonblocking(&stdout_probe),
+        "the original (blocking) flags are put back"
+    );
+}
+
+#[test]
+fn files_as_stdin_and_stdout_work_through_the_fallback() {
+    let (dir, config) = write_config(&fixture_server("fx", &[], ""));
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        format!(
+            "{INITIALIZE}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#
+        ),
+    )
+    .unwrap();
+    let output = dir.path().join("out.jsonl");
+    let mut child = Command::new(bin())
+        .args(["--config", config.to_str().unwrap(), "serve"])
+        .stdin(File::open(&input).unwrap())
+        .stdout(File::create(&output).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_timeout(&mut child, Duration::from_secs(20)).success());
+    let text = std::fs::read_to_string(&output).unwrap();
+    let answers: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!(2), &json!(3)], "{text}");
+    assert!(answers[2]["result"]["structuredContent"]["status"].is_string());
+}
+
+fn wait_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the proxy did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
