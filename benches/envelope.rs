@@ -9,7 +9,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use mcp_envelope::config::MediaMode;
 use mcp_envelope::envelope::{summarize_tool_result, ToolResult};
 use mcp_envelope::jsonrpc::LineReader;
-use mcp_envelope::outcome::{map_outcome, MappingContext, Outcome};
+use mcp_envelope::outcome::{map_outcome, map_raw_response, MappingContext, Outcome};
 use serde_json::{json, Value};
 
 fn rows(n: usize) -> Vec<Value> {
@@ -114,6 +114,32 @@ fn message_lines(c: &mut Criterion) {
                 }
             })
         })
+    });
+    group.bench_function("frame_one_large_response", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut reader = LineReader::new(
+                    tokio::io::BufReader::with_capacity(256 * 1024, &line[..]),
+                    64 << 20,
+                );
+                while let Some(frame) = reader.next_frame().await.unwrap() {
+                    black_box(frame);
+                }
+            })
+        })
+    });
+    // What the proxy does with a large success response instead of the full parse above: one
+    // pass that validates the line and keeps only the rows the budget can use.
+    let text = std::str::from_utf8(&line).unwrap().trim_end();
+    let ctx = MappingContext {
+        call_id: "1",
+        tool: "bench",
+        server: "bench",
+        char_budget: 2_000,
+        media: MediaMode::Passthrough,
+    };
+    group.bench_function("map_raw_response_one_large_response_budget_2000", |b| {
+        b.iter(|| black_box(map_raw_response(black_box(text), &ctx).unwrap()))
     });
     group.throughput(Throughput::Bytes(small.len() as u64));
     group.bench_function("frame_and_parse_10k_small_requests", |b| {

@@ -871,11 +871,11 @@ impl Proxy {
         let started = Instant::now();
         let seq = seq.unwrap_or_else(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
         let route = self.catalog().route(&name).cloned();
-        let mut raw_result: Option<RawResponse> = None;
-        let (server, own_name, settings, outcome) = match route {
+        let (server, own_name, settings, received) = match route {
             None => {
                 let settings = self.config.tool_settings("", &name);
-                (String::new(), name.clone(), settings, Outcome::NoSuchTool)
+                let received = Received::Outcome(Outcome::NoSuchTool);
+                (String::new(), name.clone(), settings, received)
             }
             Some(route) => {
                 let settings = self.config.tool_settings(&route.server, &route.tool);
@@ -894,10 +894,10 @@ impl Proxy {
                         },
                     );
                 }
-                let outcome = match self.servers().iter().find(|d| d.name() == route.server) {
-                    None => Outcome::Unavailable {
+                let received = match self.servers().iter().find(|d| d.name() == route.server) {
+                    None => Received::Outcome(Outcome::Unavailable {
                         reason: "not started".into(),
-                    },
+                    }),
                     Some(ds) => {
                         let timeout = settings.tool_timeout.value;
                         let forwarded = Value::Object(std::mem::take(&mut params));
@@ -918,26 +918,25 @@ impl Proxy {
                             // Without a transcript, nothing needs the whole result: map it
                             // from its text, parsing only what the budget can use.
                             Ok(Ok(ResultBody::Raw(raw))) if self.transcript.is_none() => {
-                                raw_result = Some(raw);
-                                Outcome::Result {
-                                    result: Value::Null,
-                                }
+                                Received::Raw(raw)
                             }
-                            Ok(Ok(body)) => outcome_of(body.into_result().await, timeout),
-                            Ok(Err(error)) => outcome_of(Ok(Err(error)), timeout),
-                            Err(e) => outcome_of(Err(e), timeout),
+                            Ok(Ok(body)) => {
+                                Received::Outcome(outcome_of(body.into_result().await, timeout))
+                            }
+                            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
+                            Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
                         }
                     }
                 };
-                (route.server, route.tool, settings, outcome)
+                (route.server, route.tool, settings, received)
             }
         };
-        let mapped = match raw_result {
-            Some(raw) => {
+        let (mapped, outcome) = match received {
+            Received::Raw(raw) => {
                 let (call_id, name, server) = (call_id.clone(), name.clone(), server.clone());
                 let (char_budget, media) = (settings.char_budget.value, settings.media.value);
                 let timeout = settings.tool_timeout.value;
-                crate::offload::cpu_bound(raw.len(), move || {
+                let mapped = crate::offload::cpu_bound(raw.len(), move || {
                     let ctx = MappingContext {
                         call_id: &call_id,
                         tool: &name,
@@ -946,10 +945,10 @@ impl Proxy {
                         media,
                     };
                     map_raw(raw, &ctx, timeout)
-                })
-                .await
+                });
+                (mapped.await, None)
             }
-            None => {
+            Received::Outcome(outcome) => {
                 let ctx = MappingContext {
                     call_id: &call_id,
                     tool: &name,
@@ -957,7 +956,7 @@ impl Proxy {
                     char_budget: settings.char_budget.value,
                     media: settings.media.value,
                 };
-                map_outcome(&outcome, &ctx)
+                (map_outcome(&outcome, &ctx), Some(outcome))
             }
         };
         let duration = started.elapsed();
@@ -969,7 +968,8 @@ impl Proxy {
             omitted: mapped.envelope.omitted,
             duration,
         };
-        if let Some(writer) = &self.transcript {
+        // A transcript needs the parsed outcome: with one, responses are never left raw.
+        if let (Some(writer), Some(outcome)) = (&self.transcript, outcome) {
             let events = self
                 .tracks
                 .lock()
@@ -1023,6 +1023,13 @@ impl Proxy {
     fn inflight_count(&self) -> usize {
         self.inflight.lock().unwrap().len()
     }
+}
+
+/// What came back for a call: an [`Outcome`], or a large success response still unparsed
+/// (only when no transcript is recorded; mapped by [`map_raw`]).
+enum Received {
+    Outcome(Outcome),
+    Raw(RawResponse),
 }
 
 /// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response, else
