@@ -739,6 +739,7 @@ async fn start_once(
     })?;
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
+    enlarge_pipe(&stdout);
     let stderr = child.stderr.take().expect("piped stderr");
 
     let (stderr_done_tx, stderr_done_rx) = oneshot::channel();
@@ -908,7 +909,8 @@ async fn read_stdout(
                 if line.len() >= LARGE_MESSAGE_BYTES {
                     LARGE_MESSAGE_SEEN.store(true, Ordering::Release);
                 }
-                let line = match fast_response(line) {
+                let fast = crate::offload::cpu_bound(line.len(), move || fast_response(line));
+                let line = match fast.await {
                     Ok((id, body)) => {
                         if !conn.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
                             warn!(%server, %id, "answer for an id that is not pending ignored");
@@ -928,6 +930,25 @@ async fn read_stdout(
     // after the child has been reaped (which can take the shutdown grace period).
     conn.close(&reason);
     let _ = done.send(reason);
+}
+
+/// Pipe capacity asked for on a server's stdout (bytes). Linux pipes hold 64 KiB by default:
+/// a server writing a result of many megabytes then stops and waits for us every 64 KiB. Linux
+/// grants up to `/proc/sys/fs/pipe-max-size` (1 MiB by default) to unprivileged processes.
+pub const SERVER_STDOUT_PIPE_BYTES: libc::c_int = 1 << 20;
+
+/// Asks for a larger pipe buffer on a server's stdout; a refusal (older kernels, a lower
+/// `pipe-max-size`) only costs speed and is ignored.
+fn enlarge_pipe(pipe: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl(F_SETPIPE_SZ) on a descriptor we own; it passes no memory.
+    unsafe {
+        libc::fcntl(
+            pipe.as_raw_fd(),
+            libc::F_SETPIPE_SZ,
+            SERVER_STDOUT_PIPE_BYTES,
+        );
+    }
 }
 
 /// Lines at least this long that look like plain successful responses (see

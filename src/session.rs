@@ -119,6 +119,9 @@ struct CallSummary {
     status: Status,
     omitted: u64,
     duration: Duration,
+    /// A large raw response, kept so that freeing it (unmapping tens of megabytes takes
+    /// milliseconds) happens after the answer is on its way, when the summary is dropped.
+    _payload: Option<RawResponse>,
 }
 
 impl CallSummary {
@@ -931,7 +934,7 @@ impl Proxy {
                 (route.server, route.tool, settings, received)
             }
         };
-        let (mapped, outcome) = match received {
+        let (mapped, payload, outcome) = match received {
             Received::Raw(raw) => {
                 let (call_id, name, server) = (call_id.clone(), name.clone(), server.clone());
                 let (char_budget, media) = (settings.char_budget.value, settings.media.value);
@@ -944,9 +947,10 @@ impl Proxy {
                         char_budget,
                         media,
                     };
-                    map_raw(raw, &ctx, timeout)
+                    (map_raw(&raw, &ctx, timeout), raw)
                 });
-                (mapped.await, None)
+                let (mapped, raw) = mapped.await;
+                (mapped, Some(raw), None)
             }
             Received::Outcome(outcome) => {
                 let ctx = MappingContext {
@@ -956,7 +960,7 @@ impl Proxy {
                     char_budget: settings.char_budget.value,
                     media: settings.media.value,
                 };
-                (map_outcome(&outcome, &ctx), Some(outcome))
+                (map_outcome(&outcome, &ctx), None, Some(outcome))
             }
         };
         let duration = started.elapsed();
@@ -967,6 +971,7 @@ impl Proxy {
             status: mapped.envelope.status,
             omitted: mapped.envelope.omitted,
             duration,
+            _payload: payload,
         };
         // A transcript needs the parsed outcome: with one, responses are never left raw.
         if let (Some(writer), Some(outcome)) = (&self.transcript, outcome) {
@@ -1034,7 +1039,7 @@ enum Received {
 
 /// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response, else
 /// parsed in full (an invalid one becomes `Outcome::InvalidResponse`).
-fn map_raw(raw: RawResponse, ctx: &MappingContext<'_>, timeout: Duration) -> Mapped {
+fn map_raw(raw: &RawResponse, ctx: &MappingContext<'_>, timeout: Duration) -> Mapped {
     if let Some(mapped) = map_raw_response(raw.as_str(), ctx) {
         return mapped;
     }
