@@ -187,6 +187,7 @@ enum Reply {
     Response(Result<ResultBody, Value>),
     Closed(String),
     TooLong(usize),
+    Invalid(String),
 }
 
 /// One running child process of a server: its stdin queue and its pending requests.
@@ -282,6 +283,7 @@ impl Connection {
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Reply::Response(r))) => Ok(r),
             Ok(Ok(Reply::Closed(reason))) => Err(CallError::Exited(reason)),
+            Ok(Ok(Reply::Invalid(detail))) => Err(CallError::Invalid(detail)),
             Ok(Ok(Reply::TooLong(len))) => Err(CallError::Invalid(format!(
                 "the response is {len} bytes, more than max_message_bytes"
             ))),
@@ -1095,7 +1097,18 @@ async fn handle_line(
 ) {
     let server = ds.name();
     let messages = match incoming {
-        Incoming::ParseError(_) => {
+        Incoming::ParseError(error) => {
+            // A line that starts exactly like the answer to a pending request but is not valid
+            // JSON answers that request (as an invalid response) rather than leaving it to time
+            // out; the same rule as for large lines, whose validity is found out later.
+            let id = std::str::from_utf8(line).ok().and_then(response_head);
+            let detail = format!("the response is not valid JSON: {error}");
+            if let Some(id) = id {
+                if conn.deliver(&id, Reply::Invalid(detail)) {
+                    warn!(%server, %id, "answer that is not valid JSON");
+                    return;
+                }
+            }
             let text = String::from_utf8_lossy(line);
             warn!(%server, line = %truncate_chars(&text, 200), "non-JSON line on stdout skipped");
             return;

@@ -247,6 +247,48 @@ fn over_long_lines_from_either_side() {
     finish(p, &[]);
 }
 
+/// A server answer that starts like a success response but is not valid JSON answers its call
+/// with a `server_error` envelope at once (not a timeout), whether the line is small or large
+/// (large lines, >= 64 KiB, are validated only when their result is mapped, >= 1 MiB off the
+/// runtime thread); the session goes on, and a valid large result is still mapped.
+#[test]
+fn answers_that_are_not_valid_json_are_server_errors() {
+    let (_dir, config) = write_config(&format!(
+        "[defaults]\ntool_timeout_sec = 60\n{}",
+        fixture_server("fx", &[], "")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    for (i, bytes) in [10usize, 100_000, 3_000_000].into_iter().enumerate() {
+        let started = Instant::now();
+        let r = p.call(json!(i), "big_broken", json!({ "bytes": bytes }), T);
+        let env = envelope_of(&r);
+        let content = env["content"].as_str().unwrap();
+        assert_eq!(env["status"], "error", "{bytes}: {env}");
+        assert!(content.starts_with("server_error: "), "{bytes}: {content}");
+        assert!(content.contains("not valid JSON"), "{bytes}: {content}");
+        assert_eq!(env["retryable"], true);
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "answered, not timed out"
+        );
+        let r = p.call(
+            json!(format!("after-{i}")),
+            "echo",
+            json!({"text": "next"}),
+            T,
+        );
+        assert_eq!(envelope_of(&r)["content"], "next");
+    }
+    let r = p.call(json!("rows"), "big_rows", json!({"n": 100_000}), T);
+    let env = envelope_of(&r);
+    assert_eq!(env["status"], "truncated", "{env}");
+    // Object rows are rendered `k=v …` and joined with "; ".
+    let kept = env["content"].as_str().unwrap().split("; ").count() as u64;
+    assert_eq!(env["omitted"].as_u64().unwrap() + kept, 100_000, "{env}");
+    finish(p, &[]);
+}
+
 /// Strategies for bad lines.
 fn wrong_value() -> impl Strategy<Value = Value> {
     prop_oneof![
