@@ -364,7 +364,12 @@ where
                 previous_was_line = Some(is_line);
             }
             None => {
-                let omitted = 1 + rows.count() as u64;
+                // The rest are only counted: in O(1) when the iterator knows its length.
+                let rest = match rows.size_hint() {
+                    (low, Some(high)) if low == high => low,
+                    _ => rows.count(),
+                };
+                let omitted = 1 + rest as u64;
                 return Filled {
                     content,
                     kept,
