@@ -52,11 +52,17 @@ static LARGE_MESSAGE_SEEN: AtomicBool = AtomicBool::new(false);
 /// session when a request is answered; costs nothing when no large message was seen.
 pub fn release_memory_after_large_message() {
     if LARGE_MESSAGE_SEEN.swap(false, Ordering::AcqRel) {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+        trim_heap();
+    }
+}
+
+/// Gives the allocator's free pages back to the system (`malloc_trim(0)` with glibc; nothing
+/// elsewhere).
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -1043,11 +1049,17 @@ fn fast_response(line: Vec<u8>) -> Result<(Value, RawResponse), Vec<u8>> {
     }
 }
 
-/// The id of a line whose members up to `result` are exactly `"jsonrpc":"2.0"` and a valid
-/// `id` (in either order, unescaped keys): what a server writes for a success response. Reads
-/// only those first members, so it costs nothing for a result of any size; whether the rest is
-/// valid JSON is found out when the result is mapped.
+/// The id of a line that looks like a success response: its members other than `result` are
+/// exactly `"jsonrpc":"2.0"` and a valid `id` (in either order, unescaped keys), all before
+/// `result` (as Python servers write it) or all after it (as the TypeScript SDK writes it:
+/// `{"result":…,"jsonrpc":"2.0","id":1}`). Reads only those members, so it costs nothing for a
+/// result of any size; whether the rest is valid JSON is found out when the result is mapped.
 fn response_head(line: &str) -> Option<Value> {
+    leading_members(line).or_else(|| trailing_members(line))
+}
+
+/// [`response_head`] when `jsonrpc` and `id` come first.
+fn leading_members(line: &str) -> Option<Value> {
     let mut rest = line.trim_start().strip_prefix('{')?;
     let (mut version, mut id) = (false, None);
     loop {
@@ -1085,6 +1097,41 @@ fn response_head(line: &str) -> Option<Value> {
     }
 }
 
+/// [`response_head`] when `jsonrpc` and `id` come last: read backwards from the final `}`
+/// (which, in a valid line, closes the top-level object, so the members just before it are
+/// top-level ones). Only a number or an escape-free string is accepted as a value.
+fn trailing_members(line: &str) -> Option<Value> {
+    if !line.trim_start().starts_with("{\"result\"") {
+        return None;
+    }
+    let mut rest = line.trim_end().strip_suffix('}')?;
+    let (mut version, mut id) = (false, None);
+    for _ in 0..2 {
+        rest = rest.trim_end();
+        let value_start = if let Some(body) = rest.strip_suffix('"') {
+            body.rfind('"')?
+        } else {
+            rest.rfind(|c: char| !matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E'))? + 1
+        };
+        let text = &rest[value_start..];
+        if text.is_empty() || text.contains('\\') {
+            return None;
+        }
+        let value: Value = serde_json::from_str(text).ok()?;
+        let before = rest[..value_start].trim_end().strip_suffix(':')?.trim_end();
+        let key_body = before.strip_suffix('"')?;
+        let key_start = key_body.rfind('"')?;
+        let key = &key_body[key_start + 1..];
+        rest = key_body[..key_start].trim_end().strip_suffix(',')?;
+        match key {
+            "jsonrpc" if !version && value == "2.0" => version = true,
+            "id" if id.is_none() && jsonrpc::is_valid_id(&value) => id = Some(value),
+            _ => return None,
+        }
+    }
+    id.filter(|_| version)
+}
+
 /// Handles one classified line from a server's stdout: non-JSON lines are logged and skipped; messages
 /// (single or batched) are dispatched, waiting for each notification to be queued for the
 /// client before reading on.
@@ -1101,7 +1148,7 @@ async fn handle_line(
             // A line that starts exactly like the answer to a pending request but is not valid
             // JSON answers that request (as an invalid response) rather than leaving it to time
             // out; the same rule as for large lines, whose validity is found out later.
-            let id = std::str::from_utf8(line).ok().and_then(response_head);
+            let id = response_head(&String::from_utf8_lossy(line));
             let detail = format!("the response is not valid JSON: {error}");
             if let Some(id) = id {
                 if conn.deliver(&id, Reply::Invalid(detail)) {
@@ -1179,8 +1226,15 @@ fn handle_server_message(
                 conn.respond(id, outcome).await;
             });
         }
-        Message::Invalid { reason, .. } => {
-            warn!(%server, %reason, "invalid JSON-RPC message from server ignored");
+        // Well-formed JSON that is not a valid message: when it names a pending request it
+        // answers that request (as an invalid response), large or small alike.
+        Message::Invalid { id, reason } => {
+            let detail = format!("the answer is not a valid JSON-RPC response: {reason}");
+            if conn.deliver(&id, Reply::Invalid(detail)) {
+                warn!(%server, %id, %reason, "invalid answer");
+            } else {
+                warn!(%server, %reason, "invalid JSON-RPC message from server ignored");
+            }
         }
     }
     None
@@ -1237,6 +1291,27 @@ mod tests {
         )))
         .unwrap();
         assert_eq!(id, json!("a"));
+        // The TypeScript SDK's order: result first.
+        for (text, want) in [
+            (
+                format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":7}}"#),
+                json!(7),
+            ),
+            (
+                format!(r#"{{"result":"{pad}" , "id" : "a b" , "jsonrpc" : "2.0" }} "#),
+                json!("a b"),
+            ),
+            (
+                format!(
+                    r#"{{"result":{{"p":"{pad}","x":{{"jsonrpc":"2.0","id":1}}}},"jsonrpc":"2.0","id":-3}}"#
+                ),
+                json!(-3),
+            ),
+        ] {
+            let (id, raw) = fast_response(line(text.clone())).unwrap();
+            assert_eq!(id, want, "{text}");
+            assert!(raw.parse().unwrap().is_ok());
+        }
         let rejected = [
             format!(r#"{{"jsonrpc":"2.0","id":7,"error":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":7,"method":"m","result":"{pad}"}}"#),
@@ -1244,10 +1319,17 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":7,"id":8,"result":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"1.0","id":7,"result":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"2.0","result":"{pad}"}}"#),
-            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":7}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":null,"result":"{pad}"}}"#),
             format!(r#"{{"jsonrpc":"2.0","i\"d":7,"result":"{pad}"}}"#),
             format!(r#"[{{"jsonrpc":"2.0","id":7,"result":"{pad}"}}]"#),
+            format!(r#"{{"result":"{pad}","id":7}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0"}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":7,"x":1}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":"a\"b"}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":null}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","id":1.5}}"#),
+            format!(r#"{{"result":"{pad}","jsonrpc":"2.0","jsonrpc":"2.0"}}"#),
+            format!(r#"{{"x":1,"result":"{pad}","jsonrpc":"2.0","id":7}}"#),
             r#"{"jsonrpc":"2.0","id":7,"result":1}"#.to_owned(),
         ];
         for text in rejected {

@@ -1122,23 +1122,26 @@ where
                 );
                 proxy.send(&jsonrpc::error_response(id, err)).await;
             }
-            Ok(Some(Frame::Line(line))) => match jsonrpc::classify(&line) {
-                Incoming::ParseError(e) => {
-                    let err = jsonrpc::error_object(
-                        ErrorCode::ParseError,
-                        format!("Parse error: {e}"),
-                        None,
-                    );
-                    proxy.send(&jsonrpc::error_response(Value::Null, err)).await;
+            Ok(Some(Frame::Line(line))) => {
+                match crate::offload::cpu_bound(line.len(), move || jsonrpc::classify(&line)).await
+                {
+                    Incoming::ParseError(e) => {
+                        let err = jsonrpc::error_object(
+                            ErrorCode::ParseError,
+                            format!("Parse error: {e}"),
+                            None,
+                        );
+                        proxy.send(&jsonrpc::error_response(Value::Null, err)).await;
+                    }
+                    // `initialize` waits for the servers' first start: a signal must not wait for it.
+                    Incoming::Single(msg) => tokio::select! {
+                        biased;
+                        _ = proxy.dispatch(msg, &permits) => {}
+                        _ = &mut stop => break,
+                    },
+                    Incoming::Batch(msgs) => proxy.dispatch_batch(msgs, &permits).await,
                 }
-                // `initialize` waits for the servers' first start: a signal must not wait for it.
-                Incoming::Single(msg) => tokio::select! {
-                    biased;
-                    _ = proxy.dispatch(msg, &permits) => {}
-                    _ = &mut stop => break,
-                },
-                Incoming::Batch(msgs) => proxy.dispatch_batch(msgs, &permits).await,
-            },
+            }
         }
     }
     // Let in-flight requests finish (their servers are still up), then stop everything.

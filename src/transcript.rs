@@ -243,6 +243,13 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
                         failed_once = true;
                     }
                 }
+                // A large record (a big result recorded exactly) is freed here, after the
+                // session's own release ran: give the memory back now.
+                let large = line.len() >= crate::downstream::LARGE_MESSAGE_BYTES;
+                drop((line, record));
+                if large {
+                    crate::downstream::trim_heap();
+                }
             }
         }
     }

@@ -280,12 +280,27 @@ fn answers_that_are_not_valid_json_are_server_errors() {
         );
         assert_eq!(envelope_of(&r)["content"], "next");
     }
-    let r = p.call(json!("rows"), "big_rows", json!({"n": 100_000}), T);
+    // Valid JSON that is not a valid response (wrong "jsonrpc") answers its call too.
+    let r = p.call(json!("invalid"), "invalid_answer", json!({}), T);
     let env = envelope_of(&r);
-    assert_eq!(env["status"], "truncated", "{env}");
-    // Object rows are rendered `k=v …` and joined with "; ".
-    let kept = env["content"].as_str().unwrap().split("; ").count() as u64;
-    assert_eq!(env["omitted"].as_u64().unwrap() + kept, 100_000, "{env}");
+    assert!(
+        env["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("server_error: "),
+        "{env}"
+    );
+    // Valid large results, members in the order Python servers and the TypeScript SDK use.
+    for tool in ["big_rows", "big_rows_ts"] {
+        for n in [2_000u64, 100_000] {
+            let r = p.call(json!(format!("{tool}-{n}")), tool, json!({ "n": n }), T);
+            let env = envelope_of(&r);
+            assert_eq!(env["status"], "truncated", "{tool}: {env}");
+            // Object rows are rendered `k=v …` and joined with "; ".
+            let kept = env["content"].as_str().unwrap().split("; ").count() as u64;
+            assert_eq!(env["omitted"].as_u64().unwrap() + kept, n, "{tool}: {env}");
+        }
+    }
     finish(p, &[]);
 }
 

@@ -79,6 +79,87 @@ fn pipes_are_nonblocking_while_serving_and_restored_after() {
     );
 }
 
+/// One socket as both stdin and stdout (socat `EXEC:`, systemd socket units): made
+/// non-blocking as one, and left blocking again afterwards.
+#[test]
+fn one_socket_as_stdin_and_stdout_is_restored() {
+    let (_dir, config) = write_config(&fixture_server("fx", &[], ""));
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let probe = theirs.try_clone().unwrap();
+    let mut child = Command::new(bin())
+        .args(["--config", config.to_str().unwrap(), "serve"])
+        .stdin(Stdio::from(OwnedFd::from(theirs.try_clone().unwrap())))
+        .stdout(Stdio::from(OwnedFd::from(theirs)))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut writer = ours.try_clone().unwrap();
+    let mut reader = BufReader::new(ours);
+    writeln!(writer, "{INITIALIZE}").unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    assert!(nonblocking(&probe), "a socket is driven by the reactor");
+    writer.shutdown(std::net::Shutdown::Write).unwrap(); // EOF on the proxy's stdin
+    assert!(wait_timeout(&mut child, Duration::from_secs(20)).success());
+    assert!(
+        !nonblocking(&probe),
+        "the original (blocking) flags are put back"
+    );
+}
+
+/// With `2>&1` stdout shares stderr's pipe: it stays blocking (log lines must never meet
+/// `EAGAIN`), stdin is still driven by the reactor, and a burst of calls into a pipe nobody
+/// reads for a while is answered in full. (Logs are kept to errors here: with `2>&1` they
+/// would be mixed into the protocol stream, which no client can use anyway.)
+#[test]
+fn stdout_shared_with_stderr_stays_blocking() {
+    let (_dir, config) = write_config(&fixture_server("fx", &[], ""));
+    let (stdin_read, stdin_write) = pipe();
+    let (out_read, out_write) = pipe();
+    let stdin_probe = stdin_read.try_clone().unwrap();
+    let out_probe = out_write.try_clone().unwrap();
+    let mut child = Command::new(bin())
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "--log-level",
+            "error",
+            "serve",
+        ])
+        .stdin(Stdio::from(stdin_read))
+        .stdout(Stdio::from(out_write.try_clone().unwrap()))
+        .stderr(Stdio::from(out_write))
+        .spawn()
+        .unwrap();
+    let mut to_proxy = File::from(stdin_write);
+    writeln!(to_proxy, "{INITIALIZE}").unwrap();
+    for i in 2..202 {
+        writeln!(
+            to_proxy,
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+            "x".repeat(2000)
+        )
+        .unwrap();
+    }
+    // Let the pipe fill up before reading anything.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(nonblocking(&stdin_probe) && !nonblocking(&out_probe));
+    drop(to_proxy);
+    drop(out_probe); // our copy of the write end, or the read below never sees EOF
+    let mut answered = std::collections::HashSet::new();
+    for line in BufReader::new(File::from(out_read)).lines() {
+        let line = line.unwrap();
+        if let Ok(v) = serde_json::from_str::<Value>(&line) {
+            if v["result"]["structuredContent"]["status"] == "ok" {
+                answered.insert(v["id"].as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(answered.len(), 200, "every call answered");
+    assert!(wait_timeout(&mut child, Duration::from_secs(20)).success());
+}
+
 #[test]
 fn files_as_stdin_and_stdout_work_through_the_fallback() {
     let (dir, config) = write_config(&fixture_server("fx", &[], ""));
