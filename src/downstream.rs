@@ -974,6 +974,14 @@ pub enum ResultBody {
 }
 
 impl ResultBody {
+    /// Size in bytes of the unparsed line of a raw body; 0 for a parsed one.
+    pub fn raw_len(&self) -> usize {
+        match self {
+            ResultBody::Value(_) => 0,
+            ResultBody::Raw(raw) => raw.len(),
+        }
+    }
+
     /// The parsed `result` or error object; parses a raw response in full (off the async
     /// runtime when it is large). `Err(CallError::Invalid)` when a raw line turns out not to be
     /// valid JSON or not a valid response.

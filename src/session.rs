@@ -877,7 +877,7 @@ impl Proxy {
         let (server, own_name, settings, received) = match route {
             None => {
                 let settings = self.config.tool_settings("", &name);
-                let received = Received::Outcome(Outcome::NoSuchTool);
+                let received = Received::Outcome(Outcome::NoSuchTool, 0);
                 (String::new(), name.clone(), settings, received)
             }
             Some(route) => {
@@ -898,9 +898,12 @@ impl Proxy {
                     );
                 }
                 let received = match self.servers().iter().find(|d| d.name() == route.server) {
-                    None => Received::Outcome(Outcome::Unavailable {
-                        reason: "not started".into(),
-                    }),
+                    None => Received::Outcome(
+                        Outcome::Unavailable {
+                            reason: "not started".into(),
+                        },
+                        0,
+                    ),
                     Some(ds) => {
                         let timeout = settings.tool_timeout.value;
                         let forwarded = Value::Object(std::mem::take(&mut params));
@@ -924,35 +927,46 @@ impl Proxy {
                                 Received::Raw(raw)
                             }
                             Ok(Ok(body)) => {
-                                Received::Outcome(outcome_of(body.into_result().await, timeout))
+                                let bytes = body.raw_len();
+                                let result = body.into_result().await;
+                                Received::Outcome(outcome_of(result, timeout), bytes)
                             }
-                            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
-                            Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
+                            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }, 0),
+                            Err(e) => Received::Outcome(outcome_of(Err(e), timeout), 0),
                         }
                     }
                 };
                 (route.server, route.tool, settings, received)
             }
         };
+        let owned = || OwnedContext {
+            call_id: call_id.clone(),
+            tool: name.clone(),
+            server: server.clone(),
+            char_budget: settings.char_budget.value,
+            media: settings.media.value,
+        };
+        let timeout = settings.tool_timeout.value;
         let (mapped, payload, outcome) = match received {
             Received::Raw(raw) => {
-                let (call_id, name, server) = (call_id.clone(), name.clone(), server.clone());
-                let (char_budget, media) = (settings.char_budget.value, settings.media.value);
-                let timeout = settings.tool_timeout.value;
+                let ctx = owned();
                 let mapped = crate::offload::cpu_bound(raw.len(), move || {
-                    let ctx = MappingContext {
-                        call_id: &call_id,
-                        tool: &name,
-                        server: &server,
-                        char_budget,
-                        media,
-                    };
-                    (map_raw(&raw, &ctx, timeout), raw)
+                    (map_raw(&raw, &ctx.borrow(), timeout), raw)
                 });
                 let (mapped, raw) = mapped.await;
                 (mapped, Some(raw), None)
             }
-            Received::Outcome(outcome) => {
+            // A result parsed from a large line (with a transcript): mapped off the runtime
+            // thread too.
+            Received::Outcome(outcome, bytes) if bytes >= crate::offload::OFFLOAD_MIN_BYTES => {
+                let ctx = owned();
+                let mapped = crate::offload::cpu_bound(bytes, move || {
+                    (map_outcome(&outcome, &ctx.borrow()), outcome)
+                });
+                let (mapped, outcome) = mapped.await;
+                (mapped, None, Some(outcome))
+            }
+            Received::Outcome(outcome, _) => {
                 let ctx = MappingContext {
                     call_id: &call_id,
                     tool: &name,
@@ -1030,11 +1044,33 @@ impl Proxy {
     }
 }
 
-/// What came back for a call: an [`Outcome`], or a large success response still unparsed
-/// (only when no transcript is recorded; mapped by [`map_raw`]).
+/// What came back for a call: an [`Outcome`] (with the size in bytes of the line it was parsed
+/// from when that was a large raw response, else 0), or a large success response still
+/// unparsed (only when no transcript is recorded; mapped by [`map_raw`]).
 enum Received {
-    Outcome(Outcome),
+    Outcome(Outcome, usize),
     Raw(RawResponse),
+}
+
+/// A [`MappingContext`] that owns its strings, to move into work on the blocking pool.
+struct OwnedContext {
+    call_id: String,
+    tool: String,
+    server: String,
+    char_budget: usize,
+    media: crate::config::MediaMode,
+}
+
+impl OwnedContext {
+    fn borrow(&self) -> MappingContext<'_> {
+        MappingContext {
+            call_id: &self.call_id,
+            tool: &self.tool,
+            server: &self.server,
+            char_budget: self.char_budget,
+            media: self.media,
+        }
+    }
 }
 
 /// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response, else
