@@ -974,14 +974,6 @@ pub enum ResultBody {
 }
 
 impl ResultBody {
-    /// Size in bytes of the unparsed line of a raw body; 0 for a parsed one.
-    pub fn raw_len(&self) -> usize {
-        match self {
-            ResultBody::Value(_) => 0,
-            ResultBody::Raw(raw) => raw.len(),
-        }
-    }
-
     /// The parsed `result` or error object; parses a raw response in full (off the async
     /// runtime when it is large). `Err(CallError::Invalid)` when a raw line turns out not to be
     /// valid JSON or not a valid response.
@@ -1022,6 +1014,11 @@ impl RawResponse {
     /// Whether the line is empty (never, for a line that was delivered).
     pub fn is_empty(&self) -> bool {
         self.line.is_empty()
+    }
+
+    /// The whole line, given up.
+    pub fn into_line(self) -> String {
+        self.line
     }
 
     /// Parses the whole line: the `result` (`Ok`) or the error object (`Err`) of the response;

@@ -877,7 +877,7 @@ impl Proxy {
         let (server, own_name, settings, received) = match route {
             None => {
                 let settings = self.config.tool_settings("", &name);
-                let received = Received::Outcome(Outcome::NoSuchTool, 0);
+                let received = Received::Outcome(Outcome::NoSuchTool);
                 (String::new(), name.clone(), settings, received)
             }
             Some(route) => {
@@ -898,12 +898,9 @@ impl Proxy {
                     );
                 }
                 let received = match self.servers().iter().find(|d| d.name() == route.server) {
-                    None => Received::Outcome(
-                        Outcome::Unavailable {
-                            reason: "not started".into(),
-                        },
-                        0,
-                    ),
+                    None => Received::Outcome(Outcome::Unavailable {
+                        reason: "not started".into(),
+                    }),
                     Some(ds) => {
                         let timeout = settings.tool_timeout.value;
                         let forwarded = Value::Object(std::mem::take(&mut params));
@@ -923,16 +920,12 @@ impl Proxy {
                         match result {
                             // Without a transcript, nothing needs the whole result: map it
                             // from its text, parsing only what the budget can use.
-                            Ok(Ok(ResultBody::Raw(raw))) if self.transcript.is_none() => {
-                                Received::Raw(raw)
+                            Ok(Ok(ResultBody::Raw(raw))) => Received::Raw(raw),
+                            Ok(Ok(ResultBody::Value(result))) => {
+                                Received::Outcome(Outcome::Result { result })
                             }
-                            Ok(Ok(body)) => {
-                                let bytes = body.raw_len();
-                                let result = body.into_result().await;
-                                Received::Outcome(outcome_of(result, timeout), bytes)
-                            }
-                            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }, 0),
-                            Err(e) => Received::Outcome(outcome_of(Err(e), timeout), 0),
+                            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
+                            Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
                         }
                     }
                 };
@@ -950,23 +943,14 @@ impl Proxy {
         let (mapped, payload, outcome) = match received {
             Received::Raw(raw) => {
                 let ctx = owned();
-                let mapped = crate::offload::cpu_bound(raw.len(), move || {
-                    (map_raw(&raw, &ctx.borrow(), timeout), raw)
+                let work = crate::offload::cpu_bound(raw.len(), move || {
+                    let (mapped, parsed) = map_raw(&raw, &ctx.borrow(), timeout);
+                    (mapped, parsed, raw)
                 });
-                let (mapped, raw) = mapped.await;
-                (mapped, Some(raw), None)
+                let (mapped, parsed, raw) = work.await;
+                (mapped, Some(raw), parsed)
             }
-            // A result parsed from a large line (with a transcript): mapped off the runtime
-            // thread too.
-            Received::Outcome(outcome, bytes) if bytes >= crate::offload::OFFLOAD_MIN_BYTES => {
-                let ctx = owned();
-                let mapped = crate::offload::cpu_bound(bytes, move || {
-                    (map_outcome(&outcome, &ctx.borrow()), outcome)
-                });
-                let (mapped, outcome) = mapped.await;
-                (mapped, None, Some(outcome))
-            }
-            Received::Outcome(outcome, _) => {
+            Received::Outcome(outcome) => {
                 let ctx = MappingContext {
                     call_id: &call_id,
                     tool: &name,
@@ -978,17 +962,8 @@ impl Proxy {
             }
         };
         let duration = started.elapsed();
-        let summary = CallSummary {
-            call_id: call_id.clone(),
-            tool: name.clone(),
-            server: server.clone(),
-            status: mapped.envelope.status,
-            omitted: mapped.envelope.omitted,
-            duration,
-            _payload: payload,
-        };
-        // A transcript needs the parsed outcome: with one, responses are never left raw.
-        if let (Some(writer), Some(outcome)) = (&self.transcript, outcome) {
+        let mut payload = payload;
+        if let Some(writer) = &self.transcript {
             let events = self
                 .tracks
                 .lock()
@@ -1000,24 +975,47 @@ impl Proxy {
                 .get("arguments")
                 .cloned()
                 .unwrap_or(Value::Object(Map::new()));
-            writer.record(CallRecord::new(
-                started_at,
-                seq,
-                &call_id,
-                &name,
-                &server,
-                &own_name,
-                arguments,
-                writer.redact_keys(),
-                settings.char_budget.value,
-                settings.tool_timeout.value,
-                settings.media.value,
-                outcome,
-                mapped.envelope.clone(),
-                duration,
-                events,
-            ));
+            let record = |outcome| {
+                CallRecord::new(
+                    started_at,
+                    seq,
+                    &call_id,
+                    &name,
+                    &server,
+                    &own_name,
+                    arguments,
+                    writer.redact_keys(),
+                    settings.char_budget.value,
+                    settings.tool_timeout.value,
+                    settings.media.value,
+                    outcome,
+                    mapped.envelope.clone(),
+                    duration,
+                    events,
+                )
+            };
+            match (outcome, payload.take()) {
+                (Some(outcome), _) => writer.record(record(outcome)),
+                // A large result mapped in one pass: the writer thread records its text
+                // verbatim from the line, never as a tree.
+                (None, Some(raw)) => {
+                    let placeholder = Outcome::Result {
+                        result: Value::Null,
+                    };
+                    writer.record_response_line(record(placeholder), raw.into_line());
+                }
+                (None, None) => {}
+            }
         }
+        let summary = CallSummary {
+            call_id: call_id.clone(),
+            tool: name.clone(),
+            server: server.clone(),
+            status: mapped.envelope.status,
+            omitted: mapped.envelope.omitted,
+            duration,
+            _payload: payload,
+        };
         Ok((mapped, summary))
     }
 
@@ -1044,11 +1042,10 @@ impl Proxy {
     }
 }
 
-/// What came back for a call: an [`Outcome`] (with the size in bytes of the line it was parsed
-/// from when that was a large raw response, else 0), or a large success response still
-/// unparsed (only when no transcript is recorded; mapped by [`map_raw`]).
+/// What came back for a call: an [`Outcome`], or a large success response still unparsed
+/// (mapped by [`map_raw`]; with a transcript, recorded from its text).
 enum Received {
-    Outcome(Outcome, usize),
+    Outcome(Outcome),
     Raw(RawResponse),
 }
 
@@ -1073,13 +1070,19 @@ impl OwnedContext {
     }
 }
 
-/// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response, else
-/// parsed in full (an invalid one becomes `Outcome::InvalidResponse`).
-fn map_raw(raw: &RawResponse, ctx: &MappingContext<'_>, timeout: Duration) -> Mapped {
+/// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response (no
+/// outcome returned), else parsed in full and returned with the [`Outcome`] it gave (an invalid
+/// one becomes `Outcome::InvalidResponse`).
+fn map_raw(
+    raw: &RawResponse,
+    ctx: &MappingContext<'_>,
+    timeout: Duration,
+) -> (Mapped, Option<Outcome>) {
     if let Some(mapped) = map_raw_response(raw.as_str(), ctx) {
-        return mapped;
+        return (mapped, None);
     }
-    map_outcome(&outcome_of(raw.parse(), timeout), ctx)
+    let outcome = outcome_of(raw.parse(), timeout);
+    (map_outcome(&outcome, ctx), Some(outcome))
 }
 
 /// Maps a downstream request's result to the raw [`Outcome`].

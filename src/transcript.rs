@@ -173,7 +173,8 @@ pub struct TranscriptWriter {
 }
 
 enum WriterMsg {
-    Record(Box<CallRecord>),
+    /// A record, and for a large success result the whole response line it came in.
+    Record(Box<CallRecord>, Option<String>),
     Flush(std_mpsc::Sender<()>),
 }
 
@@ -202,7 +203,17 @@ impl TranscriptWriter {
 
     /// Queues a record; never blocks on the file.
     pub fn record(&self, record: CallRecord) {
-        let _ = self.tx.send(WriterMsg::Record(Box::new(record)));
+        let _ = self.tx.send(WriterMsg::Record(Box::new(record), None));
+    }
+
+    /// Queues a record whose outcome is the `result` of `response_line`, a whole JSON-RPC
+    /// success response as received (a large one, which the proxy never parses into a tree):
+    /// the writer thread finds the `result` text and records it verbatim as
+    /// `outcome.result`. The record's own `outcome` field is ignored. If the line holds no
+    /// valid `result` the outcome is recorded as `invalid_response`.
+    pub fn record_response_line(&self, record: CallRecord, response_line: String) {
+        let msg = WriterMsg::Record(Box::new(record), Some(response_line));
+        let _ = self.tx.send(msg);
     }
 
     /// Waits (up to 5 s) until every queued record has been written.
@@ -212,6 +223,97 @@ impl TranscriptWriter {
             let _ = rx.recv_timeout(Duration::from_secs(5));
         }
     }
+}
+
+/// The `result` member of a JSON-RPC response line, unparsed (one pass over the line; `None`
+/// unless the line is a valid JSON object with a `result`).
+fn result_of_response(line: &str) -> Option<&serde_json::value::RawValue> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    struct ResultMember;
+    impl<'de> Visitor<'de> for ResultMember {
+        type Value = Option<&'de serde_json::value::RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON-RPC response")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut result = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "result" && result.is_none() {
+                    result = Some(map.next_value()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(result)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(line);
+    let result = (&mut de).deserialize_map(ResultMember).ok()??;
+    de.end().ok()?;
+    Some(result)
+}
+
+/// The record serialized with `outcome` = `{"kind":"result","result":<the line's result as
+/// received>}`; same keys in the same order as [`CallRecord`]'s own serialization (a test
+/// checks they agree).
+fn record_line_with_raw_result(record: &CallRecord, response_line: &str) -> Vec<u8> {
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum OutcomeOut<'a> {
+        Raw {
+            kind: &'static str,
+            result: &'a serde_json::value::RawValue,
+        },
+        Parsed(&'a Outcome),
+    }
+    #[derive(Serialize)]
+    struct RecordOut<'a> {
+        v: u32,
+        started_at: &'a str,
+        seq: u64,
+        call_id: &'a str,
+        tool: &'a str,
+        server: &'a str,
+        server_tool: &'a str,
+        arguments: &'a Value,
+        char_budget: usize,
+        timeout_ms: u64,
+        media: MediaMode,
+        outcome: OutcomeOut<'a>,
+        envelope: &'a Envelope,
+        duration_ms: u64,
+        #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+        events: &'a [Value],
+    }
+    let invalid = Outcome::InvalidResponse {
+        detail: "the recorded result was not valid JSON".into(),
+    };
+    let outcome = match result_of_response(response_line) {
+        Some(result) => OutcomeOut::Raw {
+            kind: "result",
+            result,
+        },
+        None => OutcomeOut::Parsed(&invalid),
+    };
+    let r = record;
+    serde_json::to_vec(&RecordOut {
+        v: r.v,
+        started_at: &r.started_at,
+        seq: r.seq,
+        call_id: &r.call_id,
+        tool: &r.tool,
+        server: &r.server,
+        server_tool: &r.server_tool,
+        arguments: &r.arguments,
+        char_budget: r.char_budget,
+        timeout_ms: r.timeout_ms,
+        media: r.media,
+        outcome,
+        envelope: &r.envelope,
+        duration_ms: r.duration_ms,
+        events: &r.events,
+    })
+    .expect("records always serialize")
 }
 
 fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
@@ -233,9 +335,12 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
             WriterMsg::Flush(done) => {
                 let _ = done.send(());
             }
-            WriterMsg::Record(record) => {
+            WriterMsg::Record(record, raw) => {
                 let Some(f) = file.as_mut() else { continue };
-                let mut line = serde_json::to_vec(&record).expect("records always serialize");
+                let mut line = match &raw {
+                    None => serde_json::to_vec(&record).expect("records always serialize"),
+                    Some(response) => record_line_with_raw_result(&record, response),
+                };
                 line.push(b'\n');
                 if let Err(e) = f.write_all(&line) {
                     if !failed_once {
@@ -246,7 +351,7 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
                 // A large record (a big result recorded exactly) is freed here, after the
                 // session's own release ran: give the memory back now.
                 let large = line.len() >= crate::downstream::LARGE_MESSAGE_BYTES;
-                drop((line, record));
+                drop((line, record, raw));
                 if large {
                     crate::downstream::trim_heap();
                 }
@@ -505,6 +610,43 @@ mod tests {
             v,
             json!({"user": "u", "Password": "[redacted]", "nested": [{"API_KEY": "[redacted]", "ok": {"password": "[redacted]"}}]})
         );
+    }
+
+    /// A record written from a raw response line is byte for byte the record with the parsed
+    /// outcome (same keys, same order), with the result's text kept exactly as received.
+    #[test]
+    fn raw_result_lines_match_parsed_records() {
+        let mut rec = record("c1", json!({"rows": [{"a": 1}, {"b": "é"}]}), 100);
+        rec.events = vec![json!({"direction": "server_to_client", "message": {"m": 1}})];
+        let result = match &rec.outcome {
+            Outcome::Result { result } => result.clone(),
+            _ => unreachable!(),
+        };
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","id":5,"result":{result}}}"#),
+            format!(r#"{{"result":{result},"jsonrpc":"2.0","id":"x"}}"#),
+        ] {
+            let raw = record_line_with_raw_result(&rec, &line);
+            assert_eq!(raw, serde_json::to_vec(&rec).unwrap(), "{line}");
+            let back: CallRecord = serde_json::from_slice(&raw).unwrap();
+            assert_eq!(back, rec);
+        }
+        // Spacing inside the result is kept as received.
+        let spaced = r#"{"jsonrpc":"2.0","id":5,"result":{ "content" : [] }}"#;
+        let raw = String::from_utf8(record_line_with_raw_result(&rec, spaced)).unwrap();
+        assert!(
+            raw.contains(r#""outcome":{"kind":"result","result":{ "content" : [] }}"#),
+            "{raw}"
+        );
+        // No valid result: recorded as an invalid response.
+        for bad in [
+            r#"{"jsonrpc":"2.0","id":5}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":[1,}"#,
+        ] {
+            let raw: Value =
+                serde_json::from_slice(&record_line_with_raw_result(&rec, bad)).unwrap();
+            assert_eq!(raw["outcome"]["kind"], "invalid_response", "{bad}");
+        }
     }
 
     fn record(call_id: &str, rows: Value, budget: usize) -> CallRecord {

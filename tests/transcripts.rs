@@ -341,19 +341,7 @@ fn golden_real_servers_replay_and_render() {
     if update {
         record_golden(&jsonl);
     }
-    let out = cli(&["replay", s(&jsonl)]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "the envelope of a recorded real output changed:\n{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(
-        stdout(&out).ends_with("8 passed, 0 failed\n"),
-        "{}",
-        stdout(&out)
-    );
+    assert_replay_passes(&jsonl, 8);
     let out = cli(&["render", s(&jsonl)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     if update {
@@ -382,4 +370,62 @@ fn golden_real_servers_replay_and_render() {
         "timeout: no response from server 'fx' within 1s"
     );
     assert_eq!(env(7)["retryable"], true);
+}
+
+/// Large results (lines of 64 KiB and more, mapped in one pass without a tree) are recorded
+/// verbatim from the line, whichever order the server writes the response's members in, and
+/// replay recomputes exactly the envelopes that were sent.
+#[test]
+fn large_results_are_recorded_verbatim_and_replay_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    let (_d, cfg) = write_config(&format!(
+        "[defaults]\nchar_budget = 500\n{}",
+        fixture_server("fx", &[], "")
+    ));
+    let mut p = RawProxy::start(&cfg, &["--transcript", s(&path)]);
+    p.initialize("2025-06-18");
+    let calls = [
+        ("big_rows", json!({"n": 3000})),
+        ("big_rows_ts", json!({"n": 3000})),
+        ("big_rows", json!({"n": 200_000})),
+        ("big", json!({"bytes": 100_000})),
+        ("rows", json!({"n": 3})),
+    ];
+    let mut sent = Vec::new();
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let r = p.call(json!(i), tool, args.clone(), LONG);
+        sent.push(envelope_of(&r));
+    }
+    finish_session(p);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), calls.len());
+    for (record, envelope) in records.iter().zip(&sent) {
+        assert_eq!(&record["envelope"], envelope);
+        assert_eq!(record["outcome"]["kind"], "result", "{}", record["tool"]);
+    }
+    let rows = records[2]["outcome"]["result"]["structuredContent"]["rows"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rows.len(), 200_000);
+    assert_eq!(rows[199_999]["i"], 199_999);
+    assert_replay_passes(&path, calls.len());
+}
+
+/// `replay` of `path` exits 0 and reports all `n` records unchanged.
+fn assert_replay_passes(path: &Path, n: usize) {
+    let out = cli(&["replay", s(path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "an envelope recomputed from a recorded outcome changed:\n{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let summary = format!("{n} passed, 0 failed\n");
+    assert!(stdout(&out).ends_with(&summary), "{}", stdout(&out));
 }
