@@ -82,6 +82,24 @@ fn result_mapping(c: &mut Criterion) {
     group.finish();
 }
 
+/// Frames `data` with a [`LineReader`] (256 KiB buffer, as the proxy reads) and hands every
+/// frame to `f`.
+fn for_each_frame(
+    rt: &tokio::runtime::Runtime,
+    data: &[u8],
+    mut f: impl FnMut(mcp_envelope::jsonrpc::Frame),
+) {
+    rt.block_on(async {
+        let mut reader = LineReader::new(
+            tokio::io::BufReader::with_capacity(256 * 1024, data),
+            64 << 20,
+        );
+        while let Some(frame) = reader.next_frame().await.unwrap() {
+            f(frame);
+        }
+    })
+}
+
 /// Parsing a large response line as the proxy does: framing + JSON parse.
 fn message_lines(c: &mut Criterion) {
     let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "structuredContent": {"rows": rows(100_000)}}});
@@ -102,29 +120,17 @@ fn message_lines(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(line.len() as u64));
     group.bench_function("frame_and_parse_one_large_response", |b| {
         b.iter(|| {
-            rt.block_on(async {
-                let mut reader = LineReader::new(
-                    tokio::io::BufReader::with_capacity(256 * 1024, &line[..]),
-                    64 << 20,
-                );
-                while let Some(frame) = reader.next_frame().await.unwrap() {
-                    if let mcp_envelope::jsonrpc::Frame::Line(l) = frame {
-                        black_box(mcp_envelope::jsonrpc::classify(&l));
-                    }
+            for_each_frame(&rt, &line, |frame| {
+                if let mcp_envelope::jsonrpc::Frame::Line(l) = frame {
+                    black_box(mcp_envelope::jsonrpc::classify(&l));
                 }
             })
         })
     });
     group.bench_function("frame_one_large_response", |b| {
         b.iter(|| {
-            rt.block_on(async {
-                let mut reader = LineReader::new(
-                    tokio::io::BufReader::with_capacity(256 * 1024, &line[..]),
-                    64 << 20,
-                );
-                while let Some(frame) = reader.next_frame().await.unwrap() {
-                    black_box(frame);
-                }
+            for_each_frame(&rt, &line, |frame| {
+                black_box(frame);
             })
         })
     });
@@ -144,15 +150,9 @@ fn message_lines(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(small.len() as u64));
     group.bench_function("frame_and_parse_10k_small_requests", |b| {
         b.iter(|| {
-            rt.block_on(async {
-                let mut reader = LineReader::new(
-                    tokio::io::BufReader::with_capacity(256 * 1024, &small[..]),
-                    64 << 20,
-                );
-                while let Some(frame) = reader.next_frame().await.unwrap() {
-                    if let mcp_envelope::jsonrpc::Frame::Line(l) = frame {
-                        black_box(mcp_envelope::jsonrpc::classify(&l));
-                    }
+            for_each_frame(&rt, &small, |frame| {
+                if let mcp_envelope::jsonrpc::Frame::Line(l) = frame {
+                    black_box(mcp_envelope::jsonrpc::classify(&l));
                 }
             })
         })

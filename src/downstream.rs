@@ -996,11 +996,6 @@ pub struct RawResponse {
 }
 
 impl RawResponse {
-    /// Wraps a whole response line (used by tests and benchmarks).
-    pub fn from_line(line: String) -> RawResponse {
-        RawResponse { line }
-    }
-
     /// The whole line's text.
     pub fn as_str(&self) -> &str {
         &self.line

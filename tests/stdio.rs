@@ -32,6 +32,26 @@ fn nonblocking(fd: &impl AsRawFd) -> bool {
     flags & libc::O_NONBLOCK != 0
 }
 
+/// Starts `mcp-envelope --config CONFIG [extra] serve` with the given stdio.
+fn serve(
+    config: &std::path::Path,
+    extra: &[&str],
+    stdin: Stdio,
+    stdout: Stdio,
+    stderr: Stdio,
+) -> std::process::Child {
+    Command::new(bin())
+        .arg("--config")
+        .arg(config)
+        .args(extra)
+        .arg("serve")
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 #[test]
@@ -43,13 +63,13 @@ fn pipes_are_nonblocking_while_serving_and_restored_after() {
     let stdin_probe = stdin_read.try_clone().unwrap();
     let stdout_probe = stdout_write.try_clone().unwrap();
     assert!(!nonblocking(&stdin_probe) && !nonblocking(&stdout_probe));
-    let mut child = Command::new(bin())
-        .args(["--config", config.to_str().unwrap(), "serve"])
-        .stdin(Stdio::from(stdin_read))
-        .stdout(Stdio::from(stdout_write))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve(
+        &config,
+        &[],
+        Stdio::from(stdin_read),
+        Stdio::from(stdout_write),
+        Stdio::null(),
+    );
     let mut to_proxy = File::from(stdin_write);
     let mut from_proxy = BufReader::new(File::from(stdout_read));
     writeln!(to_proxy, "{INITIALIZE}").unwrap();
@@ -86,13 +106,13 @@ fn one_socket_as_stdin_and_stdout_is_restored() {
     let (_dir, config) = write_config(&fixture_server("fx", &[], ""));
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
     let probe = theirs.try_clone().unwrap();
-    let mut child = Command::new(bin())
-        .args(["--config", config.to_str().unwrap(), "serve"])
-        .stdin(Stdio::from(OwnedFd::from(theirs.try_clone().unwrap())))
-        .stdout(Stdio::from(OwnedFd::from(theirs)))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve(
+        &config,
+        &[],
+        Stdio::from(OwnedFd::from(theirs.try_clone().unwrap())),
+        Stdio::from(OwnedFd::from(theirs)),
+        Stdio::null(),
+    );
     let mut writer = ours.try_clone().unwrap();
     let mut reader = BufReader::new(ours);
     writeln!(writer, "{INITIALIZE}").unwrap();
@@ -174,13 +194,13 @@ fn files_as_stdin_and_stdout_work_through_the_fallback() {
     )
     .unwrap();
     let output = dir.path().join("out.jsonl");
-    let mut child = Command::new(bin())
-        .args(["--config", config.to_str().unwrap(), "serve"])
-        .stdin(File::open(&input).unwrap())
-        .stdout(File::create(&output).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve(
+        &config,
+        &[],
+        Stdio::from(File::open(&input).unwrap()),
+        Stdio::from(File::create(&output).unwrap()),
+        Stdio::null(),
+    );
     assert!(wait_timeout(&mut child, Duration::from_secs(20)).success());
     let text = std::fs::read_to_string(&output).unwrap();
     let answers: Vec<Value> = text
