@@ -168,4 +168,22 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         budget: Option<usize>,
     },
+    /// Per tool over a transcript: calls, errors by type, how often truncated, raw result size
+    /// against envelope size in characters (what the envelope saved), p50/p95 duration, and a
+    /// suggested char_budget (the smallest that would have kept 90% of the tool's successful
+    /// results whole). A table on stdout; `--json` for machines; `--html FILE` also writes a
+    /// report with a chart.
+    ///
+    /// Example: mcp-envelope stats calls.jsonl --html stats.html
+    #[command(after_help = "Exit codes: 0 printed, 2 unreadable transcript or report file.")]
+    Stats {
+        /// The transcript (JSONL) to summarize.
+        transcript: PathBuf,
+        /// Print one JSON document instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Also write a self-contained HTML report (chart and table) to this file.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
 }

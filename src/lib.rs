@@ -34,6 +34,7 @@ pub mod jsonrpc;
 pub mod offload;
 pub mod outcome;
 pub mod session;
+pub mod stats;
 pub mod stdio;
 pub mod trajectory;
 pub mod transcript;

@@ -60,6 +60,7 @@ fn subcommand_name(command: Option<&Command>) -> &'static str {
         Some(Command::Envelope { .. }) => "envelope",
         Some(Command::Replay { .. }) => "replay",
         Some(Command::Render { .. }) => "render",
+        Some(Command::Stats { .. }) => "stats",
         Some(Command::Check) => "check",
         Some(Command::Import { .. }) => "import",
         Some(Command::ConfigSchema) => "config-schema",
@@ -110,6 +111,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_replay(&cli.global, &transcript, update)
         }
         Some(Command::Render { transcript, budget }) => run_render(&transcript, budget),
+        Some(Command::Stats {
+            transcript,
+            json,
+            html,
+        }) => run_stats(&transcript, json, html.as_deref()),
         Some(Command::Check) => run_check(&cli.global),
         Some(Command::Import { file }) => run_import(&file),
         Some(Command::ConfigSchema) => run_config_schema(),
@@ -339,6 +345,32 @@ fn run_render(path: &Path, budget: Option<usize>) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     let text = trajectory::render(&t.records, &trajectory::RenderOptions { budget });
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcp-envelope stats`: per-tool statistics of a transcript as a table or JSON on stdout, and
+/// optionally an HTML report.
+fn run_stats(path: &Path, json: bool, html: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let t = transcript::read_transcript(path).map_err(usage)?;
+    if let Some(w) = &t.broken_last_line {
+        eprintln!("warning: {w}");
+    }
+    let stats = mcp_envelope::stats::compute(&t.records);
+    if let Some(file) = html {
+        let page = mcp_envelope::stats::render_html(&stats, &path.display().to_string());
+        std::fs::write(file, page)
+            .with_context(|| format!("writing {}", file.display()))
+            .map_err(usage)?;
+    }
+    let text = if json {
+        mcp_envelope::stats::render_json(&stats) + "\n"
+    } else {
+        mcp_envelope::stats::render_table(&stats)
+    };
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())

@@ -269,7 +269,7 @@ fn broken_last_line_warns_and_broken_middle_line_fails() {
     let mut lines: Vec<&str> = text.lines().collect();
     lines.insert(2, "{\"v\":1,\"oops\"");
     std::fs::write(&broken_middle, lines.join("\n") + "\n").unwrap();
-    for cmd in ["replay", "render"] {
+    for cmd in ["replay", "render", "stats"] {
         let out = cli(&[cmd, s(&broken_middle)]);
         assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stdout(&out));
         let err = stderr(&out);
@@ -428,4 +428,94 @@ fn assert_replay_passes(path: &Path, n: usize) {
     );
     let summary = format!("{n} passed, 0 failed\n");
     assert!(stdout(&out).ends_with(&summary), "{}", stdout(&out));
+}
+
+#[test]
+fn stats_of_the_golden_transcript() {
+    let jsonl = golden_dir().join("real_servers.jsonl");
+    let out = cli(&["stats", s(&jsonl)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let table = stdout(&out);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("TOOL") && lines[0].contains("SUGGESTED_BUDGET"), "{table}");
+    let git_log = lines.iter().find(|l| l.starts_with("git_log ")).expect("git_log row");
+    let cells: Vec<&str> = git_log.split_whitespace().collect();
+    // TOOL SERVER CALLS ERRORS TRUNCATED ...
+    assert_eq!(&cells[1..5], ["git", "1", "-", "1"], "{git_log}");
+    assert!(table.contains("timeout:1") && table.contains("not_found:1"), "{table}");
+
+    let out = cli(&["stats", s(&jsonl), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tools = doc["tools"].as_array().unwrap();
+    let calls: u64 = tools.iter().map(|t| t["calls"].as_u64().unwrap()).sum();
+    let records = std::fs::read_to_string(&jsonl).unwrap().lines().count() as u64;
+    assert_eq!(calls, records);
+    let log = tools.iter().find(|t| t["tool"] == "git_log").unwrap();
+    assert!(log["raw_chars"].as_u64() > log["envelope_chars"].as_u64(), "{log}");
+    // The suggested budget keeps the recorded git_log result whole: it is its full length.
+    let budget = log["suggested_char_budget"].as_u64().unwrap();
+    assert!(budget > 600, "the recorded git_log was truncated at 600: {log}");
+}
+
+/// The HTML report rendered by a real browser: headless Chromium loads it, its DOM has the
+/// chart with one group per tool, and a screenshot is taken. Chromium is installed by
+/// `scripts/install-deps` in CI; elsewhere the test says it skipped when Chromium is missing.
+#[test]
+fn stats_html_report_renders_in_headless_chromium() {
+    let jsonl = golden_dir().join("real_servers.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("stats.html");
+    let out = cli(&["stats", s(&jsonl), "--html", s(&html)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+    else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have Chromium (scripts/install-deps)");
+        eprintln!("skipped: no Chromium on this machine");
+        return;
+    };
+    let url = format!("file://{}", html.display());
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ];
+    let profile = dir.path().join("profile");
+    let browser = |extra: &[String]| {
+        Command::new(&chromium)
+            .args(flags)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap()
+    };
+    let dom = browser(&["--dump-dom".to_owned()]);
+    let dom = stdout(&dom);
+    assert!(dom.contains("<svg id=\"saved-chart\""), "{dom}");
+    let tools = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["tool"].to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert_eq!(dom.matches("class=\"tool\"").count(), tools, "{dom}");
+    let png = dir.path().join("stats.png");
+    let shot = browser(&[
+        format!("--screenshot={}", png.display()),
+        "--window-size=1100,700".to_owned(),
+    ]);
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{e}: {}", stderr(&shot)));
+    assert_eq!(&bytes[1..4], b"PNG");
+    assert!(bytes.len() > 5_000, "a blank page would be tiny: {} bytes", bytes.len());
+    if let Some(keep) = std::env::var_os("STATS_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
 }

@@ -1,0 +1,368 @@
+//! `stats`: what the envelope did, per tool, over a transcript (pure: records in, text out).
+//!
+//! For each tool (grouped by the name the client used and its server) [`compute`] counts the
+//! calls, the errors by envelope error type, how often the envelope was `truncated`, the
+//! call durations' p50 and p95 (nearest-rank, milliseconds), and the sizes the envelope saved:
+//! the raw outcome (the downstream `result` or `error` member as compact JSON) against the
+//! envelope sent (as compact JSON, plus any image or audio blocks passed through beside it), in
+//! characters (Unicode scalar values).
+//!
+//! The suggested budget is the smallest `char_budget` that would have kept 90% of the tool's
+//! successful results whole: each result is re-mapped with an unlimited budget, the length of
+//! that full `content` is the least budget at which the greedy fill leaves nothing out (the
+//! fill keeps every row exactly when the whole rendering fits), and the suggestion is the
+//! nearest-rank 90th percentile of those lengths. Error envelopes take no part in it.
+//!
+//! Renderings: [`render_table`] (a fixed-width table for the terminal), [`render_json`] (one
+//! JSON document for machines) and [`render_html`] (a self-contained page with an inline SVG
+//! bar chart of raw against envelope size per tool, no scripts, no outside resources).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::envelope::Status;
+use crate::outcome::{map_outcome, MappingContext, Outcome};
+use crate::transcript::CallRecord;
+
+/// The share of a tool's successful results the suggested budget keeps whole, in percent.
+pub const SUGGESTED_BUDGET_PERCENTILE: usize = 90;
+
+/// The budget used to measure a result's full rendering: large enough that nothing is left
+/// out, small enough that no budget arithmetic overflows.
+const UNLIMITED: usize = usize::MAX / 4;
+
+/// Statistics for one tool over a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolStats {
+    /// The tool name the client used.
+    pub tool: String,
+    /// The server's config name (`""` when no server had the tool).
+    pub server: String,
+    /// Recorded calls.
+    pub calls: u64,
+    /// Error envelopes by error type (`timeout`, `tool_error`, ...), sorted by type.
+    pub errors: BTreeMap<String, u64>,
+    /// Calls whose envelope was `truncated`.
+    pub truncated: u64,
+    /// Sum over calls of the raw outcome's size, in characters (compact JSON).
+    pub raw_chars: u64,
+    /// Sum over calls of the envelope's size, in characters (compact JSON).
+    pub envelope_chars: u64,
+    /// Median call duration, milliseconds (nearest rank).
+    pub p50_ms: u64,
+    /// 95th-percentile call duration, milliseconds (nearest rank).
+    pub p95_ms: u64,
+    /// The smallest `char_budget` that keeps [`SUGGESTED_BUDGET_PERCENTILE`]% of this tool's
+    /// successful results whole; `None` when no call succeeded.
+    pub suggested_char_budget: Option<usize>,
+}
+
+impl ToolStats {
+    /// Characters the envelope saved against the raw outcome (negative when it added some).
+    pub fn saved_chars(&self) -> i64 {
+        self.raw_chars as i64 - self.envelope_chars as i64
+    }
+
+    /// Errors as `type:count` pairs joined by `,`; `-` when there were none.
+    pub fn errors_label(&self) -> String {
+        if self.errors.is_empty() {
+            return "-".to_owned();
+        }
+        let parts: Vec<String> = self.errors.iter().map(|(t, n)| format!("{t}:{n}")).collect();
+        parts.join(",")
+    }
+}
+
+/// The raw outcome as compact JSON, as the tool answered it: the `result` or `error` member
+/// for answers from the server, the recorded outcome itself otherwise.
+fn raw_text(outcome: &Outcome) -> String {
+    let value = match outcome {
+        Outcome::Result { result } => result.clone(),
+        Outcome::RpcError { error } => error.clone(),
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    };
+    value.to_string()
+}
+
+/// The characters the client received for the record: the recorded envelope as compact JSON
+/// plus the media blocks (images, audio) passed through beside it under the recorded settings,
+/// which the raw size counts too.
+fn answered_chars(record: &CallRecord) -> usize {
+    let ctx = MappingContext {
+        call_id: &record.call_id,
+        tool: &record.tool,
+        server: &record.server,
+        char_budget: record.char_budget,
+        media: record.media,
+    };
+    let media = map_outcome(&record.outcome, &ctx).media;
+    let envelope = serde_json::to_string(&record.envelope).unwrap_or_default();
+    envelope.chars().count()
+        + media
+            .iter()
+            .map(|m| m.to_string().chars().count())
+            .sum::<usize>()
+}
+
+/// The length in characters of the record's full `content` (nothing left out), or `None` when
+/// the outcome maps to an error envelope.
+fn full_content_chars(record: &CallRecord) -> Option<usize> {
+    let ctx = MappingContext {
+        call_id: &record.call_id,
+        tool: &record.tool,
+        server: &record.server,
+        char_budget: UNLIMITED,
+        media: record.media,
+    };
+    let envelope = map_outcome(&record.outcome, &ctx).envelope;
+    (envelope.status != Status::Error).then(|| envelope.content.chars().count())
+}
+
+/// The nearest-rank `pct` percentile of `values` (sorted here); `None` when empty.
+pub fn nearest_rank<T: Ord + Copy>(values: &mut [T], pct: usize) -> Option<T> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    let rank = (pct * values.len()).div_ceil(100).max(1);
+    Some(values[rank - 1])
+}
+
+#[derive(Default)]
+struct Acc {
+    calls: u64,
+    errors: BTreeMap<String, u64>,
+    truncated: u64,
+    raw_chars: u64,
+    envelope_chars: u64,
+    durations: Vec<u64>,
+    full_lengths: Vec<usize>,
+}
+
+impl Acc {
+    fn add(&mut self, record: &CallRecord) {
+        self.calls += 1;
+        let envelope = &record.envelope;
+        match envelope.status {
+            Status::Error => {
+                let kind = envelope.content.split(':').next().unwrap_or("").to_owned();
+                *self.errors.entry(kind).or_default() += 1;
+            }
+            Status::Truncated => self.truncated += 1,
+            Status::Ok => {}
+        }
+        self.raw_chars += raw_text(&record.outcome).chars().count() as u64;
+        self.envelope_chars += answered_chars(record) as u64;
+        self.durations.push(record.duration_ms);
+        if let Some(n) = full_content_chars(record) {
+            self.full_lengths.push(n);
+        }
+    }
+
+    fn finish(mut self, tool: String, server: String) -> ToolStats {
+        ToolStats {
+            tool,
+            server,
+            calls: self.calls,
+            errors: self.errors,
+            truncated: self.truncated,
+            raw_chars: self.raw_chars,
+            envelope_chars: self.envelope_chars,
+            p50_ms: nearest_rank(&mut self.durations, 50).unwrap_or(0),
+            p95_ms: nearest_rank(&mut self.durations, 95).unwrap_or(0),
+            suggested_char_budget: nearest_rank(
+                &mut self.full_lengths,
+                SUGGESTED_BUDGET_PERCENTILE,
+            ),
+        }
+    }
+}
+
+/// Per-tool statistics over `records`, sorted by tool name, then server.
+pub fn compute(records: &[CallRecord]) -> Vec<ToolStats> {
+    let mut groups: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    for record in records {
+        let key = (record.tool.clone(), record.server.clone());
+        groups.entry(key).or_default().add(record);
+    }
+    groups
+        .into_iter()
+        .map(|((tool, server), acc)| acc.finish(tool, server))
+        .collect()
+}
+
+/// The share saved, as a whole percentage of the raw size (`-` when the raw size is 0).
+fn saved_percent(s: &ToolStats) -> String {
+    if s.raw_chars == 0 {
+        return "-".to_owned();
+    }
+    format!("{}%", s.saved_chars() * 100 / s.raw_chars as i64)
+}
+
+const HEADERS: [&str; 11] = [
+    "TOOL",
+    "SERVER",
+    "CALLS",
+    "ERRORS",
+    "TRUNCATED",
+    "RAW_CHARS",
+    "ENVELOPE_CHARS",
+    "SAVED",
+    "P50_MS",
+    "P95_MS",
+    "SUGGESTED_BUDGET",
+];
+
+fn table_cells(s: &ToolStats) -> [String; 11] {
+    [
+        s.tool.clone(),
+        if s.server.is_empty() { "-".into() } else { s.server.clone() },
+        s.calls.to_string(),
+        s.errors_label(),
+        s.truncated.to_string(),
+        s.raw_chars.to_string(),
+        s.envelope_chars.to_string(),
+        saved_percent(s),
+        s.p50_ms.to_string(),
+        s.p95_ms.to_string(),
+        s.suggested_char_budget
+            .map_or("-".to_owned(), |n| n.to_string()),
+    ]
+}
+
+/// A fixed-width table, one line per tool after a header line, columns separated by two
+/// spaces, then a `N call(s), M tool(s)` summary line.
+pub fn render_table(stats: &[ToolStats]) -> String {
+    let rows: Vec<[String; 11]> = stats.iter().map(table_cells).collect();
+    let mut widths = HEADERS.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header = HEADERS.map(str::to_owned);
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let calls: u64 = stats.iter().map(|s| s.calls).sum();
+    let _ = writeln!(out, "\n{calls} call(s), {} tool(s)", stats.len());
+    out
+}
+
+/// One JSON document: `{"tools": [ToolStats...], "suggested_budget_percentile": 90}`.
+pub fn render_json(stats: &[ToolStats]) -> String {
+    let doc = serde_json::json!({
+        "suggested_budget_percentile": SUGGESTED_BUDGET_PERCENTILE,
+        "tools": stats,
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// Escapes text for HTML element content and attribute values.
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Chart geometry, in SVG user units (pixels at 100% zoom).
+const LABEL_WIDTH: usize = 220;
+const BAR_AREA: usize = 520;
+const ROW_HEIGHT: usize = 34;
+
+/// The inline SVG chart: per tool, a bar for the raw size and one for the envelope size, both
+/// scaled to the largest raw or envelope size in the transcript.
+fn svg_chart(stats: &[ToolStats]) -> String {
+    let max = stats
+        .iter()
+        .map(|s| s.raw_chars.max(s.envelope_chars))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let scale = |n: u64| (n as f64 / max as f64 * BAR_AREA as f64).round() as usize;
+    let height = ROW_HEIGHT * stats.len() + 40;
+    let width = LABEL_WIDTH + BAR_AREA + 160;
+    let mut svg = format!(
+        "<svg id=\"saved-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"characters saved per tool\">\n"
+    );
+    for (i, s) in stats.iter().enumerate() {
+        let y = 10 + i * ROW_HEIGHT;
+        let label = escape_html(&s.tool);
+        let (raw_w, env_w) = (scale(s.raw_chars), scale(s.envelope_chars));
+        let _ = writeln!(
+            svg,
+            "  <g class=\"tool\" data-tool=\"{label}\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>\
+<rect class=\"raw\" x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{raw_w}\" height=\"12\" fill=\"#c8c8c8\"><title>raw: {} characters</title></rect>\
+<rect class=\"envelope\" x=\"{LABEL_WIDTH}\" y=\"{}\" width=\"{env_w}\" height=\"12\" fill=\"#2f6fb3\"><title>envelope: {} characters</title></rect>\
+<text x=\"{}\" y=\"{}\">saved {}</text></g>",
+            LABEL_WIDTH - 8,
+            y + 16,
+            s.raw_chars,
+            y + 13,
+            s.envelope_chars,
+            LABEL_WIDTH + raw_w.max(env_w) + 8,
+            y + 16,
+            saved_percent(s),
+        );
+    }
+    let legend_y = 10 + stats.len() * ROW_HEIGHT + 12;
+    let _ = writeln!(
+        svg,
+        "  <rect x=\"{LABEL_WIDTH}\" y=\"{legend_y}\" width=\"12\" height=\"12\" fill=\"#c8c8c8\"/><text x=\"{}\" y=\"{}\">raw result</text>\
+<rect x=\"{}\" y=\"{legend_y}\" width=\"12\" height=\"12\" fill=\"#2f6fb3\"/><text x=\"{}\" y=\"{}\">envelope</text>\n</svg>",
+        LABEL_WIDTH + 18,
+        legend_y + 11,
+        LABEL_WIDTH + 120,
+        LABEL_WIDTH + 138,
+        legend_y + 11,
+    );
+    svg
+}
+
+/// A self-contained HTML page: a title naming `source`, the chart, and the table of
+/// [`render_table`] as an HTML table.
+pub fn render_html(stats: &[ToolStats], source: &str) -> String {
+    let mut rows = String::new();
+    for s in stats {
+        let cells: String = table_cells(s)
+            .iter()
+            .map(|c| format!("<td>{}</td>", escape_html(c)))
+            .collect();
+        let _ = writeln!(rows, "<tr>{cells}</tr>");
+    }
+    let head: String = HEADERS
+        .iter()
+        .map(|h| format!("<th>{}</th>", h.to_lowercase().replace('_', " ")))
+        .collect();
+    let title = format!("mcp-envelope stats: {}", escape_html(source));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n\
+<style>body{{font-family:sans-serif;margin:24px}}svg text{{font-size:13px}}\
+table{{border-collapse:collapse;margin-top:16px}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}</style>\n\
+</head><body>\n<h1>{title}</h1>\n<p>Characters of each tool's raw results against the envelopes the model saw (sums over all calls).</p>\n\
+{}\n<table id=\"stats\"><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>\n</body></html>\n",
+        svg_chart(stats)
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::json;
+
+use super::*;
+use crate::config::MediaMode;
+
+/// A record of `tool` on server `git` whose outcome is `outcome`, mapped with `char_budget`.
+fn record(tool: &str, outcome: Outcome, char_budget: usize, duration_ms: u64) -> CallRecord {
+    let ctx = MappingContext {
+        call_id: "1",
+        tool,
+        server: "git",
+        char_budget,
+        media: MediaMode::Passthrough,
+    };
+    let envelope = map_outcome(&outcome, &ctx).envelope;
+    CallRecord::new(
+        UNIX_EPOCH,
+        0,
+        "1",
+        tool,
+        "git",
+        tool,
+        json!({}),
+        &[],
+        char_budget,
+        Duration::from_secs(60),
+        MediaMode::Passthrough,
+        outcome,
+        envelope,
+        Duration::from_millis(duration_ms),
+        Vec::new(),
+    )
+}
+
+fn text_result(text: &str) -> Outcome {
+    Outcome::Result {
+        result: json!({"content": [{"type": "text", "text": text}]}),
+    }
+}
+
+#[test]
+fn nearest_rank_percentiles() {
+    assert_eq!(nearest_rank::<u64>(&mut [], 50), None);
+    assert_eq!(nearest_rank(&mut [7], 95), Some(7));
+    let mut v: Vec<u64> = (1..=20).rev().collect();
+    assert_eq!(nearest_rank(&mut v, 50), Some(10));
+    assert_eq!(nearest_rank(&mut v, 95), Some(19));
+    assert_eq!(nearest_rank(&mut v, 100), Some(20));
+}
+
+#[test]
+fn counts_calls_errors_truncation_and_durations_per_tool() {
+    let records = vec![
+        record("git_log", text_result("a\nb\nc"), 3, 10),
+        record("git_log", text_result("a"), 3, 30),
+        record(
+            "git_log",
+            Outcome::Timeout { timeout_ms: 1000 },
+            3,
+            1000,
+        ),
+        record("git_status", Outcome::NoSuchTool, 100, 1),
+    ];
+    let stats = compute(&records);
+    assert_eq!(stats.len(), 2);
+    let log = &stats[0];
+    assert_eq!((log.tool.as_str(), log.calls), ("git_log", 3));
+    assert_eq!(log.truncated, 1, "a\\nb\\nc does not fit 3 characters");
+    assert_eq!(log.errors_label(), "timeout:1");
+    assert_eq!((log.p50_ms, log.p95_ms), (30, 1000));
+    assert_eq!(stats[1].errors_label(), "not_found:1");
+    assert_eq!(stats[1].suggested_char_budget, None, "no successful call");
+}
+
+#[test]
+fn suggested_budget_keeps_ninety_percent_whole() {
+    // Ten results whose full renderings are 10, 20, ..., 100 characters.
+    let records: Vec<CallRecord> = (1..=10)
+        .map(|n| record("t", text_result(&"x".repeat(n * 10)), 5, 1))
+        .collect();
+    let stats = compute(&records);
+    assert_eq!(stats[0].suggested_char_budget, Some(90));
+    // With budget 90, nine of the ten are whole when re-mapped.
+    let whole = records
+        .iter()
+        .filter(|r| {
+            let ctx = MappingContext {
+                call_id: "1",
+                tool: "t",
+                server: "git",
+                char_budget: 90,
+                media: MediaMode::Passthrough,
+            };
+            map_outcome(&r.outcome, &ctx).envelope.status == Status::Ok
+        })
+        .count();
+    assert_eq!(whole, 9);
+}
+
+#[test]
+fn sizes_compare_raw_json_with_the_envelope() {
+    let big = "line\n".repeat(200);
+    let stats = compute(&[record("t", text_result(&big), 50, 1)]);
+    let s = &stats[0];
+    let raw = json!({"content": [{"type": "text", "text": big}]}).to_string();
+    assert_eq!(s.raw_chars, raw.chars().count() as u64);
+    assert_eq!(
+        s.envelope_chars,
+        serde_json::to_string(&record("t", text_result(&big), 50, 1).envelope)
+            .unwrap()
+            .chars()
+            .count() as u64
+    );
+    assert!(s.saved_chars() > 800, "{s:?}");
+}
+
+#[test]
+fn table_json_and_html_name_every_tool() {
+    let stats = compute(&[
+        record("git_log", text_result("a\nb"), 100, 5),
+        record("<script>", text_result("a"), 100, 5),
+    ]);
+    let table = render_table(&stats);
+    assert!(table.starts_with("TOOL "), "{table}");
+    assert!(table.contains("git_log"), "{table}");
+    assert!(table.trim_end().ends_with("2 call(s), 2 tool(s)"), "{table}");
+    let doc: Value = serde_json::from_str(&render_json(&stats)).unwrap();
+    assert_eq!(doc["tools"][1]["tool"], "git_log");
+    assert_eq!(doc["suggested_budget_percentile"], 90);
+    let html = render_html(&stats, "calls.jsonl");
+    assert!(html.contains("<svg id=\"saved-chart\""), "{html}");
+    assert!(html.contains("&lt;script&gt;"), "tool names are escaped");
+    assert!(!html.contains("<script>"), "no raw markup from tool names");
+    assert_eq!(html.matches("class=\"tool\"").count(), 2);
+}
