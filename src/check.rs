@@ -54,7 +54,9 @@ pub struct ServerReport {
     /// Its exposed tools, in catalog order (empty unless ready).
     pub tools: Vec<ToolReport>,
     /// Tool names its config mentions that it does not offer (likely typos), e.g.
-    /// `disabled_tools names "git_comit", which the server does not offer`.
+    /// `disabled_tools names "git_comit", which the server does not offer`, and tools it
+    /// listed that are not offered because they are malformed, e.g.
+    /// `tool "t" dropped: `inputSchema` is not a JSON object`.
     pub warnings: Vec<String>,
 }
 
@@ -148,7 +150,7 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
         } else {
             Vec::new()
         };
-        let warnings = match ds.tools() {
+        let mut warnings = match ds.tools() {
             Some(listed) => {
                 let offered: Vec<&str> = listed
                     .iter()
@@ -164,6 +166,12 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
             }
             None => Vec::new(),
         };
+        let own = format!("server '{}': ", server.name);
+        warnings.extend(
+            ds.tool_warnings()
+                .iter()
+                .map(|w| w.strip_prefix(&own).unwrap_or(w).to_owned()),
+        );
         servers.push(ServerReport {
             name: server.name.clone(),
             status,

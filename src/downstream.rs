@@ -20,12 +20,15 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, info, warn};
 
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
+use crate::redact::Redactor;
+
+mod stderr;
 
 /// First restart delay (issue 5).
 pub const BACKOFF_INITIAL: Duration = Duration::from_secs(1);
@@ -35,6 +38,9 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
 pub const STABLE_AFTER: Duration = Duration::from_secs(300);
 /// How long a stopping child gets after stdin is closed, and again after SIGTERM.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+/// How long the stdout reader gets, after a server's process exited, to read what is left in
+/// the pipe before the processes holding the pipe open are stopped.
+pub const EXIT_DRAIN: Duration = Duration::from_millis(250);
 /// Lines of a server's stderr kept for error messages.
 pub const STDERR_TAIL_LINES: usize = 20;
 /// A message at least this long (bytes) asks for freed memory to be given back to the system
@@ -359,6 +365,10 @@ struct Shared {
     tools: RwLock<Option<Arc<Vec<Value>>>>,
     stderr_tail: Mutex<VecDeque<String>>,
     startup: Mutex<Option<Duration>>,
+    /// Applied to every stderr line before it is logged or kept.
+    redactor: Redactor,
+    /// Why tools of the last listing were dropped (malformed, too many, endless paging).
+    tool_warnings: Mutex<Vec<String>>,
 }
 
 impl Downstream {
@@ -371,8 +381,14 @@ impl Downstream {
         shutdown: watch::Receiver<bool>,
     ) -> (Downstream, tokio::task::JoinHandle<()>) {
         let (state, _) = watch::channel(ServerState::Starting);
+        let passed = spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let inherited = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        let redactor = Redactor::for_server(passed, inherited);
         let handle = Downstream {
             inner: Arc::new(Shared {
+                redactor,
+                tool_warnings: Mutex::new(Vec::new()),
                 spec,
                 state,
                 tools: RwLock::new(None),
@@ -414,6 +430,12 @@ impl Downstream {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// Why tools of the last `tools/list` were not offered (one line each, naming the server
+    /// and the tool); empty when every tool was well-formed.
+    pub fn tool_warnings(&self) -> Vec<String> {
+        self.inner.tool_warnings.lock().unwrap().clone()
     }
 
     /// How long the last successful start took (spawn to tools listed).
@@ -616,27 +638,56 @@ struct Running {
 }
 
 impl Running {
-    /// Resolves when the child's stdout closes; returns why.
+    /// Resolves when the child's stdout closes or the child exits, whichever comes first
+    /// (a process it started may hold its stdout open after it died); returns why. Either
+    /// way the child is reaped, what is left of its process group is sent SIGTERM, and every
+    /// pending request fails with the reason.
     async fn closed(&mut self) -> String {
         // Polled by reference so that a caller racing this future (the handshake in
-        // `start_once`) can drop it without losing the reader's signal.
-        let reason = match self.reader_done.as_mut() {
-            Some(rx) => {
-                let reason = rx.await.unwrap_or_else(|_| "reader stopped".into());
-                self.reader_done = None;
-                reason
-            }
-            None => "closed".into(),
+        // `start_once`) can drop it without losing the reader's signal; `Child::wait` is
+        // cancel-safe.
+        let first = tokio::select! {
+            reason = reader_finished(&mut self.reader_done) => Ok(reason),
+            status = self.child.wait() => Err(status),
         };
-        // Give it a moment to exit by itself, then make sure it is gone.
-        let status = match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
-            Ok(Ok(status)) => {
-                reap_group_leftovers(self.pgid);
-                status.to_string()
+        let (reason, status) = match first {
+            Ok(reason) => {
+                // Give it a moment to exit by itself, then make sure it is gone.
+                let status = match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
+                    Ok(Ok(status)) => {
+                        reap_group_leftovers(self.pgid);
+                        status.to_string()
+                    }
+                    _ => {
+                        terminate_group(&mut self.child, SHUTDOWN_GRACE).await;
+                        "killed after closing stdout".into()
+                    }
+                };
+                (reason, status)
             }
-            _ => {
-                terminate_group(&mut self.child, SHUTDOWN_GRACE).await;
-                "killed after closing stdout".into()
+            Err(status) => {
+                let status = status.map_or_else(|e| format!("wait failed: {e}"), |s| s.to_string());
+                // Answers it wrote just before exiting may still be in the pipe: let the
+                // reader take them, then stop the leftovers that hold stdout open (which ends
+                // the reader). One that escaped the group does not hold us.
+                let drained =
+                    tokio::time::timeout(EXIT_DRAIN, reader_finished(&mut self.reader_done));
+                let reason = match drained.await {
+                    Ok(reason) => reason,
+                    Err(_) => {
+                        self.conn.close(&format!("exited ({status})"));
+                        reap_group_leftovers(self.pgid);
+                        let rest = reader_finished(&mut self.reader_done);
+                        match tokio::time::timeout(SHUTDOWN_GRACE, rest).await {
+                            Ok(reason) => reason,
+                            Err(_) => {
+                                "exited while a process it started kept its stdout open".into()
+                            }
+                        }
+                    }
+                };
+                reap_group_leftovers(self.pgid);
+                (reason, status)
             }
         };
         let full = format!("{reason} ({status})");
@@ -657,6 +708,18 @@ impl Running {
             Err(_) => terminate_group(&mut self.child, SHUTDOWN_GRACE).await,
         }
         debug!(server = %self.name, "server stopped");
+    }
+}
+
+/// Waits for the stdout reader's end (its reason); `closed` once it has been taken.
+async fn reader_finished(done: &mut Option<oneshot::Receiver<String>>) -> String {
+    match done.as_mut() {
+        Some(rx) => {
+            let reason = rx.await.unwrap_or_else(|_| "reader stopped".into());
+            *done = None;
+            reason
+        }
+        None => "closed".into(),
     }
 }
 
@@ -789,8 +852,7 @@ async fn start_once(
             .map_err(|e| format!("initialize was refused: {e}"))?;
         *conn.initialize_result.write().unwrap() = init;
         conn.notify("notifications/initialized", None);
-        let tools = list_all_tools(&conn, spec.startup_timeout).await?;
-        *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
+        store_tools(ds, list_all_tools(&conn, spec.startup_timeout).await?);
         Ok::<(), String>(())
     };
     // A server that exits during the handshake fails the start at once (issue 7: `check`
@@ -827,11 +889,21 @@ async fn start_once(
     }
 }
 
-/// Fetches every page of `tools/list` (MCP "Utilities: Pagination").
-async fn list_all_tools(conn: &Connection, timeout: Duration) -> Result<Vec<Value>, String> {
+/// Most `tools/list` pages fetched from one server (MCP "Utilities: Pagination" sets no limit;
+/// a server that never stops paging must not hold the proxy).
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// Fetches every page of `tools/list` (MCP "Utilities: Pagination"): stops early, keeping the
+/// tools listed so far and saying why, on a cursor seen before, after [`MAX_TOOL_PAGES`] pages,
+/// or once more tools than a server may offer were listed.
+async fn list_all_tools(
+    conn: &Connection,
+    timeout: Duration,
+) -> Result<(Vec<Value>, Option<String>), String> {
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
-    for _page in 0..10_000 {
+    let mut seen = std::collections::HashSet::new();
+    for _page in 0..MAX_TOOL_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let result = conn
             .request("tools/list", params.as_ref(), timeout, &mut |_| {})
@@ -842,12 +914,42 @@ async fn list_all_tools(conn: &Connection, timeout: Duration) -> Result<Vec<Valu
             Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
             _ => return Err("tools/list answer has no `tools` array".into()),
         }
-        match result.get("nextCursor") {
-            Some(c) if !c.is_null() => cursor = Some(c.clone()),
-            _ => return Ok(tools),
+        let next = match result.get("nextCursor") {
+            Some(c) if !c.is_null() => c,
+            _ => return Ok((tools, None)),
+        };
+        if !seen.insert(next.to_string()) {
+            let why = format!("tools/list repeated the cursor {next}; stopped paging");
+            return Ok((tools, Some(why)));
         }
+        if tools.len() > crate::tool_validation::MAX_TOOLS_PER_SERVER {
+            return Ok((
+                tools,
+                Some("tools/list offers too many tools; stopped paging".into()),
+            ));
+        }
+        cursor = Some(next.clone());
     }
-    Err("tools/list returned more than 10000 pages".into())
+    let why = format!("tools/list has more than {MAX_TOOL_PAGES} pages; stopped paging");
+    Ok((tools, Some(why)))
+}
+
+/// Keeps the well-formed tools of a listing ([`crate::tool_validation::admit`]) as the
+/// server's tools; logs the warnings when they differ from the last listing's.
+fn store_tools(ds: &Downstream, (tools, paging): (Vec<Value>, Option<String>)) {
+    let (tools, mut warnings) = crate::tool_validation::admit(ds.name(), tools);
+    if let Some(why) = paging {
+        warnings.insert(0, format!("server '{}': {why}", ds.name()));
+    }
+    let mut last = ds.inner.tool_warnings.lock().unwrap();
+    if *last != warnings {
+        for w in &warnings {
+            warn!(server = %ds.name(), "{w}");
+        }
+        *last = warnings;
+    }
+    drop(last);
+    *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
 }
 
 async fn write_stdin(
@@ -869,15 +971,16 @@ async fn read_stderr(
     stderr: tokio::process::ChildStderr,
     done: oneshot::Sender<()>,
 ) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    stderr::read_lines(stderr, &mut |line| {
+        let line = ds.inner.redactor.redact(&line);
         debug!(server = %ds.name(), stderr = %line, "server stderr");
         let mut tail = ds.inner.stderr_tail.lock().unwrap();
         if tail.len() == STDERR_TAIL_LINES {
             tail.pop_front();
         }
         tail.push_back(truncate_chars(&line, 500));
-    }
+    })
+    .await;
     let _ = done.send(());
 }
 
@@ -1246,8 +1349,8 @@ async fn refresh_tools(
     events: mpsc::UnboundedSender<DownstreamEvent>,
 ) {
     match list_all_tools(&conn, ds.inner.spec.startup_timeout).await {
-        Ok(tools) => {
-            *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
+        Ok(listing) => {
+            store_tools(&ds, listing);
             let _ = events.send(DownstreamEvent::ToolsChanged {
                 server: ds.name().to_owned(),
             });

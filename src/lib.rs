@@ -13,6 +13,8 @@
 //! | [`downstream`] | one supervised task per server: child process, handshake, pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
+//! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
+//! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
 //! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
@@ -33,8 +35,10 @@ pub mod import;
 pub mod jsonrpc;
 pub mod offload;
 pub mod outcome;
+pub mod redact;
 pub mod session;
 pub mod stats;
 pub mod stdio;
+pub mod tool_validation;
 pub mod trajectory;
 pub mod transcript;

@@ -133,3 +133,33 @@ fn missing_program_fails_at_once_without_restarts() {
     );
     assert!(text.contains("1 of 2 enabled server(s) ready"), "{text}");
 }
+
+#[test]
+fn malformed_tool_definitions_are_flagged_and_not_listed() {
+    let bad = r#"[{"name": "bad_schema", "inputSchema": "not-an-object"}]"#;
+    let args = serde_json::to_string(&[
+        root()
+            .join("tests/fixtures/hostile_server.py")
+            .display()
+            .to_string(),
+        "--tools-json".into(),
+        bad.into(),
+    ])
+    .unwrap();
+    let (_dir, config) = write_config(&format!(
+        "[mcp_servers.h]\ncommand = \"python3\"\nargs = {args}\n"
+    ));
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("  warning: tool \"bad_schema\" dropped: `inputSchema` is not a JSON object"),
+        "{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.trim_start().starts_with("bad_schema ")),
+        "{text}"
+    );
+}

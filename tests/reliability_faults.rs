@@ -375,3 +375,169 @@ fn unanswered_server_request_does_not_block_shutdown() {
     assert!(t.elapsed() < Duration::from_secs(15));
     assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
 }
+
+/// A byte that is not UTF-8 on a server's stderr, then 20 MB of a `\r` progress bar without a
+/// newline: the server keeps running (its stderr pipe stays open, so its next write does not
+/// fail) and the proxy's memory does not grow with the unended line.
+#[test]
+fn stderr_with_invalid_utf8_and_an_endless_line_keeps_the_server_alive() {
+    let (_dir, config) = write_config(&hostile_server("h", &[], "tool_timeout_sec = 60"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let kids = live_children(p.pid());
+    let before = rss_kib(p.pid());
+    let resp = p.call(json!(1), "stderr_junk", json!({"bytes": 20_000_000}), T);
+    let env = envelope_of(&resp);
+    assert_eq!(env["content"], "junk written", "{env}");
+    // The echo tool writes to stderr before answering: a closed pipe would kill it.
+    for i in 0..3 {
+        let resp = p.call(json!(10 + i), "echo", json!({"text": format!("e{i}")}), T);
+        assert_eq!(envelope_of(&resp)["content"], format!("e{i}"));
+    }
+    assert_eq!(live_children(p.pid()), kids, "the server was restarted");
+    let grown = rss_kib(p.pid()).saturating_sub(before);
+    assert!(grown < 10 * 1024, "RSS grew by {grown} KiB");
+    eprintln!("FIGURES faults stderr: 20 MB progress bar, RSS +{grown} KiB");
+    finish(p, &kids);
+}
+
+/// Tool definitions that break the rules (an `inputSchema` that is not an object schema, a
+/// name with a space) are dropped, with a warning in the log; the server's other tools and
+/// every other server's tools reach a strict client (the Python SDK rejects a whole
+/// `tools/list` with one malformed tool).
+#[test]
+fn malformed_tool_definitions_are_dropped_not_the_whole_list() {
+    let bad = json!([
+        {"name": "bad_schema", "inputSchema": "not-an-object"},
+        {"name": "has space", "inputSchema": {"type": "object"}},
+        {"name": "not_object_schema", "inputSchema": {"type": "string"}}
+    ])
+    .to_string();
+    let (_dir, config) = write_config(&format!(
+        "{}{}",
+        hostile_server("h", &["--tools-json", &bad], "tool_prefix = \"h_\""),
+        fixture_server("fx", &[], "")
+    ));
+    let report = sdk_session(
+        &config,
+        &json!([{"op": "list_tools"}, {"op": "call", "name": "echo", "arguments": {"text": "x"}}]),
+        &[],
+    );
+    let tools = report["steps"][0]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"));
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    assert!(names.contains(&"h_raw_args"), "{names:?}");
+    for bad in ["h_bad_schema", "h_has space", "h_not_object_schema"] {
+        assert!(!names.contains(&bad), "{bad} offered: {names:?}");
+    }
+    assert_eq!(
+        report["steps"][1]["structuredContent"]["content"], "x",
+        "{report}"
+    );
+    // The raw client sees the same and the log names each dropped tool.
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    let (list, _) = p.response(&json!("l"), T);
+    assert!(!tool_names(&list).iter().any(|n| n.contains("bad")));
+    let log = p.stderr();
+    assert!(
+        log.contains("tool \\\"bad_schema\\\" dropped")
+            || log.contains("tool \"bad_schema\" dropped"),
+        "{log}"
+    );
+    assert!(log.contains("has space"), "{log}");
+    finish(p, &[]);
+}
+
+/// A server that dies while a process it started still holds its stdout: the death is seen
+/// from the exit itself (not from end of stdout, which never comes): the call in flight gets
+/// `server_error` rather than waiting out its timeout, the server is restarted, and the
+/// leftover process is stopped.
+#[test]
+fn server_death_is_seen_while_a_grandchild_holds_its_stdout() {
+    let (_dir, config) = write_config(&hostile_server(
+        "h",
+        &["--grandchild"],
+        "tool_timeout_sec = 8",
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let server = live_children(p.pid());
+    assert_eq!(server.len(), 1);
+    let grandchildren = children_of(server[0]);
+    assert_eq!(grandchildren.len(), 1, "the server's `sleep` child");
+    let resp = p.call(json!(1), "die", json!({}), T);
+    let env = envelope_of(&resp);
+    let content = env["content"].as_str().unwrap();
+    assert!(content.starts_with("server_error: "), "{env}");
+    assert!(content.contains("exit status: 7"), "{env}");
+    let resp = p.call(json!(2), "echo", json!({"text": "back"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "back");
+    assert!(
+        wait_gone(&grandchildren, Duration::from_secs(5)).is_empty(),
+        "the dead server's child is still running"
+    );
+    let mut seen = server.clone();
+    seen.extend(grandchildren);
+    finish(p, &seen);
+}
+
+/// A server's stderr reaches the model (in the `unavailable` envelope's last stderr lines) and
+/// the log only with every value of the environment the proxy passed to it, and every value of
+/// a secret-looking key, replaced by `[redacted]`.
+#[test]
+fn secrets_in_server_stderr_are_redacted_from_envelopes_and_logs() {
+    let secret = "sk-live-0123456789abcdef";
+    let (_dir, config) = write_config(&hostile_server(
+        "h",
+        &[],
+        &format!("max_restarts = 0\nenv = {{ UPSTREAM_KEY = \"{secret}\" }}"),
+    ));
+    let mut p = RawProxy::start(&config, &["--log-level", "debug"]);
+    p.initialize("2025-06-18");
+    let text = format!("upstream rejected credentials API_TOKEN={secret}");
+    let resp = p.call(json!(1), "say_stderr", json!({"text": text}), T);
+    assert_eq!(envelope_of(&resp)["content"], "said");
+    let resp = p.call(
+        json!(2),
+        "say_stderr",
+        json!({"text": "login password=hunter2 failed"}),
+        T,
+    );
+    assert_eq!(envelope_of(&resp)["content"], "said");
+    let kids = live_children(p.pid());
+    p.send(&call_msg(json!(3), "die", json!({})));
+    let _ = p.response(&json!(3), T);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let env = loop {
+        let resp = p.call(json!("after"), "echo", json!({"text": "x"}), T);
+        let env = envelope_of(&resp);
+        if env["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("unavailable: ")
+            || Instant::now() > deadline
+        {
+            break env;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let content = env["content"].as_str().unwrap();
+    assert!(content.starts_with("unavailable: "), "{env}");
+    assert!(content.contains("API_TOKEN=[redacted]"), "{env}");
+    assert!(content.contains("password=[redacted]"), "{env}");
+    assert!(
+        !content.contains(secret) && !content.contains("hunter2"),
+        "{env}"
+    );
+    let log = p.stderr();
+    assert!(
+        log.contains("API_TOKEN=[redacted]"),
+        "the stderr line is logged"
+    );
+    assert!(!log.contains(secret) && !log.contains("hunter2"), "{log}");
+    finish(p, &kids);
+}

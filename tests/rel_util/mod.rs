@@ -96,3 +96,41 @@ pub fn content_of(resp: &Value) -> Option<String> {
         .as_str()
         .map(str::to_owned)
 }
+
+/// The hostile test server (`tests/fixtures/hostile_server.py`).
+pub fn hostile() -> std::path::PathBuf {
+    crate::common::root().join("tests/fixtures/hostile_server.py")
+}
+
+/// A TOML server table for the hostile server named `name`, with its flags and extra TOML lines.
+pub fn hostile_server(name: &str, flags: &[&str], extra: &str) -> String {
+    let mut args = vec![hostile().display().to_string()];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"python3\"\nargs = {}\n{extra}\n",
+        serde_json::to_string(&args).unwrap()
+    )
+}
+
+/// The proxy's resident memory (VmRSS) in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The exposed tool names of a `tools/list` answer.
+pub fn tool_names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}

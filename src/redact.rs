@@ -1,0 +1,243 @@
+//! Keeping secrets out of what the proxy writes: logs, envelopes, `check` output, transcripts.
+//!
+//! Two tools:
+//! - [`key_is_secret`]: whether a key (a JSON member name in tool arguments, an environment
+//!   variable name, a `KEY=value` in text) names a secret, by patterns matched
+//!   case-insensitively and ignoring `_`, `-`, `.` and spaces, at the start or the end of the
+//!   key: with the pattern `api_key`, the keys `apiKey`, `x-api-key` and `API_KEY_2` are secret;
+//!   with `token`, `access_token` and `GITHUB_TOKEN` are, `max_tokens` is not.
+//! - [`Redactor`]: rewrites free text (a server's stderr) so that every value of an
+//!   environment variable the proxy passed to that server, every `KEY=value` / `KEY: value`
+//!   whose key is secret, and every `Bearer …` credential reads [`REDACTED`].
+//!
+//! Pure; no I/O. Source: the project's rule that secrets (tokens, environment values, header
+//! values) never reach logs, transcripts, envelopes or `check` output.
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// Patterns that always mark a key as secret, besides the configured `redact_keys`.
+pub const SECRET_KEY_PATTERNS: [&str; 10] = [
+    "password",
+    "passwd",
+    "token",
+    "secret",
+    "api_key",
+    "authorization",
+    "credential",
+    "private_key",
+    "access_key",
+    "cookie",
+];
+
+/// Environment values shorter than this (characters) are not searched for in text: a value
+/// such as `1` or `cat` is no secret and would garble every line.
+pub const MIN_SECRET_VALUE_CHARS: usize = 4;
+
+/// `key` lowercased without `_`, `-`, `.` and spaces.
+fn normalize(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether `key` matches one of `patterns` (see the module doc: normalized, at its start or
+/// end). An empty pattern matches nothing.
+pub fn key_matches(key: &str, patterns: &[String]) -> bool {
+    let key = normalize(key);
+    patterns.iter().any(|p| {
+        let p = normalize(p);
+        !p.is_empty() && (key.starts_with(&p) || key.ends_with(&p))
+    })
+}
+
+/// Whether `key` looks like it names a secret ([`SECRET_KEY_PATTERNS`]).
+pub fn key_is_secret(key: &str) -> bool {
+    let key = normalize(key);
+    SECRET_KEY_PATTERNS.iter().any(|p| {
+        let p = normalize(p);
+        key.starts_with(&p) || key.ends_with(&p)
+    })
+}
+
+/// Rewrites text so that known secret values and values of secret-looking keys are gone.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// Longest first, so that a value containing another is replaced whole.
+    values: Vec<String>,
+}
+
+impl Redactor {
+    /// A redactor for one server: `passed` are the variables the config sets for it (every
+    /// value is secret), `inherited` the proxy's own environment (only values of secret-looking
+    /// names are).
+    pub fn for_server<'a>(
+        passed: impl IntoIterator<Item = (&'a str, &'a str)>,
+        inherited: impl IntoIterator<Item = (String, String)>,
+    ) -> Redactor {
+        let mut values: Vec<String> = passed.into_iter().map(|(_, v)| v.to_owned()).collect();
+        values.extend(
+            inherited
+                .into_iter()
+                .filter(|(k, _)| key_is_secret(k))
+                .map(|(_, v)| v),
+        );
+        values.retain(|v| v.chars().count() >= MIN_SECRET_VALUE_CHARS);
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        values.dedup();
+        Redactor { values }
+    }
+
+    /// `text` with secrets replaced by [`REDACTED`].
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for v in &self.values {
+            if out.contains(v.as_str()) {
+                out = out.replace(v.as_str(), REDACTED);
+            }
+        }
+        redact_keyed_values(&out)
+    }
+}
+
+/// Characters that may make up a key in `KEY=value` text.
+fn is_key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// Characters that end an unquoted value.
+fn ends_value(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '&' | '}' | ')' | ']')
+}
+
+/// Replaces the value after every `KEY=`, `KEY:`, `"KEY":` or `Bearer ` whose key is secret.
+fn redact_keyed_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find(['=', ':', ' ']) {
+        let sep = rest[pos..].chars().next().expect("found a separator");
+        let before = &rest[..pos];
+        out.push_str(before);
+        out.push(sep);
+        let after = &rest[pos + 1..];
+        let key_text = before.trim_end_matches(['"', '\'']);
+        let key_start = key_text
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| is_key_char(*c))
+            .last()
+            .map_or(key_text.len(), |(i, _)| i);
+        let key = &key_text[key_start..];
+        let secret = match sep {
+            ' ' => key.eq_ignore_ascii_case("bearer") || key.eq_ignore_ascii_case("basic"),
+            _ => !key.is_empty() && key_is_secret(key),
+        };
+        if !secret {
+            rest = after;
+            continue;
+        }
+        // The value: after spaces and an opening quote, up to its end.
+        let lead = after.len() - after.trim_start_matches([' ', '"', '\'']).len();
+        let value = &after[lead..];
+        if let Some(tail) = value.strip_prefix(REDACTED) {
+            out.push_str(&after[..lead]);
+            out.push_str(REDACTED);
+            rest = tail;
+            continue;
+        }
+        let mut end = value.find(ends_value).unwrap_or(value.len());
+        let scheme = &value[..end];
+        if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
+            // `Authorization: Bearer <credential>`: the credential goes too.
+            let gap = value[end..].len() - value[end..].trim_start_matches(' ').len();
+            let word = &value[end + gap..];
+            end += gap + word.find(ends_value).unwrap_or(word.len());
+        }
+        if end == 0 {
+            rest = after;
+            continue;
+        }
+        out.push_str(&after[..lead]);
+        out.push_str(REDACTED);
+        rest = &value[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn key_patterns_match_usual_spellings() {
+        let defaults = keys(&["password", "token", "secret", "api_key", "authorization"]);
+        for k in [
+            "access_token",
+            "apiKey",
+            "x-api-key",
+            "Authorization",
+            "GITHUB_TOKEN",
+            "client_secret",
+            "PASSWORD",
+            "refresh-token",
+            "Nested.Password",
+        ] {
+            assert!(key_matches(k, &defaults), "{k}");
+        }
+        for k in [
+            "max_tokens",
+            "user",
+            "path",
+            "keyboard",
+            "total_tokens_used",
+        ] {
+            assert!(!key_matches(k, &defaults), "{k}");
+        }
+        assert!(!key_matches("anything", &keys(&[""])));
+    }
+
+    #[test]
+    fn passed_env_values_and_keyed_secrets_are_redacted() {
+        let r = Redactor::for_server(
+            [("API_TOKEN", "sk-live-123456"), ("PAGER", "cat")],
+            [
+                ("HOME".to_owned(), "/home/me".to_owned()),
+                ("GITHUB_TOKEN".to_owned(), "ghp_abcdef".to_owned()),
+            ],
+        );
+        assert_eq!(
+            r.redact("upstream rejected credentials API_TOKEN=sk-live-123456 for cat"),
+            "upstream rejected credentials API_TOKEN=[redacted] for cat"
+        );
+        assert_eq!(
+            r.redact("using ghp_abcdef in /home/me"),
+            "using [redacted] in /home/me"
+        );
+        assert_eq!(r.redact("sent sk-live-123456"), "sent [redacted]");
+    }
+
+    #[test]
+    fn secret_looking_keys_in_text() {
+        let r = Redactor::default();
+        for (text, want) in [
+            ("password=hunter2 user=bob", "password=[redacted] user=bob"),
+            (
+                r#"{"api_key": "abc", "n": 1}"#,
+                r#"{"api_key": "[redacted]", "n": 1}"#,
+            ),
+            ("Authorization: Bearer xyz.abc", "Authorization: [redacted]"),
+            ("header bearer tok123 sent", "header bearer [redacted] sent"),
+            ("client_secret='s3' rest", "client_secret='[redacted]' rest"),
+            ("time: 12:00 ok", "time: 12:00 ok"),
+            ("token=", "token="),
+        ] {
+            assert_eq!(r.redact(text), want, "{text}");
+        }
+    }
+}

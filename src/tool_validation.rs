@@ -1,0 +1,218 @@
+//! Which of a server's tool definitions the proxy offers: each one checked on its own, so one
+//! malformed tool cannot break the whole `tools/list` (a strict client, such as the Python
+//! SDK's, rejects the entire answer when one tool does not parse).
+//!
+//! A tool is kept when (MCP specification 2025-11-25, "Server Features: Tools", "Tool" and
+//! "Tool names"):
+//! - it is a JSON object;
+//! - `name` is a string of 1 to [`MAX_NAME_CHARS`] characters, each an ASCII letter, digit,
+//!   `_`, `-` or `.`;
+//! - `inputSchema` is a JSON object whose `type` is `"object"`;
+//! - `title` and `description`, when present, are strings; `annotations` and `_meta`, when
+//!   present, are objects;
+//! - its server's earlier tools (in listing order) do not already use the name, fill
+//!   [`MAX_TOOLS_PER_SERVER`], or take [`MAX_TOOL_BYTES_PER_SERVER`] with their definitions.
+//!
+//! Every dropped tool gives one warning naming the server, the tool (when it has a readable
+//! name) and why. Pure; no I/O.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+/// Longest tool name, in characters (MCP 2025-11-25 "Tool names").
+pub const MAX_NAME_CHARS: usize = 128;
+/// Most tools offered from one server; later ones are dropped with a warning.
+pub const MAX_TOOLS_PER_SERVER: usize = 2000;
+/// Most bytes of tool definitions (as JSON) offered from one server, so that the merged
+/// `tools/list` answer stays far below the longest line a client accepts.
+pub const MAX_TOOL_BYTES_PER_SERVER: usize = 4 << 20;
+
+/// Why a tool definition is not offered, or `None` when it is well-formed.
+pub fn problem(tool: &Value) -> Option<String> {
+    let Some(obj) = tool.as_object() else {
+        return Some("the tool is not a JSON object".into());
+    };
+    match obj.get("name") {
+        Some(Value::String(name)) => {
+            if let Some(why) = name_problem(name) {
+                return Some(why);
+            }
+        }
+        Some(_) => return Some("`name` is not a string".into()),
+        None => return Some("it has no `name`".into()),
+    }
+    match obj.get("inputSchema") {
+        None => return Some("it has no `inputSchema`".into()),
+        Some(Value::Object(schema)) => {
+            if schema.get("type").and_then(Value::as_str) != Some("object") {
+                return Some(
+                    "`inputSchema` is not an object schema (`\"type\": \"object\"`)".into(),
+                );
+            }
+        }
+        Some(_) => return Some("`inputSchema` is not a JSON object".into()),
+    }
+    for key in ["title", "description"] {
+        if obj.get(key).is_some_and(|v| !v.is_string()) {
+            return Some(format!("`{key}` is not a string"));
+        }
+    }
+    for key in ["annotations", "_meta"] {
+        if obj.get(key).is_some_and(|v| !v.is_object()) {
+            return Some(format!("`{key}` is not a JSON object"));
+        }
+    }
+    None
+}
+
+/// Why `name` breaks the tool-name rules, or `None`.
+pub fn name_problem(name: &str) -> Option<String> {
+    let chars = name.chars().count();
+    if chars == 0 {
+        return Some("`name` is empty".into());
+    }
+    if chars > MAX_NAME_CHARS {
+        return Some(format!(
+            "`name` is {chars} characters long (at most {MAX_NAME_CHARS})"
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Some(format!(
+            "`name` contains {bad:?} (only ASCII letters, digits, `_`, `-` and `.` are allowed)"
+        ));
+    }
+    None
+}
+
+/// Splits `tools` (as server `server` listed them, all pages) into the ones offered, in order,
+/// and a warning for each one dropped.
+pub fn admit(server: &str, tools: Vec<Value>) -> (Vec<Value>, Vec<String>) {
+    let mut kept = Vec::with_capacity(tools.len().min(MAX_TOOLS_PER_SERVER));
+    let mut warnings = Vec::new();
+    let mut names = HashSet::new();
+    let mut bytes = 0usize;
+    let mut over_limit = 0usize;
+    for tool in tools {
+        let label = match tool.get("name").and_then(Value::as_str) {
+            Some(n) => format!("tool {:?}", truncate(n, 80)),
+            None => "a tool".to_owned(),
+        };
+        if let Some(why) = problem(&tool) {
+            warnings.push(format!("server '{server}': {label} dropped: {why}"));
+            continue;
+        }
+        let name = tool["name"].as_str().expect("checked above").to_owned();
+        if names.contains(&name) {
+            warnings.push(format!(
+                "server '{server}': {label} dropped: listed twice; the first is used"
+            ));
+            continue;
+        }
+        let size = serde_json::to_vec(&tool).map_or(0, |v| v.len());
+        if kept.len() >= MAX_TOOLS_PER_SERVER || bytes + size > MAX_TOOL_BYTES_PER_SERVER {
+            over_limit += 1;
+            continue;
+        }
+        bytes += size;
+        names.insert(name);
+        kept.push(tool);
+    }
+    if over_limit > 0 {
+        warnings.push(format!(
+            "server '{server}': {over_limit} tool(s) dropped: more than {MAX_TOOLS_PER_SERVER} tools or {} MiB of tool definitions",
+            MAX_TOOL_BYTES_PER_SERVER >> 20
+        ));
+    }
+    (kept, warnings)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ok(name: &str) -> Value {
+        json!({"name": name, "inputSchema": {"type": "object"}})
+    }
+
+    #[test]
+    fn well_formed_tools_pass_unchanged() {
+        let tools = vec![
+            ok("git_log"),
+            json!({"name": "a.b-c_D9", "title": "T", "description": "d", "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}, "x-extra": 1}),
+        ];
+        let (kept, warnings) = admit("s", tools.clone());
+        assert_eq!(kept, tools);
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn each_malformed_tool_is_dropped_with_a_reason() {
+        let cases = [
+            (json!("not a tool"), "not a JSON object"),
+            (json!({"inputSchema": {"type": "object"}}), "no `name`"),
+            (
+                json!({"name": 5, "inputSchema": {"type": "object"}}),
+                "`name` is not a string",
+            ),
+            (
+                json!({"name": "", "inputSchema": {"type": "object"}}),
+                "empty",
+            ),
+            (ok(&"x".repeat(129)), "129 characters"),
+            (ok("has space"), "' '"),
+            (ok("a/b"), "'/'"),
+            (ok("ünï"), "'ü'"),
+            (json!({"name": "t"}), "no `inputSchema`"),
+            (
+                json!({"name": "t", "inputSchema": "not-an-object"}),
+                "not a JSON object",
+            ),
+            (
+                json!({"name": "t", "inputSchema": {"type": "string"}}),
+                "not an object schema",
+            ),
+            (
+                json!({"name": "t", "inputSchema": {"type": "object"}, "description": 7}),
+                "`description`",
+            ),
+            (
+                json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": []}),
+                "`annotations`",
+            ),
+        ];
+        for (tool, why) in cases {
+            let (kept, warnings) = admit("srv", vec![tool.clone(), ok("fine")]);
+            assert_eq!(kept, vec![ok("fine")], "{tool}");
+            assert_eq!(warnings.len(), 1, "{tool}");
+            assert!(warnings[0].starts_with("server 'srv': "), "{}", warnings[0]);
+            assert!(warnings[0].contains(why), "{tool}: {}", warnings[0]);
+        }
+        assert!(name_problem(&"x".repeat(128)).is_none());
+    }
+
+    #[test]
+    fn duplicates_and_tools_past_the_limit_are_dropped() {
+        let (kept, warnings) = admit("s", vec![ok("a"), ok("a")]);
+        assert_eq!(kept.len(), 1);
+        assert!(warnings[0].contains("listed twice"));
+        let many: Vec<Value> = (0..MAX_TOOLS_PER_SERVER + 5)
+            .map(|i| ok(&format!("t{i}")))
+            .collect();
+        let (kept, warnings) = admit("s", many);
+        assert_eq!(kept.len(), MAX_TOOLS_PER_SERVER);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("5 tool(s) dropped"), "{}", warnings[0]);
+    }
+}
