@@ -121,15 +121,24 @@ pub enum Command {
     /// differ, 2 unreadable input. Budgets come from `--config` when given, else the recorded ones.
     ///
     /// Example: mcp-envelope replay calls.jsonl --config config/example.toml
+    ///          mcp-envelope replay --live calls.jsonl --config config/example.toml
     #[command(
-        after_help = "Exit codes: 0 every envelope matches (or --update rewrote them), 1 some differ, 2 unreadable transcript or config."
+        after_help = "Exit codes: 0 every envelope matches (or --update rewrote them; with --live: no call drifted), 1 some differ, 2 unreadable transcript or config."
     )]
     Replay {
         /// The transcript (JSONL) to replay.
         transcript: PathBuf,
         /// Rewrite the recorded envelopes to the recomputed ones (golden-file workflow).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "live")]
         update: bool,
+        /// Make every recorded call again against the real servers of `--config` and report
+        /// drift per call (status, error type, row count, content diff); exit 1 on drift.
+        #[arg(long)]
+        live: bool,
+        /// With `--live`: compare status, error type and row count only, not the content text
+        /// (for tools whose answers change with time).
+        #[arg(long, requires = "live")]
+        ignore_content: bool,
     },
     /// Validate the config, start every enabled server, list its tools, stop them and print a
     /// table: each server's state (ready, or failed with the reason and the last lines of its

@@ -30,6 +30,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod downstream;
+pub mod drift;
 pub mod envelope;
 pub mod import;
 pub mod jsonrpc;

@@ -107,9 +107,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             transcript,
         }) => run_call(&cli.global, &tool, args_json.as_deref(), transcript),
         Some(Command::Envelope { budget }) => run_envelope(budget),
-        Some(Command::Replay { transcript, update }) => {
-            run_replay(&cli.global, &transcript, update)
-        }
+        Some(Command::Replay {
+            transcript,
+            live: true,
+            ignore_content,
+            ..
+        }) => run_replay_live(&cli.global, &transcript, ignore_content),
+        Some(Command::Replay {
+            transcript, update, ..
+        }) => run_replay(&cli.global, &transcript, update),
         Some(Command::Render { transcript, budget }) => run_render(&transcript, budget),
         Some(Command::Stats {
             transcript,
@@ -333,6 +339,108 @@ fn run_replay(global: &GlobalArgs, path: &Path, update: bool) -> anyhow::Result<
         return Ok(ExitCode::SUCCESS);
     }
     Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `replay --live`: makes every recorded call again, in recorded order, through the same path
+/// as `serve` (recorded by a temporary transcript), and compares each with its record.
+fn run_replay_live(
+    global: &GlobalArgs,
+    path: &Path,
+    ignore_content: bool,
+) -> anyhow::Result<ExitCode> {
+    use mcp_envelope::drift::{self, DriftOptions, Verdict};
+    let config = load_config(global)?;
+    let t = transcript::read_transcript(path).map_err(usage)?;
+    if let Some(w) = &t.broken_last_line {
+        eprintln!("warning: {w}");
+    }
+    let scratch =
+        std::env::temp_dir().join(format!("mcp-envelope-live-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&scratch);
+    let rt = runtime()?;
+    let replayable: Vec<&transcript::CallRecord> = t
+        .records
+        .iter()
+        .filter(|r| !drift::has_redacted(&r.arguments))
+        .collect();
+    let finished = rt.block_on(async {
+        let writer = TranscriptWriter::start(scratch.clone(), Vec::new());
+        let proxy = headless_proxy(&config, Some(writer.clone()));
+        let work = async {
+            proxy
+                .start_servers(headless_client("mcp-envelope-replay"))
+                .await;
+            for (i, record) in replayable.iter().enumerate() {
+                let params = json!({"name": record.tool, "arguments": record.arguments});
+                let _ = proxy
+                    .call_tool(&json!(i), Some(params), Arc::new(Mutex::new(None)))
+                    .await;
+            }
+        };
+        let finished = tokio::select! {
+            () = work => true,
+            () = stop_signal() => false,
+        };
+        proxy.shutdown().await;
+        writer.flush();
+        finished
+    });
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let live = transcript::read_transcript(&scratch);
+    let _ = std::fs::remove_file(&scratch);
+    if !finished {
+        eprintln!("mcp-envelope replay --live: interrupted; servers stopped");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    // Live call i answered the i-th replayable record (its JSON-RPC id was i).
+    let mut live: std::collections::HashMap<String, transcript::CallRecord> = live
+        .context("reading back the live calls")?
+        .records
+        .into_iter()
+        .map(|r| (r.call_id.clone(), r))
+        .collect();
+    let mut next = 0usize;
+    let opts = DriftOptions { ignore_content };
+    let mut out = std::io::stdout().lock();
+    let (mut same, mut drifted, mut skipped) = (0usize, 0usize, 0usize);
+    for record in &t.records {
+        let label = format!(
+            "{} {} (call_id={})",
+            record.tool, record.arguments, record.call_id
+        );
+        let verdict = if drift::has_redacted(&record.arguments) {
+            Verdict::Skipped("its arguments were redacted when recorded".into())
+        } else {
+            next += 1;
+            match live.remove(&(next - 1).to_string()) {
+                Some(now) => drift::compare(record, &now, &config, opts),
+                None => Verdict::Skipped("the call could not be made again".into()),
+            }
+        };
+        match verdict {
+            Verdict::Same => {
+                same += 1;
+                writeln!(out, "same    {label}")?;
+            }
+            Verdict::Drift(lines) => {
+                drifted += 1;
+                writeln!(out, "drift   {label}")?;
+                for line in lines {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            Verdict::Skipped(why) => {
+                skipped += 1;
+                writeln!(out, "skipped {label}: {why}")?;
+            }
+        }
+    }
+    writeln!(out, "{same} passed, {drifted} failed, {skipped} skipped")?;
+    Ok(if drifted == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -71,7 +71,11 @@ impl ToolStats {
         if self.errors.is_empty() {
             return "-".to_owned();
         }
-        let parts: Vec<String> = self.errors.iter().map(|(t, n)| format!("{t}:{n}")).collect();
+        let parts: Vec<String> = self
+            .errors
+            .iter()
+            .map(|(t, n)| format!("{t}:{n}"))
+            .collect();
         parts.join(",")
     }
 }
@@ -219,7 +223,11 @@ const HEADERS: [&str; 11] = [
 fn table_cells(s: &ToolStats) -> [String; 11] {
     [
         s.tool.clone(),
-        if s.server.is_empty() { "-".into() } else { s.server.clone() },
+        if s.server.is_empty() {
+            "-".into()
+        } else {
+            s.server.clone()
+        },
         s.calls.to_string(),
         s.errors_label(),
         s.truncated.to_string(),

@@ -437,12 +437,21 @@ fn stats_of_the_golden_transcript() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let table = stdout(&out);
     let lines: Vec<&str> = table.lines().collect();
-    assert!(lines[0].starts_with("TOOL") && lines[0].contains("SUGGESTED_BUDGET"), "{table}");
-    let git_log = lines.iter().find(|l| l.starts_with("git_log ")).expect("git_log row");
+    assert!(
+        lines[0].starts_with("TOOL") && lines[0].contains("SUGGESTED_BUDGET"),
+        "{table}"
+    );
+    let git_log = lines
+        .iter()
+        .find(|l| l.starts_with("git_log "))
+        .expect("git_log row");
     let cells: Vec<&str> = git_log.split_whitespace().collect();
     // TOOL SERVER CALLS ERRORS TRUNCATED ...
     assert_eq!(&cells[1..5], ["git", "1", "-", "1"], "{git_log}");
-    assert!(table.contains("timeout:1") && table.contains("not_found:1"), "{table}");
+    assert!(
+        table.contains("timeout:1") && table.contains("not_found:1"),
+        "{table}"
+    );
 
     let out = cli(&["stats", s(&jsonl), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -452,10 +461,16 @@ fn stats_of_the_golden_transcript() {
     let records = std::fs::read_to_string(&jsonl).unwrap().lines().count() as u64;
     assert_eq!(calls, records);
     let log = tools.iter().find(|t| t["tool"] == "git_log").unwrap();
-    assert!(log["raw_chars"].as_u64() > log["envelope_chars"].as_u64(), "{log}");
+    assert!(
+        log["raw_chars"].as_u64() > log["envelope_chars"].as_u64(),
+        "{log}"
+    );
     // The suggested budget keeps the recorded git_log result whole: it is its full length.
     let budget = log["suggested_char_budget"].as_u64().unwrap();
-    assert!(budget > 600, "the recorded git_log was truncated at 600: {log}");
+    assert!(
+        budget > 600,
+        "the recorded git_log was truncated at 600: {log}"
+    );
 }
 
 /// The HTML report rendered by a real browser: headless Chromium loads it, its DOM has the
@@ -473,7 +488,10 @@ fn stats_html_report_renders_in_headless_chromium() {
         .map(PathBuf::from)
         .find(|p| p.exists())
     else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have Chromium (scripts/install-deps)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have Chromium (scripts/install-deps)"
+        );
         eprintln!("skipped: no Chromium on this machine");
         return;
     };
@@ -514,8 +532,80 @@ fn stats_html_report_renders_in_headless_chromium() {
     ]);
     let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{e}: {}", stderr(&shot)));
     assert_eq!(&bytes[1..4], b"PNG");
-    assert!(bytes.len() > 5_000, "a blank page would be tiny: {} bytes", bytes.len());
+    assert!(
+        bytes.len() > 5_000,
+        "a blank page would be tiny: {} bytes",
+        bytes.len()
+    );
     if let Some(keep) = std::env::var_os("STATS_SCREENSHOT") {
         std::fs::copy(&png, keep).unwrap();
     }
+}
+
+/// `replay --live`: the recorded calls made again against the real servers. Unchanged servers:
+/// no drift (content ignored, since the time changes); a secret argument makes its call
+/// skipped, not guessed. New commits in the repository: git_log drifts in rows and content, and
+/// the exit code says so.
+#[test]
+fn replay_live_reports_drift_after_the_server_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let repo = git_repo(10);
+    let (_d, cfg) = write_config(&format!(
+        "{}{}{}",
+        real_server("time", ""),
+        git_server(
+            repo.path(),
+            "[mcp_servers.git.tools.git_log]\nchar_budget = 300"
+        ),
+        fixture_server("fx", &[], "")
+    ));
+    let mut p = RawProxy::start(&cfg, &["--transcript", s(&path)]);
+    p.initialize("2025-06-18");
+    let calls = [
+        ("get_current_time", json!({"timezone": "Europe/Warsaw"})),
+        ("get_current_time", json!({"timezone": "Mars/Phobos"})),
+        (
+            "git_log",
+            json!({"repo_path": repo.path().display().to_string(), "max_count": 20}),
+        ),
+        ("echo", json!({"text": "hi", "token": "s3cret"})),
+    ];
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        envelope_of(&p.call(json!(i + 1), tool, args.clone(), LONG));
+    }
+    assert!(p.close(Duration::from_secs(15)).success());
+
+    let live = |extra: &[&str]| {
+        let mut args = vec!["replay", "--live", s(&path), "--config", s(&cfg)];
+        args.extend_from_slice(extra);
+        cli(&args)
+    };
+    let out = live(&["--ignore-content"]);
+    let o = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{o}{}", stderr(&out));
+    let lines: Vec<&str> = o.lines().collect();
+    assert_eq!(lines.len(), 5, "{o}");
+    assert!(lines[..3].iter().all(|l| l.starts_with("same ")), "{o}");
+    assert!(
+        lines[3].starts_with("skipped echo") && lines[3].contains("redacted"),
+        "{o}"
+    );
+    assert_eq!(lines[4], "3 passed, 0 failed, 1 skipped");
+
+    // Five more commits: git_log now answers 15 rows instead of 10.
+    git_commits(repo.path(), "later commit", 5);
+    let out = live(&["--ignore-content"]);
+    let o = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{o}{}", stderr(&out));
+    assert!(o.contains("drift   git_log"), "{o}");
+    assert!(o.contains("  rows: "), "{o}");
+    assert!(!o.contains("  content:"), "content ignored: {o}");
+    let out = live(&[]);
+    let o = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{o}");
+    assert!(
+        o.contains("  content:") && o.contains("later commit"),
+        "{o}"
+    );
 }

@@ -55,12 +55,7 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
     let records = vec![
         record("git_log", text_result("a\nb\nc"), 3, 10),
         record("git_log", text_result("a"), 3, 30),
-        record(
-            "git_log",
-            Outcome::Timeout { timeout_ms: 1000 },
-            3,
-            1000,
-        ),
+        record("git_log", Outcome::Timeout { timeout_ms: 1000 }, 3, 1000),
         record("git_status", Outcome::NoSuchTool, 100, 1),
     ];
     let stats = compute(&records);
@@ -125,7 +120,10 @@ fn table_json_and_html_name_every_tool() {
     let table = render_table(&stats);
     assert!(table.starts_with("TOOL "), "{table}");
     assert!(table.contains("git_log"), "{table}");
-    assert!(table.trim_end().ends_with("2 call(s), 2 tool(s)"), "{table}");
+    assert!(
+        table.trim_end().ends_with("2 call(s), 2 tool(s)"),
+        "{table}"
+    );
     let doc: Value = serde_json::from_str(&render_json(&stats)).unwrap();
     assert_eq!(doc["tools"][1]["tool"], "git_log");
     assert_eq!(doc["suggested_budget_percentile"], 90);

@@ -99,27 +99,34 @@ pub fn write_config(text: &str) -> (tempfile::TempDir, PathBuf) {
 /// A git repository with `commits` commits, for `git_log`.
 pub fn git_repo(commits: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let st = Command::new("git")
-            .args(args)
-            .current_dir(dir.path())
-            .env("GIT_AUTHOR_NAME", "Test")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-            .output()
-            .unwrap();
-        assert!(st.status.success(), "git {args:?}: {st:?}");
-    };
-    git(&["init", "-q", "-b", "main"]);
-    for i in 0..commits {
-        std::fs::write(dir.path().join("f.txt"), format!("{i}\n")).unwrap();
-        git(&["add", "f.txt"]);
-        git(&["commit", "-q", "-m", &format!("commit number {i}")]);
-    }
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git_commits(dir.path(), "commit number", commits);
     dir
+}
+
+/// Adds `n` commits to the repository at `repo`, named `"{message} {i}"`, with fixed dates.
+pub fn git_commits(repo: &Path, message: &str, n: usize) {
+    for i in 0..n {
+        std::fs::write(repo.join("f.txt"), format!("{message} {i}\n")).unwrap();
+        git(repo, &["add", "f.txt"]);
+        git(repo, &["commit", "-q", "-m", &format!("{message} {i}")]);
+    }
+}
+
+/// Runs `git ARGS` in `repo` with a fixed author, committer and date; panics on failure.
+fn git(repo: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "git {args:?}: {st:?}");
 }
 
 /// The proxy under test, driven with raw JSON-RPC lines.
