@@ -28,7 +28,10 @@ use tracing::{debug, info, warn};
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::redact::Redactor;
 
+mod server_requests;
 mod stderr;
+
+pub use server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
 
 /// First restart delay (issue 5).
 pub const BACKOFF_INITIAL: Duration = Duration::from_secs(1);
@@ -210,6 +213,8 @@ pub struct Connection {
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     next_id: AtomicU64,
     closed: AtomicBool,
+    /// Its requests to the client still waiting for an answer.
+    server_requests: server_requests::ServerRequests,
     /// The server's `initialize` result (`serverInfo`, `capabilities`, `protocolVersion`).
     pub initialize_result: RwLock<Value>,
 }
@@ -240,6 +245,7 @@ impl Connection {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            server_requests: Default::default(),
             initialize_result: RwLock::new(Value::Null),
         }
     }
@@ -1290,6 +1296,11 @@ fn handle_server_message(
             if method == "notifications/tools/list_changed" {
                 tokio::spawn(refresh_tools(ds.clone(), conn.clone(), events.clone()));
             } else {
+                if method == "notifications/cancelled" {
+                    if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
+                        conn.server_requests.cancel(id);
+                    }
+                }
                 let (queued, done) = oneshot::channel();
                 let _ = events.send(DownstreamEvent::Notification {
                     server: server.to_owned(),
@@ -1301,33 +1312,7 @@ fn handle_server_message(
             }
         }
         Message::Request { id, method, params } => {
-            let (tx, rx) = oneshot::channel();
-            let sent = events.send(DownstreamEvent::Request {
-                server: server.to_owned(),
-                id: id.clone(),
-                method,
-                params,
-                reply: tx,
-            });
-            let conn = conn.clone();
-            tokio::spawn(async move {
-                let outcome = if sent.is_ok() {
-                    rx.await.unwrap_or_else(|_| {
-                        Err(jsonrpc::error_object(
-                            jsonrpc_core::ErrorCode::InternalError,
-                            "the client did not answer",
-                            None,
-                        ))
-                    })
-                } else {
-                    Err(jsonrpc::error_object(
-                        jsonrpc_core::ErrorCode::InternalError,
-                        "no client connected",
-                        None,
-                    ))
-                };
-                conn.respond(id, outcome).await;
-            });
+            forward_server_request(ds, conn, id, method, params, events)
         }
         // Well-formed JSON that is not a valid message: when it names a pending request it
         // answers that request (as an invalid response), large or small alike.
@@ -1341,6 +1326,63 @@ fn handle_server_message(
         }
     }
     None
+}
+
+/// Passes a server-to-client request on to the session and answers the server with the
+/// client's answer; refused at once when the server already has
+/// [`MAX_OUTSTANDING_SERVER_REQUESTS`] waiting; never answered once the server cancels it.
+fn forward_server_request(
+    ds: &Downstream,
+    conn: &Arc<Connection>,
+    id: Value,
+    method: String,
+    params: Option<Value>,
+    events: &mpsc::UnboundedSender<DownstreamEvent>,
+) {
+    let server = ds.name();
+    if !conn.server_requests.begin(&id) {
+        warn!(%server, %id, %method, "server request refused: too many waiting for the client");
+        let error = jsonrpc::error_object(
+            jsonrpc_core::ErrorCode::ServerError(-32000),
+            format!(
+                "too many requests waiting for the client (at most {MAX_OUTSTANDING_SERVER_REQUESTS})"
+            ),
+            None,
+        );
+        let conn = conn.clone();
+        tokio::spawn(async move { conn.respond(id, Err(error)).await });
+        return;
+    }
+    let (tx, rx) = oneshot::channel();
+    let sent = events.send(DownstreamEvent::Request {
+        server: server.to_owned(),
+        id: id.clone(),
+        method,
+        params,
+        reply: tx,
+    });
+    let task_conn = conn.clone();
+    let task_id = id.clone();
+    let task = tokio::spawn(async move {
+        let outcome = if sent.is_ok() {
+            rx.await.unwrap_or_else(|_| {
+                Err(jsonrpc::error_object(
+                    jsonrpc_core::ErrorCode::InternalError,
+                    "the client did not answer",
+                    None,
+                ))
+            })
+        } else {
+            Err(jsonrpc::error_object(
+                jsonrpc_core::ErrorCode::InternalError,
+                "no client connected",
+                None,
+            ))
+        };
+        task_conn.server_requests.end(&task_id);
+        task_conn.respond(task_id, outcome).await;
+    });
+    conn.server_requests.attach(&id, task.abort_handle());
 }
 
 async fn refresh_tools(

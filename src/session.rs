@@ -357,7 +357,10 @@ impl Proxy {
                             )
                         });
                     }
-                    if self.is_client_ready() {
+                    // A cancellation of a request the client never saw (or already
+                    // answered) means nothing to the client.
+                    let unmapped = method == "notifications/cancelled" && params.is_none();
+                    if self.is_client_ready() && !unmapped {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
                     let _ = queued.send(());
@@ -430,6 +433,8 @@ impl Proxy {
             .lock()
             .unwrap()
             .remove(&(server.to_owned(), theirs))?;
+        // Its waiting task ends (the server's side is never answered: it cancelled).
+        self.client_requests.lock().unwrap().remove(&ours);
         params["requestId"] = Value::from(ours);
         Some(params)
     }
@@ -470,27 +475,54 @@ impl Proxy {
         self.send(&jsonrpc::request(Value::from(id), method, params))
             .await;
         // A client that never answers must not keep the proxy alive after shutdown: this task
-        // holds the proxy (and so the stdout writer) until it ends.
+        // holds the proxy (and so the stdout writer) until it ends. Nor may it keep the
+        // request forever: after the server's tool_timeout_sec it is cancelled.
         let mut stopping = self.shutdown.subscribe();
+        let timeout = self.config.tool_settings(server, "").tool_timeout.value;
+        let expired = tokio::time::sleep(timeout);
         let answer = tokio::select! {
-            r = rx => r.unwrap_or_else(|_| {
+            _ = expired => None,
+            r = rx => Some(r.unwrap_or_else(|_| {
                 Err(jsonrpc::error_object(
                     ErrorCode::InternalError,
                     "the client went away before answering",
                     None,
                 ))
-            }),
+            })),
             _ = stopping.wait_for(|stop| *stop) => {
                 self.client_requests.lock().unwrap().remove(&id);
-                Err(jsonrpc::error_object(
+                Some(Err(jsonrpc::error_object(
                     ErrorCode::InternalError,
                     "the proxy is shutting down",
                     None,
-                ))
+                )))
             }
+        };
+        let answer = match answer {
+            Some(answer) => answer,
+            None => self.expire_client_request(id, timeout).await,
         };
         self.server_request_ids.lock().unwrap().remove(&key);
         answer
+    }
+
+    /// Gives up on our request `id` to the client after `timeout`: forgotten, the client told
+    /// with `notifications/cancelled`, and the error the server is answered with returned
+    /// (-32001, the MCP SDKs' request-timeout code).
+    async fn expire_client_request(&self, id: u64, timeout: Duration) -> Result<Value, Value> {
+        self.client_requests.lock().unwrap().remove(&id);
+        let reason = format!("no answer within {} s", timeout.as_secs_f64());
+        warn!(id, "request to the client timed out");
+        self.send(&jsonrpc::notification(
+            "notifications/cancelled",
+            Some(json!({ "requestId": id, "reason": reason })),
+        ))
+        .await;
+        Err(jsonrpc::error_object(
+            ErrorCode::ServerError(-32001),
+            format!("the client did not answer: {reason}"),
+            None,
+        ))
     }
 
     /// Queues one message for the client. Waits when the output queue is full.

@@ -541,3 +541,90 @@ fn secrets_in_server_stderr_are_redacted_from_envelopes_and_logs() {
     assert!(!log.contains(secret) && !log.contains("hunter2"), "{log}");
     finish(p, &kids);
 }
+
+/// Requests a server sends to a client that never answers them: at most 64 per server wait
+/// (the rest are refused at once, so they cannot pile up), the server's own
+/// `notifications/cancelled` withdraws them (the client is told, the server is never
+/// answered), and one left waiting is cancelled after the server's tool_timeout_sec, the
+/// server getting an error answer.
+#[test]
+fn server_requests_the_client_never_answers_are_bounded_cancelled_and_timed_out() {
+    let (_dir, config) = write_config(&hostile_server("h", &[], "tool_timeout_sec = 5"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let is_ping = |m: &serde_json::Value| m["method"] == "ping" && m.get("id").is_some();
+    let (resp, mut seen) = {
+        p.send(&call_msg(json!(1), "ping_client", json!({"n": 200})));
+        p.response(&json!(1), T)
+    };
+    assert_eq!(envelope_of(&resp)["content"], "sent");
+    while let Some(m) = p.try_recv(Duration::from_millis(500)) {
+        seen.push(m);
+    }
+    let forwarded: Vec<serde_json::Value> = seen
+        .iter()
+        .filter(|m| is_ping(m))
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(forwarded.len(), 64, "pings forwarded to the client");
+    let answers = |p: &mut RawProxy, id: &str| -> String {
+        let resp = p.call(json!(id), "answers", json!({}), T);
+        envelope_of(&resp)["content"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(
+        answers(&mut p, "a1"),
+        "answered 136",
+        "the rest refused at once"
+    );
+
+    let (_, mut seen) = {
+        p.send(&call_msg(json!(2), "cancel_pings", json!({})));
+        p.response(&json!(2), T)
+    };
+    while let Some(m) = p.try_recv(Duration::from_millis(500)) {
+        seen.push(m);
+    }
+    let cancelled: Vec<&serde_json::Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/cancelled")
+        .map(|m| &m["params"]["requestId"])
+        .collect();
+    assert_eq!(cancelled.len(), 64, "{seen:?}");
+    assert!(cancelled.iter().all(|id| forwarded.contains(id)));
+    assert_eq!(
+        answers(&mut p, "a2"),
+        "answered 136",
+        "cancelled ones are not answered"
+    );
+
+    // The slots are free again; this one is never answered and times out.
+    let (_, mut seen) = {
+        p.send(&call_msg(json!(3), "ping_client", json!({"n": 1})));
+        p.response(&json!(3), T)
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let ping = loop {
+        if let Some(m) = seen.iter().find(|m| is_ping(m)) {
+            break m["id"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new ping never reached the client"
+        );
+        seen.extend(p.try_recv(Duration::from_millis(200)));
+    };
+    let cancel = loop {
+        assert!(
+            Instant::now() < deadline,
+            "the unanswered ping was never cancelled"
+        );
+        if let Some(m) = p.try_recv(Duration::from_millis(200)) {
+            if m["method"] == "notifications/cancelled" {
+                break m;
+            }
+        }
+    };
+    assert_eq!(cancel["params"]["requestId"], ping, "{cancel}");
+    assert_eq!(answers(&mut p, "a3"), "answered 137");
+    finish(p, &[]);
+}
