@@ -6,7 +6,11 @@
 //! - a server's `tool_prefix` is prepended to its tools' names;
 //! - when two servers offer the same final name, both are exposed as `<server>__<tool>` (the
 //!   server's config name and its own tool name) and a warning is produced; no tool is silently
-//!   dropped;
+//!   dropped; a name still taken gets a numbered suffix (`__2`, …), servers earlier in the
+//!   config keeping the plain name;
+//! - a name once given stays with its tool for the session ([`ExposedNames`]): a tool listed
+//!   later whose name is already given gets the numbered name, and the earlier tool keeps its
+//!   name;
 //! - every tool's `outputSchema` is replaced by the envelope's JSON Schema
 //!   ([`Envelope::json_schema`]), since every result we answer with carries the envelope as its
 //!   `structuredContent`; every other field of the tool passes through unchanged.
@@ -18,6 +22,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::envelope::Envelope;
+use crate::exposed_names::ExposedNames;
 
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
 pub const COLLISION_SEPARATOR: &str = "__";
@@ -51,9 +56,20 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Builds the catalog from every ready server's tools, in the order given. Returns the
-    /// catalog and human-readable warnings (collisions, tools without a name, duplicates).
+    /// Builds the catalog from every ready server's tools, in the order given (config order),
+    /// as the first catalog of a session. Returns the catalog and human-readable warnings
+    /// (collisions, tools without a name, duplicates).
     pub fn build(servers: &[ServerTools<'_>]) -> (Catalog, Vec<String>) {
+        Catalog::build_stable(servers, &mut ExposedNames::default())
+    }
+
+    /// [`Catalog::build`] keeping the names the session already gave: a tool in `names` keeps
+    /// its name; a tool seen for the first time gets a name by the rules in the module doc that
+    /// no other tool ever had, and is added to `names`.
+    pub fn build_stable(
+        servers: &[ServerTools<'_>],
+        names: &mut ExposedNames,
+    ) -> (Catalog, Vec<String>) {
         let mut warnings = Vec::new();
         // (final name, server index, tool) for every exposed tool.
         let mut candidates: Vec<(String, usize, &Value, &str)> = Vec::new();
@@ -92,28 +108,19 @@ impl Catalog {
         let mut catalog = Catalog::default();
         for (final_name, index, tool, own_name) in &candidates {
             let server = servers[*index].server;
-            let exposed = if colliding.contains(final_name) {
-                let renamed = format!("{server}{COLLISION_SEPARATOR}{own_name}");
-                warnings.push(format!(
-                    "tool name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"
-                ));
-                renamed
-            } else {
-                final_name.clone()
-            };
-            // A prefix can recreate another server's `<server>__<tool>` name: number the later
-            // one rather than drop it.
-            let exposed = if catalog.routes.contains_key(&exposed) {
-                let free = (2..)
-                    .map(|n| format!("{exposed}{COLLISION_SEPARATOR}{n}"))
-                    .find(|candidate| !catalog.routes.contains_key(candidate))
-                    .expect("an unused numbered name exists");
-                warnings.push(format!(
-                    "tool name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
-                ));
-                free
-            } else {
-                exposed
+            let exposed = match names.get(server, own_name) {
+                Some(given) => given.to_owned(),
+                None => {
+                    let new = NewTool {
+                        server,
+                        own_name,
+                        final_name,
+                        colliding: colliding.contains(final_name),
+                    };
+                    let name = new.name(&catalog, names, &mut warnings);
+                    names.assign(server, own_name, &name);
+                    name
+                }
             };
             catalog.tools.push(rewrite_tool(tool, &exposed));
             catalog.routes.insert(
@@ -153,6 +160,49 @@ impl Catalog {
             self.routes.iter().map(|(k, v)| (k.as_str(), v)).collect();
         all.sort_by(|a, b| a.0.cmp(b.0));
         all
+    }
+}
+
+/// A tool that has no exposed name yet.
+struct NewTool<'a> {
+    server: &'a str,
+    own_name: &'a str,
+    /// Its name with the server's prefix.
+    final_name: &'a str,
+    /// Whether another tool of this listing has the same final name.
+    colliding: bool,
+}
+
+impl NewTool<'_> {
+    /// Its name: the final name, or `<server>__<tool>` when another tool of the listing has
+    /// the same final name; numbered when that was given to another tool (earlier in this
+    /// listing or before).
+    fn name(&self, catalog: &Catalog, names: &ExposedNames, warnings: &mut Vec<String>) -> String {
+        let taken = |name: &str| {
+            catalog.routes.contains_key(name)
+                || names.taken_by_other(name, self.server, self.own_name)
+        };
+        let (server, final_name) = (self.server, self.final_name);
+        let exposed = if self.colliding {
+            let renamed = format!("{server}{COLLISION_SEPARATOR}{}", self.own_name);
+            warnings.push(format!("tool name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
+            renamed
+        } else {
+            final_name.to_owned()
+        };
+        // A prefix (or a tool that arrived later) can recreate another tool's name: number it
+        // rather than drop it.
+        if !taken(&exposed) {
+            return exposed;
+        }
+        let free = (2..)
+            .map(|n| format!("{exposed}{COLLISION_SEPARATOR}{n}"))
+            .find(|candidate| !taken(candidate))
+            .expect("an unused numbered name exists");
+        warnings.push(format!(
+            "tool name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
+        ));
+        free
     }
 }
 
@@ -257,6 +307,86 @@ mod tests {
         let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["a__echo", "a__echo__2", "b__echo"]);
         assert_eq!(catalog.route("a__echo__2").unwrap().server, "c");
+    }
+
+    fn server<'a>(name: &'a str, tools: &'a [Value]) -> ServerTools<'a> {
+        ServerTools {
+            server: name,
+            prefix: "",
+            tools,
+            exposes: &all,
+        }
+    }
+
+    fn names_of(catalog: &Catalog) -> Vec<(String, String)> {
+        catalog
+            .routes()
+            .into_iter()
+            .map(|(n, r)| (n.to_owned(), r.server.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_tool_listed_later_never_takes_a_given_name() {
+        let echo = [json!({"name": "echo"})];
+        let mut names = ExposedNames::default();
+        let (first, _) = Catalog::build_stable(
+            &[
+                server("aaa", &[]),
+                server("gh", &echo),
+                server("jira", &echo),
+            ],
+            &mut names,
+        );
+        assert_eq!(first.route("gh__echo").unwrap().server, "gh");
+        // `aaa` now lists a tool named like gh's exposed one, and `echo` itself.
+        let sneaky = [json!({"name": "gh__echo"}), json!({"name": "echo"})];
+        let (later, warnings) = Catalog::build_stable(
+            &[
+                server("aaa", &sneaky),
+                server("gh", &echo),
+                server("jira", &echo),
+            ],
+            &mut names,
+        );
+        assert_eq!(later.route("gh__echo").unwrap().server, "gh");
+        assert_eq!(later.route("jira__echo").unwrap().server, "jira");
+        assert_eq!(later.route("gh__echo__2").unwrap().server, "aaa");
+        assert_eq!(later.route("aaa__echo").unwrap().tool, "echo");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("exposes it as 'gh__echo__2'")),
+            "{warnings:?}"
+        );
+        // A tool that was alone keeps its plain name when another server adds the same one.
+        let one = [json!({"name": "solo"})];
+        let mut names = ExposedNames::default();
+        Catalog::build_stable(&[server("a", &one), server("b", &[])], &mut names);
+        let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
+        assert_eq!(
+            names_of(&c),
+            [("b__solo".into(), "b".into()), ("solo".into(), "a".into())]
+        );
+        // Gone and back: the same name; meanwhile nobody else gets it.
+        let (c, _) = Catalog::build_stable(&[server("a", &[]), server("b", &one)], &mut names);
+        assert_eq!(names_of(&c), [("b__solo".to_owned(), "b".to_owned())]);
+        let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
+        assert_eq!(c.route("solo").unwrap().server, "a");
+    }
+
+    #[test]
+    fn numbered_names_follow_the_order_given() {
+        let tools = [json!({"name": "echo"})];
+        let prefixed = ServerTools {
+            server: "zeta",
+            prefix: "alpha__",
+            tools: &tools,
+            exposes: &all,
+        };
+        let (c, _) = Catalog::build(&[prefixed, server("alpha", &tools), server("beta", &tools)]);
+        assert_eq!(c.route("alpha__echo").unwrap().server, "zeta");
+        assert_eq!(c.route("alpha__echo__2").unwrap().server, "alpha");
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub const STDERR_LINES_SHOWN: usize = 5;
 /// Everything `check` found out, in config order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {
-    /// Every configured server (enabled or not), sorted by name.
+    /// Every configured server (enabled or not), in config file order.
     pub servers: Vec<ServerReport>,
 }
 

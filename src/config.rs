@@ -164,7 +164,7 @@ pub struct Config {
     pub base_dir: PathBuf,
     /// The `[defaults]` table (all keys optional).
     pub defaults: Defaults,
-    /// The `[mcp_servers.NAME]` tables, sorted by name; may be empty.
+    /// The `[mcp_servers.NAME]` tables, in the order the file has them; may be empty.
     pub servers: Vec<ServerConfig>,
     /// The `[transcript]` table (defaults when absent).
     pub transcript: TranscriptConfig,
@@ -404,13 +404,10 @@ impl Config {
 
     /// The server named `name`, if configured (enabled or not).
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
-        self.servers
-            .binary_search_by(|s| s.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.servers[i])
+        self.servers.iter().find(|s| s.name == name)
     }
 
-    /// The servers with `enabled = true` (the default), sorted by name.
+    /// The servers with `enabled = true` (the default), in file order.
     pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
         self.servers.iter().filter(|s| s.enabled)
     }
@@ -815,7 +812,10 @@ impl Ctx<'_> {
             },
         };
         let mut servers = Vec::with_capacity(raw.mcp_servers.len());
-        for (name, server) in raw.mcp_servers {
+        // In the order they are written: name collisions between servers resolve in it.
+        let mut raw_servers: Vec<_> = raw.mcp_servers.into_iter().collect();
+        raw_servers.sort_by_key(|(_, server)| server.span().start);
+        for (name, server) in raw_servers {
             servers.push(self.server(name, server, &base_dir)?);
         }
         Ok(Config {
@@ -1221,11 +1221,11 @@ media = "passthrough"
     }
 
     #[test]
-    fn servers_sorted_and_enabled_filter() {
+    fn servers_in_file_order_and_enabled_filter() {
         let text = "[mcp_servers.b]\ncommand = \"b\"\n[mcp_servers.a]\ncommand = \"a\"\nenabled = false\n[mcp_servers.c]\ncommand = \"c\"\n";
         let config = parse(text).unwrap();
         let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(names, ["b", "a", "c"]);
         let enabled: Vec<_> = config.enabled_servers().map(|s| s.name.as_str()).collect();
         assert_eq!(enabled, ["b", "c"]);
         assert_eq!(config.server("a").unwrap().command, "a");
@@ -1938,7 +1938,7 @@ command = "server"
         let text = include_str!("../config/example.toml");
         let config = Config::parse(text, Path::new("/repo/config/example.toml"), &no_env).unwrap();
         let names: Vec<_> = config.enabled_servers().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["everything", "git", "time"]);
+        assert_eq!(names, ["everything", "time", "git"]);
         assert_eq!(config.transcript, TranscriptConfig::default());
 
         let everything = config.server("everything").unwrap();

@@ -7,6 +7,7 @@
 //! | [`envelope`] | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
 //! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
+//! | [`exposed_names`] | the names given to tools, kept for the session | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
@@ -32,6 +33,7 @@ pub mod config;
 pub mod downstream;
 pub mod drift;
 pub mod envelope;
+pub mod exposed_names;
 pub mod import;
 pub mod jsonrpc;
 pub mod offload;

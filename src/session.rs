@@ -169,6 +169,11 @@ pub struct Proxy {
     shutdown: watch::Sender<bool>,
     transcript: Option<TranscriptWriter>,
     call_counter: AtomicU64,
+    /// Every name given to a tool this session: a name stays with its tool.
+    exposed_names: Mutex<crate::exposed_names::ExposedNames>,
+    /// Set once the first start of every server has settled: from then on the catalog's
+    /// names are kept in `exposed_names`.
+    names_given: std::sync::atomic::AtomicBool,
     /// Catalog warnings already logged.
     catalog_warnings: Mutex<std::collections::HashSet<String>>,
     /// Calls in flight by start order, tracked only while recording a transcript.
@@ -200,6 +205,8 @@ impl Proxy {
             call_counter: AtomicU64::new(0),
             tracks: Mutex::new(HashMap::new()),
             catalog_warnings: Mutex::new(std::collections::HashSet::new()),
+            exposed_names: Mutex::default(),
+            names_given: Default::default(),
         })
     }
 
@@ -257,6 +264,7 @@ impl Proxy {
                 warn!(server = %ds.name(), error = %e, stderr = %ds.stderr_tail().join(" | "), "{what}");
             }
         }
+        self.names_given.store(true, Ordering::Release);
         self.rebuild_catalog();
     }
 
@@ -290,7 +298,16 @@ impl Proxy {
                 exposes: exposes.as_ref(),
             })
             .collect();
-        let (catalog, mut warnings) = Catalog::build(&inputs);
+        let (catalog, mut warnings) = {
+            // Names are given for good once the client can see them: after the first start of
+            // every server, not while the first ones come up one by one.
+            let mut names = self.exposed_names.lock().unwrap();
+            if self.names_given.load(Ordering::Acquire) {
+                Catalog::build_stable(&inputs, &mut names)
+            } else {
+                Catalog::build_stable(&inputs, &mut names.clone())
+            }
+        };
         for (name, tools) in &lists {
             let server = self
                 .config

@@ -628,3 +628,81 @@ fn server_requests_the_client_never_answers_are_bounded_cancelled_and_timed_out(
     assert_eq!(answers(&mut p, "a3"), "answered 137");
     finish(p, &[]);
 }
+
+/// Exposed names stay with their tools: `gh` and `jira` both offer `echo` (exposed as
+/// `gh__echo` and `jira__echo`); when `aaa` adds a tool named `gh__echo` later, calls to
+/// `gh__echo` still reach `gh` and the newcomer gets the numbered name. Numbered names go in
+/// config file order, not alphabetical order.
+#[test]
+fn a_server_cannot_take_over_another_servers_exposed_name() {
+    let (_dir, config) = write_config(&format!(
+        "{}{}{}",
+        hostile_server("aaa", &[], ""),
+        hostile_server("gh", &[], ""),
+        hostile_server("jira", &[], "")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let resp = p.call(json!(1), "gh__echo", json!({"text": "to-gh"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "to-gh");
+    let (resp, others) = {
+        p.send(&call_msg(
+            json!(2),
+            "aaa__add_tool",
+            json!({"name": "gh__echo"}),
+        ));
+        p.response(&json!(2), T)
+    };
+    assert_eq!(envelope_of(&resp)["content"], "tool gh__echo");
+    if !others
+        .iter()
+        .any(|m| m["method"] == "notifications/tools/list_changed")
+    {
+        let changed = p.recv(T);
+        assert_eq!(
+            changed["method"], "notifications/tools/list_changed",
+            "{changed}"
+        );
+    }
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    let (list, _) = p.response(&json!("l"), T);
+    let names = tool_names(&list);
+    assert!(names.contains(&"gh__echo__2".to_owned()), "{names:?}");
+    let resp = p.call(json!(3), "gh__echo", json!({"text": "still-gh"}), T);
+    assert_eq!(
+        envelope_of(&resp)["content"],
+        "still-gh",
+        "went to the wrong server"
+    );
+    let resp = p.call(json!(4), "gh__echo__2", json!({}), T);
+    assert_eq!(envelope_of(&resp)["content"], "added gh__echo");
+    finish(p, &[]);
+
+    // zeta comes first in the file: it keeps the plain name its prefix makes.
+    let (_dir, config) = write_config(&format!(
+        "{}{}{}",
+        hostile_server(
+            "zeta",
+            &[],
+            "tool_prefix = \"alpha__\"\nenabled_tools = [\"echo\"]"
+        ),
+        hostile_server("alpha", &[], "enabled_tools = [\"echo\"]"),
+        hostile_server("beta", &[], "enabled_tools = [\"echo\"]")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    let (list, _) = p.response(&json!("l"), T);
+    let mut names = tool_names(&list);
+    names.sort();
+    assert_eq!(names, ["alpha__echo", "alpha__echo__2", "beta__echo"]);
+    let resp = p.call(json!(5), "alpha__echo", json!({"text": "z"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "z");
+    assert!(
+        p.stderr()
+            .contains("server 'alpha' exposes it as 'alpha__echo__2'"),
+        "{}",
+        p.stderr()
+    );
+    finish(p, &[]);
+}
