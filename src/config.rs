@@ -789,6 +789,8 @@ impl Ctx<'_> {
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join("; ");
+        // The key names the problem; a string value in the wrong place may be a secret.
+        let message = crate::redact::without_quoted_values(&message);
         self.error(inner.span(), (!key.is_empty()).then_some(key), message)
     }
 
@@ -957,7 +959,7 @@ fn expand_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Strin
             }
         } else if let Some(tail) = after.strip_prefix('{') {
             let Some(end) = tail.find('}') else {
-                return Err(format!("unterminated `${{` in `{text}`"));
+                return Err("unterminated `${` (the value is not shown)".to_owned());
             };
             let name = &tail[..end];
             let valid = name
@@ -1574,6 +1576,35 @@ command = "y"
         );
     }
 
+    /// A value in the wrong place (a token pasted under the wrong key) is not echoed: the
+    /// error names the key.
+    #[test]
+    fn errors_name_the_key_not_the_value() {
+        for (text, key) in [
+            (
+                format!("{GIT}char_budget = \"sk-secret-1\"\n"),
+                "mcp_servers.git.char_budget",
+            ),
+            (
+                format!("{GIT}media = \"sk-secret-1\"\n"),
+                "mcp_servers.git.media",
+            ),
+            (
+                format!("{GIT}env = {{ T = \"sk-secret-1${{X\" }}\n"),
+                "mcp_servers.git.env.T",
+            ),
+            (
+                format!("{GIT}args = [\"--token=sk-secret-1${{\"]\n"),
+                "mcp_servers.git.args[0]",
+            ),
+        ] {
+            let err = parse(&text).expect_err("a config error");
+            let shown = err.to_string();
+            assert_eq!(err.key.as_deref(), Some(key), "{shown}");
+            assert!(!shown.contains("sk-secret"), "{shown}");
+        }
+    }
+
     #[test]
     fn bad_media() {
         assert_error(
@@ -1581,7 +1612,7 @@ command = "y"
             3,
             9,
             "mcp_servers.git.media",
-            "unknown variant `inline`, expected `passthrough` or `describe`",
+            "unknown variant, expected `passthrough` or `describe`",
         );
         assert_error(
             "[defaults]\nmedia = 1\n",

@@ -166,6 +166,40 @@ fn redact_keyed_values(text: &str) -> String {
     out
 }
 
+/// A parser's error message without the string values it quotes (`invalid type: string
+/// "sk-…", expected usize` becomes `invalid type: a string, expected usize`; ``unknown variant
+/// `x`, expected …`` becomes `unknown variant, expected …`): config errors name the key, and a
+/// value written under the wrong key may be a secret. Numbers and booleans are kept.
+pub fn without_quoted_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    loop {
+        let string_at = rest.find("string \"");
+        let variant_at = rest.find("variant `");
+        let (at, skip, close, replacement) = match (string_at, variant_at) {
+            (Some(s), v) if v.is_none_or(|v| s < v) => (s, "string \"".len(), '"', "a string"),
+            (_, Some(v)) => (v, "variant `".len(), '`', "variant"),
+            _ => break,
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(replacement);
+        let value = &rest[at + skip..];
+        // The closing quote, stepping over backslash escapes.
+        let mut escaped = false;
+        let end = value.char_indices().find(|&(_, c)| {
+            let done = !escaped && c == close;
+            escaped = !escaped && c == '\\';
+            done
+        });
+        rest = match end {
+            Some((i, _)) => &value[i + 1..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +254,22 @@ mod tests {
             "using [redacted] in /home/me"
         );
         assert_eq!(r.redact("sent sk-live-123456"), "sent [redacted]");
+    }
+
+    #[test]
+    fn quoted_values_leave_parser_messages() {
+        assert_eq!(
+            without_quoted_values(r#"invalid type: string "sk-1\"2", expected usize"#),
+            "invalid type: a string, expected usize"
+        );
+        assert_eq!(
+            without_quoted_values("unknown variant `sk-9`, expected `a` or `b`"),
+            "unknown variant, expected `a` or `b`"
+        );
+        assert_eq!(
+            without_quoted_values("invalid value: integer `-5`, expected usize"),
+            "invalid value: integer `-5`, expected usize"
+        );
     }
 
     #[test]

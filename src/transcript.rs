@@ -103,13 +103,14 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// Replaces the value of every key in `keys` (case-insensitive), at any depth, with
-/// [`REDACTED`].
+/// Replaces the value of every key that matches one of `keys` ([`crate::redact::key_matches`]:
+/// case-insensitive, ignoring `_`, `-`, `.` and spaces, at the key's start or end), at any
+/// depth, with [`REDACTED`].
 pub fn redact(value: &mut Value, keys: &[String]) {
     match value {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
-                if keys.iter().any(|r| r.eq_ignore_ascii_case(k)) {
+                if crate::redact::key_matches(k, keys) {
                     *v = Value::from(REDACTED);
                 } else {
                     redact(v, keys);
@@ -609,6 +610,28 @@ mod tests {
         assert_eq!(
             v,
             json!({"user": "u", "Password": "[redacted]", "nested": [{"API_KEY": "[redacted]", "ok": {"password": "[redacted]"}}]})
+        );
+    }
+
+    #[test]
+    fn redaction_matches_the_usual_spellings_of_secret_keys() {
+        let keys: Vec<String> = crate::config::DEFAULT_REDACT_KEYS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut v = json!({
+            "access_token": "a", "apiKey": "b", "x-api-key": "c",
+            "headers": {"Authorization": "Bearer d"}, "client_secret": "e",
+            "query": "keep", "max_tokens": 5
+        });
+        redact(&mut v, &keys);
+        assert_eq!(
+            v,
+            json!({
+                "access_token": "[redacted]", "apiKey": "[redacted]", "x-api-key": "[redacted]",
+                "headers": {"Authorization": "[redacted]"}, "client_secret": "[redacted]",
+                "query": "keep", "max_tokens": 5
+            })
         );
     }
 
