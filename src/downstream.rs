@@ -28,6 +28,7 @@ use tracing::{debug, info, warn};
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::redact::Redactor;
 
+mod handshake;
 mod server_requests;
 mod stderr;
 
@@ -856,6 +857,7 @@ async fn start_once(
             .await
             .map_err(|e| format!("initialize failed: {e}"))?
             .map_err(|e| format!("initialize was refused: {e}"))?;
+        handshake::check_initialize_result(&init)?;
         *conn.initialize_result.write().unwrap() = init;
         conn.notify("notifications/initialized", None);
         store_tools(ds, list_all_tools(&conn, spec.startup_timeout).await?);

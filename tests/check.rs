@@ -163,3 +163,38 @@ fn malformed_tool_definitions_are_flagged_and_not_listed() {
         "{text}"
     );
 }
+
+/// A server whose `initialize` answer is not an object, or names a protocol version the proxy
+/// does not speak, is not ready.
+#[test]
+fn bad_initialize_answers_are_not_ready() {
+    let server = |name: &str, result: &str| {
+        let args = serde_json::to_string(&[
+            root()
+                .join("tests/fixtures/hostile_server.py")
+                .display()
+                .to_string(),
+            "--init-result".into(),
+            result.into(),
+        ])
+        .unwrap();
+        format!("[mcp_servers.{name}]\ncommand = \"python3\"\nargs = {args}\nmax_restarts = 0\n")
+    };
+    let (_dir, config) = write_config(&format!(
+        "{}{}",
+        server("notobj", r#""not an object""#),
+        server(
+            "oldver",
+            r#"{"protocolVersion": "1999-01-01", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}"#
+        )
+    ));
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("initialize result is not a JSON object"),
+        "{text}"
+    );
+    assert!(text.contains("protocolVersion \"1999-01-01\""), "{text}");
+    assert!(text.contains("0 of 2 enabled server(s) ready"), "{text}");
+}
