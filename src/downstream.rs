@@ -8,8 +8,9 @@
 //!
 //! Sources: MCP specification 2025-06-18 "Lifecycle" (initialization, shutdown over stdio),
 //! "Transports: stdio", "Utilities: Cancellation"; restart policy from issue 5 of the project
-//! (backoff from 1 s doubling to at most 30 s, reset after 5 minutes of stable running, at most
-//! `max_restarts` in a row, then `unavailable`).
+//! (backoff from 1 s doubling to at most 30 s, at most `max_restarts` in a row, then
+//! `unavailable`) with issue 17's change: a run that stayed ready for [`HEALTHY_RUN`] resets
+//! the count, so only a crash loop gives up.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
@@ -28,6 +29,7 @@ use tracing::{debug, info, warn};
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::redact::Redactor;
 
+mod coalesce;
 mod handshake;
 mod server_requests;
 mod stderr;
@@ -38,8 +40,11 @@ pub use server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
 pub const BACKOFF_INITIAL: Duration = Duration::from_secs(1);
 /// Longest restart delay (issue 5).
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
-/// Running this long without exiting resets the count of restarts in a row (issue 5).
-pub const STABLE_AFTER: Duration = Duration::from_secs(300);
+/// A run that stayed ready this long before it ended was not part of a crash loop: the count
+/// of restarts in a row starts again, so a server that runs fine between crashes keeps being
+/// restarted, and only one that fails to start or crashes within this time after every start
+/// becomes `unavailable` after `max_restarts`.
+pub const HEALTHY_RUN: Duration = Duration::from_secs(10);
 /// How long a stopping child gets after stdin is closed, and again after SIGTERM.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// How long the stdout reader gets, after a server's process exited, to read what is left in
@@ -216,6 +221,8 @@ pub struct Connection {
     closed: AtomicBool,
     /// Its requests to the client still waiting for an answer.
     server_requests: server_requests::ServerRequests,
+    /// `tools/list` refreshes asked for by `notifications/tools/list_changed`.
+    tools_refresh: coalesce::Coalescer,
     /// The server's `initialize` result (`serverInfo`, `capabilities`, `protocolVersion`).
     pub initialize_result: RwLock<Value>,
 }
@@ -247,6 +254,7 @@ impl Connection {
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             server_requests: Default::default(),
+            tools_refresh: Default::default(),
             initialize_result: RwLock::new(Value::Null),
         }
     }
@@ -564,7 +572,8 @@ async fn supervise(
                 let ran_since = Instant::now();
                 tokio::select! {
                     reason = running.closed() => {
-                        if ran_since.elapsed() >= STABLE_AFTER {
+                        if ran_since.elapsed() >= HEALTHY_RUN {
+                            // It ran fine between crashes: not a crash loop.
                             failures_in_a_row = 0;
                         }
                         let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
@@ -1296,7 +1305,9 @@ fn handle_server_message(
         }
         Message::Notification { method, params } => {
             if method == "notifications/tools/list_changed" {
-                tokio::spawn(refresh_tools(ds.clone(), conn.clone(), events.clone()));
+                if conn.tools_refresh.request() {
+                    tokio::spawn(refresh_tools(ds.clone(), conn.clone(), events.clone()));
+                }
             } else {
                 if method == "notifications/cancelled" {
                     if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
@@ -1387,19 +1398,26 @@ fn forward_server_request(
     conn.server_requests.attach(&id, task.abort_handle());
 }
 
+/// Refreshes the server's tools, again as long as more `list_changed` notifications came in
+/// meanwhile (see [`coalesce::Coalescer`]).
 async fn refresh_tools(
     ds: Downstream,
     conn: Arc<Connection>,
     events: mpsc::UnboundedSender<DownstreamEvent>,
 ) {
-    match list_all_tools(&conn, ds.inner.spec.startup_timeout).await {
-        Ok(listing) => {
-            store_tools(&ds, listing);
-            let _ = events.send(DownstreamEvent::ToolsChanged {
-                server: ds.name().to_owned(),
-            });
+    loop {
+        match list_all_tools(&conn, ds.inner.spec.startup_timeout).await {
+            Ok(listing) => {
+                store_tools(&ds, listing);
+                let _ = events.send(DownstreamEvent::ToolsChanged {
+                    server: ds.name().to_owned(),
+                });
+            }
+            Err(e) => warn!(server = %ds.name(), error = %e, "refreshing tools failed"),
         }
-        Err(e) => warn!(server = %ds.name(), error = %e, "refreshing tools failed"),
+        if !conn.tools_refresh.finish() {
+            break;
+        }
     }
 }
 

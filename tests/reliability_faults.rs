@@ -706,3 +706,77 @@ fn a_server_cannot_take_over_another_servers_exposed_name() {
     );
     finish(p, &[]);
 }
+
+/// A server that runs fine between crashes keeps being restarted: with `max_restarts = 1`,
+/// killed twice after more than 10 s of serving each time, it is back both times (before,
+/// only five stable minutes reset the count, so a server killed once a minute became
+/// `unavailable` for good). A crash loop still gives up
+/// (`crashing_server_becomes_unavailable_after_max_restarts`).
+#[test]
+fn a_server_that_runs_fine_between_crashes_keeps_being_restarted() {
+    let (_dir, config) = write_config(&hostile_server("h", &[], "max_restarts = 1"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let mut seen = Vec::new();
+    for round in 0..2 {
+        let kids = wait_children(p.pid(), 1, T);
+        assert_eq!(kids.len(), 1, "round {round}");
+        seen.extend(kids.iter().copied());
+        let resp = p.call(json!(format!("r{round}")), "echo", json!({"text": "up"}), T);
+        assert_eq!(envelope_of(&resp)["content"], "up");
+        std::thread::sleep(Duration::from_secs(11));
+        signal(kids[0], libc::SIGKILL);
+        assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
+    }
+    let resp = p.call(json!("last"), "echo", json!({"text": "still here"}), T);
+    assert_eq!(
+        envelope_of(&resp)["content"],
+        "still here",
+        "{}",
+        p.stderr()
+    );
+    finish(p, &seen);
+}
+
+/// 2,000 `notifications/tools/list_changed` in a burst cost a few `tools/list` refreshes, not
+/// 2,000: more notifications during a refresh ask for one more refresh after it.
+#[test]
+fn list_changed_storms_are_coalesced() {
+    let (_dir, config) = write_config(&hostile_server("h", &[], ""));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let resp = p.call(json!(1), "storm", json!({"n": 2000}), T);
+    assert_eq!(envelope_of(&resp)["content"], "stormed");
+    std::thread::sleep(Duration::from_secs(1));
+    let resp = p.call(json!(2), "stats", json!({}), T);
+    let stats = envelope_of(&resp)["content"].as_str().unwrap().to_owned();
+    let lists: u32 = stats.strip_prefix("tools_list ").unwrap().parse().unwrap();
+    assert!(
+        lists <= 4,
+        "{lists} tools/list requests for one start and 2000 notifications"
+    );
+    eprintln!("FIGURES faults list_changed storm: 2000 notifications, {lists} tools/list in all");
+    let resp = p.call(json!(3), "echo", json!({"text": "fine"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "fine");
+    finish(p, &[]);
+}
+
+/// A server whose `tools/list` repeats its `nextCursor` forever: paging stops at the repeat,
+/// the server is ready with the tools listed so far, and the log says why.
+#[test]
+fn endless_tools_list_paging_stops_at_a_repeated_cursor() {
+    let (_dir, config) = write_config(&hostile_server(
+        "h",
+        &["--endless-pages"],
+        "startup_timeout_sec = 10",
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    let (list, _) = p.response(&json!("l"), T);
+    assert_eq!(tool_names(&list), ["echo"]);
+    let resp = p.call(json!(1), "echo", json!({"text": "paged"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "paged");
+    assert!(p.stderr().contains("repeated the cursor"), "{}", p.stderr());
+    finish(p, &[]);
+}
