@@ -11,6 +11,9 @@
 //! - a name once given stays with its tool for the session ([`ExposedNames`]): a tool listed
 //!   later whose name is already given gets the numbered name, and the earlier tool keeps its
 //!   name;
+//! - a tool whose `execution.taskSupport` is `"required"` (MCP 2025-11-25) is left out, with a
+//!   warning: tasks are not proxied;
+//! - prompts are named by the same rules ([`Catalog::build_items`]);
 //! - every tool's `outputSchema` is replaced by the envelope's JSON Schema
 //!   ([`Envelope::json_schema`]), since every result we answer with carries the envelope as its
 //!   `structuredContent`; every other field of the tool passes through unchanged.
@@ -27,7 +30,11 @@ use crate::exposed_names::ExposedNames;
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
 pub const COLLISION_SEPARATOR: &str = "__";
 
-/// One server's contribution to the catalog.
+/// A boxed allow/deny filter over a server's own item names.
+pub type NameFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
+/// One server's contribution to the catalog (its tools, or its prompts).
+#[derive(Clone, Copy)]
 pub struct ServerTools<'a> {
     /// The server's config name.
     pub server: &'a str,
@@ -71,6 +78,41 @@ impl Catalog {
         names: &mut ExposedNames,
     ) -> (Catalog, Vec<String>) {
         let mut warnings = Vec::new();
+        let callable: Vec<Vec<Value>> = servers
+            .iter()
+            .map(|s| {
+                let (tasks, plain): (Vec<&Value>, Vec<&Value>) =
+                    s.tools.iter().partition(|t| requires_task(t));
+                for t in tasks {
+                    let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+                    warnings.push(format!(
+                        "server '{}': tool '{name}' requires task-augmented execution, which is not proxied; not listed",
+                        s.server
+                    ));
+                }
+                plain.into_iter().cloned().collect()
+            })
+            .collect();
+        let inputs: Vec<ServerTools<'_>> = servers
+            .iter()
+            .zip(&callable)
+            .map(|(s, tools)| ServerTools { tools, ..*s })
+            .collect();
+        let (catalog, more) = Catalog::build_items(&inputs, names, "tool", rewrite_tool);
+        warnings.extend(more);
+        (catalog, warnings)
+    }
+
+    /// The naming of [`Catalog::build_stable`] for any named items (tools, prompts): `noun`
+    /// names them in the warnings, `rewrite` makes each item as the client sees it from the
+    /// item and its exposed name.
+    pub fn build_items(
+        servers: &[ServerTools<'_>],
+        names: &mut ExposedNames,
+        noun: &str,
+        rewrite: impl Fn(&Value, &str) -> Value,
+    ) -> (Catalog, Vec<String>) {
+        let mut warnings = Vec::new();
         // (final name, server index, tool) for every exposed tool.
         let mut candidates: Vec<(String, usize, &Value, &str)> = Vec::new();
         for (index, s) in servers.iter().enumerate() {
@@ -78,7 +120,7 @@ impl Catalog {
             for tool in s.tools {
                 let Some(name) = tool.get("name").and_then(Value::as_str) else {
                     warnings.push(format!(
-                        "server '{}' listed a tool without a name; skipped",
+                        "server '{}' listed a {noun} without a name; skipped",
                         s.server
                     ));
                     continue;
@@ -88,7 +130,7 @@ impl Catalog {
                 }
                 if !seen.insert(name) {
                     warnings.push(format!(
-                        "server '{}' listed tool '{name}' twice; the first is used",
+                        "server '{}' listed {noun} '{name}' twice; the first is used",
                         s.server
                     ));
                     continue;
@@ -116,13 +158,14 @@ impl Catalog {
                         own_name,
                         final_name,
                         colliding: colliding.contains(final_name),
+                        noun,
                     };
                     let name = new.name(&catalog, names, &mut warnings);
                     names.assign(server, own_name, &name);
                     name
                 }
             };
-            catalog.tools.push(rewrite_tool(tool, &exposed));
+            catalog.tools.push(rewrite(tool, &exposed));
             catalog.routes.insert(
                 exposed,
                 Route {
@@ -171,6 +214,8 @@ struct NewTool<'a> {
     final_name: &'a str,
     /// Whether another tool of this listing has the same final name.
     colliding: bool,
+    /// What the items are (`tool`, `prompt`), for the warnings.
+    noun: &'a str,
 }
 
 impl NewTool<'_> {
@@ -182,10 +227,10 @@ impl NewTool<'_> {
             catalog.routes.contains_key(name)
                 || names.taken_by_other(name, self.server, self.own_name)
         };
-        let (server, final_name) = (self.server, self.final_name);
+        let (server, final_name, noun) = (self.server, self.final_name, self.noun);
         let exposed = if self.colliding {
             let renamed = format!("{server}{COLLISION_SEPARATOR}{}", self.own_name);
-            warnings.push(format!("tool name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
+            warnings.push(format!("{noun} name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
             renamed
         } else {
             final_name.to_owned()
@@ -200,7 +245,7 @@ impl NewTool<'_> {
             .find(|candidate| !taken(candidate))
             .expect("an unused numbered name exists");
         warnings.push(format!(
-            "tool name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
+            "{noun} name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
         ));
         free
     }
@@ -208,6 +253,14 @@ impl NewTool<'_> {
 
 /// A tool as the client sees it: `name` set to `exposed`, `outputSchema` set to the envelope's
 /// schema, everything else unchanged.
+/// Whether a tool must be called as a task (`execution.taskSupport == "required"`, MCP
+/// 2025-11-25 "Tools"): the proxy does not pass tasks through, so such a tool is not listed.
+pub fn requires_task(tool: &Value) -> bool {
+    tool.pointer("/execution/taskSupport")
+        .and_then(Value::as_str)
+        == Some("required")
+}
+
 fn rewrite_tool(tool: &Value, exposed: &str) -> Value {
     let mut tool = tool.clone();
     if let Some(obj) = tool.as_object_mut() {

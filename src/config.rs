@@ -220,8 +220,13 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// `disabled_tools`: these downstream tools are never exposed (default empty).
     pub disabled_tools: Vec<String>,
-    /// `tool_prefix`, prepended to the tool names the client sees (default empty).
+    /// `tool_prefix`, prepended to the tool names the client sees (default empty); prompt names
+    /// get it too.
     pub tool_prefix: String,
+    /// `enabled_prompts`: when given, only these downstream prompts are exposed.
+    pub enabled_prompts: Option<Vec<String>>,
+    /// `disabled_prompts`: these downstream prompts are never exposed (default empty).
+    pub disabled_prompts: Vec<String>,
     /// `[mcp_servers.NAME.tools.TOOL]` overrides, keyed by downstream tool name; every key is a
     /// tool that [`ServerConfig::exposes`].
     pub tools: BTreeMap<String, ToolOverride>,
@@ -468,15 +473,26 @@ impl Config {
     }
 }
 
+/// Whether `name` passes an allowlist (when given) and a denylist.
+fn allowed_by(allow: Option<&[String]>, deny: &[String], name: &str) -> bool {
+    allow.map_or(true, |list| list.iter().any(|n| n == name)) && !deny.iter().any(|n| n == name)
+}
+
 impl ServerConfig {
     /// Whether downstream tool `tool` is exposed to the client: listed in `enabled_tools` (when
     /// that is given) and not listed in `disabled_tools`.
     pub fn exposes(&self, tool: &str) -> bool {
-        let allowed = self
-            .enabled_tools
-            .as_ref()
-            .map_or(true, |list| list.iter().any(|t| t == tool));
-        allowed && !self.disabled_tools.iter().any(|t| t == tool)
+        allowed_by(self.enabled_tools.as_deref(), &self.disabled_tools, tool)
+    }
+
+    /// Whether downstream prompt `prompt` is exposed to the client: listed in `enabled_prompts`
+    /// (when that is given) and not listed in `disabled_prompts` (the same rule as tools).
+    pub fn exposes_prompt(&self, prompt: &str) -> bool {
+        allowed_by(
+            self.enabled_prompts.as_deref(),
+            &self.disabled_prompts,
+            prompt,
+        )
     }
 
     /// Tool names that `enabled_tools`, `disabled_tools` or a `[mcp_servers.NAME.tools.TOOL]`
@@ -619,8 +635,12 @@ struct RawServer {
     enabled_tools: Option<Vec<String>>,
     /// Denylist of the server's own tool names; these are never exposed.
     disabled_tools: Option<Vec<String>>,
-    /// Prepended to the tool names the client sees. Default: "".
+    /// Prepended to the tool names (and prompt names) the client sees. Default: "".
     tool_prefix: Option<String>,
+    /// Allowlist of the server's own prompt names; when given, only these are exposed.
+    enabled_prompts: Option<Vec<String>>,
+    /// Denylist of the server's own prompt names; these are never exposed.
+    disabled_prompts: Option<Vec<String>>,
     /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RawTool>")]
@@ -907,6 +927,8 @@ impl Ctx<'_> {
             enabled_tools,
             disabled_tools,
             tool_prefix: raw.tool_prefix.unwrap_or_default(),
+            enabled_prompts: raw.enabled_prompts,
+            disabled_prompts: raw.disabled_prompts.unwrap_or_default(),
             tools: BTreeMap::new(),
         };
         for (tool, table) in raw.tools {
@@ -1195,6 +1217,8 @@ media = "passthrough"
                 enabled_tools: Some(vec!["git_log".into(), "git_status".into()]),
                 disabled_tools: vec!["git_commit".into()],
                 tool_prefix: "git_".into(),
+                enabled_prompts: None,
+                disabled_prompts: vec![],
                 tools,
             }]
         );

@@ -11,6 +11,7 @@
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
+//! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
 //! | [`downstream`] | one supervised task per server: child process, handshake, pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
@@ -38,6 +39,7 @@ pub mod import;
 pub mod jsonrpc;
 pub mod offload;
 pub mod outcome;
+pub mod passthrough;
 pub mod redact;
 pub mod session;
 pub mod stats;

@@ -120,6 +120,9 @@ pub struct Mapped {
     /// `image` / `audio` blocks and blob `resource` blocks passed through untouched, in the
     /// order received; empty on the error path and with [`MediaMode::Describe`].
     pub media: Vec<Value>,
+    /// The downstream result's `_meta`, kept on our CallToolResult (MCP 2025-11-25 "Basic:
+    /// `_meta`"); `None` when it had none.
+    pub meta: Option<Value>,
 }
 
 impl Mapped {
@@ -301,10 +304,13 @@ impl Serialize for CallToolResultView<'_> {
             }
         }
         let envelope = &self.0.envelope;
-        let mut result = serializer.serialize_struct("CallToolResult", 3)?;
+        let mut result = serializer.serialize_struct("CallToolResult", 4)?;
         result.serialize_field("content", &Content(self.0))?;
         result.serialize_field("structuredContent", envelope)?;
         result.serialize_field("isError", &(envelope.status == Status::Error))?;
+        if let Some(meta) = &self.0.meta {
+            result.serialize_field("_meta", meta)?;
+        }
         result.end()
     }
 }
@@ -327,6 +333,7 @@ fn error_mapped<'s>(
     Mapped {
         envelope: Envelope::error(ctx.call_id, ctx.tool, error_type.as_str(), &message),
         media: Vec::new(),
+        meta: None,
     }
 }
 
@@ -746,7 +753,17 @@ fn invalid_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
 // ---------------------------------------------------------------------------------------------
 // CallToolResult
 
+/// A `CallToolResult` → envelope: results that are not plain tool results and envelopes
+/// behind an envelope first ([`crate::passthrough::results`]), then the rules above; the
+/// result's `_meta` is kept.
 fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
+    let mut mapped = crate::passthrough::results::special_result(result, ctx)
+        .unwrap_or_else(|| map_plain_result(result, ctx));
+    mapped.meta = result.get("_meta").filter(|m| !m.is_null()).cloned();
+    mapped
+}
+
+fn map_plain_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
     let invalid = |what: String| {
         error_mapped(
             ctx,
@@ -778,14 +795,7 @@ fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
 
     let budget = ctx.char_budget;
     let mode = ctx.media;
-    let media = match mode {
-        MediaMode::Passthrough => blocks
-            .iter()
-            .filter(|b| media_data(b).is_some())
-            .cloned()
-            .collect(),
-        MediaMode::Describe => Vec::new(),
-    };
+    let media = passed_media(blocks, mode);
     let filled = match structured {
         Some(sc) => {
             let described = blocks
@@ -802,6 +812,7 @@ fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
     Mapped {
         envelope: filled.into_envelope(ctx.call_id, ctx.tool),
         media,
+        meta: None,
     }
 }
 
@@ -1003,7 +1014,20 @@ fn text_rows(text: &str) -> Rows<'_> {
 
 /// The base64 `data` of an `image` / `audio` block or the `blob` of a `resource` block; `None`
 /// for every other block.
-fn media_data(block: &Value) -> Option<&str> {
+/// The media blocks of `blocks` that pass through untouched: all of them with
+/// [`MediaMode::Passthrough`], none with [`MediaMode::Describe`].
+pub(crate) fn passed_media(blocks: &[Value], mode: MediaMode) -> Vec<Value> {
+    match mode {
+        MediaMode::Passthrough => blocks
+            .iter()
+            .filter(|b| media_data(b).is_some())
+            .cloned()
+            .collect(),
+        MediaMode::Describe => Vec::new(),
+    }
+}
+
+pub(crate) fn media_data(block: &Value) -> Option<&str> {
     match block.get("type")?.as_str()? {
         "image" | "audio" => block.get("data")?.as_str(),
         "resource" => block.get("resource")?.get("blob")?.as_str(),
@@ -1022,7 +1046,7 @@ pub fn base64_decoded_len(data: &str) -> u64 {
 
 /// The description row of a media block: `{"type", "mimeType"?, "bytes"}`, plus `uri` for a
 /// blob resource (whose `mimeType` is read from the inner resource). `None` for other blocks.
-fn describe_media<'a>(block: &Value, budget: usize) -> Option<Row<'a>> {
+pub(crate) fn describe_media<'a>(block: &Value, budget: usize) -> Option<Row<'a>> {
     let data = media_data(block)?;
     let mut row = Map::new();
     let kind = block.get("type")?;

@@ -10,10 +10,15 @@
 //! of the project):
 //! - `initialize` starts every enabled server in parallel, forwards the client's capabilities and
 //!   clientInfo to each, waits for each up to its `startup_timeout_sec`, and answers with our
-//!   serverInfo, the negotiated protocolVersion and `tools.listChanged: true`; a second
-//!   `initialize` is an error; other requests before it (except `ping`) are errors;
-//! - `tools/list` answers the merged [`Catalog`]; `tools/call` is routed, forwarded with its
-//!   arguments and `_meta`, and answered with the envelope ([`crate::outcome`]);
+//!   serverInfo, the negotiated protocolVersion, `tools.listChanged: true` plus the capabilities
+//!   [`crate::passthrough`] proxies, and the servers' instructions; a second `initialize` is
+//!   an error; other requests before it (except `ping`) are errors;
+//! - resources, prompts, completion and logging requests go to [`crate::passthrough`], and
+//!   server notifications pass through its filter (nothing for a capability not declared);
+//! - `tools/list` answers the merged [`Catalog`] in one page (a `cursor` is -32602);
+//!   `tools/call` is routed, forwarded with its arguments and `_meta`, and answered with the
+//!   envelope ([`crate::outcome`]), except the URL-elicitation-required error (-32042), which
+//!   the client gets as that JSON-RPC error;
 //! - unknown methods get -32601, lines that are not JSON -32700 with id null, invalid requests
 //!   -32600, a request whose id is still in flight -32600 (the first is not disturbed);
 //! - `notifications/cancelled` from the client is forwarded downstream with the mapped id and
@@ -42,11 +47,15 @@ use crate::downstream::{
 use crate::envelope::Status;
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
+use crate::passthrough::results::is_url_elicitation_required;
+use crate::passthrough::NotificationAction;
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
     ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The start of our `instructions`; each server's own follow under its name.
+pub const OUR_INSTRUCTIONS: &str = "Every tool result is a JSON envelope {call_id, tool, status, content, omitted, retryable}; status is ok, truncated (omitted rows were left out to fit the budget) or error (retryable says whether retrying could help).";
 /// The version we answer with when the client asks for one we do not know.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Most client requests handled at once; reading stdin pauses beyond it (backpressure).
@@ -178,6 +187,8 @@ pub struct Proxy {
     catalog_warnings: Mutex<std::collections::HashSet<String>>,
     /// Calls in flight by start order, tracked only while recording a transcript.
     tracks: Mutex<HashMap<u64, CallTrack>>,
+    /// Resources, prompts, completion and logging ([`crate::passthrough`]).
+    passthrough: crate::passthrough::Passthrough,
 }
 
 impl Proxy {
@@ -207,6 +218,7 @@ impl Proxy {
             catalog_warnings: Mutex::new(std::collections::HashSet::new()),
             exposed_names: Mutex::default(),
             names_given: Default::default(),
+            passthrough: Default::default(),
         })
     }
 
@@ -361,6 +373,27 @@ impl Proxy {
                         self.map_server_cancellation(&server, params)
                     } else {
                         params
+                    };
+                    let params = match self.passthrough.on_notification(&server, &method, params) {
+                        NotificationAction::Forward(params) => params,
+                        NotificationAction::Drop => {
+                            let _ = queued.send(());
+                            continue;
+                        }
+                        NotificationAction::RefreshThenForward(kind) => {
+                            let _ = queued.send(());
+                            let proxy = self.clone();
+                            tokio::spawn(async move {
+                                proxy
+                                    .passthrough
+                                    .refresh(&proxy.upstream(None), &server, kind)
+                                    .await;
+                                if proxy.is_client_ready() {
+                                    proxy.send(&jsonrpc::notification(&method, None)).await;
+                                }
+                            });
+                            continue;
+                        }
                     };
                     if method == "notifications/progress" {
                         let token = params
@@ -797,13 +830,27 @@ impl Proxy {
             client_info,
         })
         .await;
+        let instructions: Vec<(String, String)> = self
+            .servers()
+            .iter()
+            .filter_map(|ds| {
+                Some((
+                    ds.name().to_owned(),
+                    crate::passthrough::server_instructions(ds)?,
+                ))
+            })
+            .collect();
+        let instructions: Vec<(&str, &str)> = instructions
+            .iter()
+            .map(|(n, i)| (n.as_str(), i.as_str()))
+            .collect();
         jsonrpc::response(
             id.clone(),
             json!({
                 "protocolVersion": version,
-                "capabilities": { "tools": { "listChanged": true } },
+                "capabilities": self.passthrough.declare(self.servers()),
                 "serverInfo": { "name": "mcp-envelope", "version": env!("CARGO_PKG_VERSION") },
-                "instructions": "Every tool result is a JSON envelope {call_id, tool, status, content, omitted, retryable}; status is ok, truncated (omitted rows were left out to fit the budget) or error (retryable says whether retrying could help)."
+                "instructions": crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions)
             }),
         )
     }
@@ -858,10 +905,13 @@ impl Proxy {
             return Answer::of(&jsonrpc::error_response(id, err));
         }
         match method {
-            "tools/list" => Answer::of(&jsonrpc::response(
-                id,
-                json!({ "tools": self.catalog().tools() }),
-            )),
+            "tools/list" => match crate::passthrough::check_cursor(params.as_ref()) {
+                Ok(()) => Answer::of(&jsonrpc::response(
+                    id,
+                    json!({ "tools": self.catalog().tools() }),
+                )),
+                Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
+            },
             "tools/call" => match self
                 .call_tool_mapped(&id, params, slot, admission.seq)
                 .await
@@ -873,6 +923,13 @@ impl Proxy {
                 Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
             },
             _ => {
+                let up = self.upstream(Some(&slot));
+                if let Some(answer) = self.passthrough.handle(&up, method, params).await {
+                    return Answer::of(&match answer {
+                        Ok(result) => jsonrpc::response(id, result),
+                        Err(err) => jsonrpc::error_response(id, err),
+                    });
+                }
                 let err = jsonrpc::error_object(
                     ErrorCode::MethodNotFound,
                     format!("Method not found: {method}"),
@@ -972,6 +1029,11 @@ impl Proxy {
                             Ok(Ok(ResultBody::Raw(raw))) => Received::Raw(raw),
                             Ok(Ok(ResultBody::Value(result))) => {
                                 Received::Outcome(Outcome::Result { result })
+                            }
+                            // The client must see this one to open the URL (not enveloped).
+                            Ok(Err(error)) if is_url_elicitation_required(&error) => {
+                                self.tracks.lock().unwrap().remove(&seq);
+                                return Err(error);
                             }
                             Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
                             Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
@@ -1074,6 +1136,18 @@ impl Proxy {
         let tasks: Vec<_> = std::mem::take(&mut *self.server_tasks.lock().unwrap());
         for t in tasks {
             let _ = t.await;
+        }
+    }
+
+    /// The servers and config for a passthrough request; `slot` records where it was sent.
+    fn upstream<'a>(
+        &'a self,
+        slot: Option<&'a DownstreamSlot>,
+    ) -> crate::passthrough::Upstream<'a> {
+        crate::passthrough::Upstream {
+            servers: self.servers(),
+            config: &self.config,
+            slot,
         }
     }
 

@@ -26,16 +26,6 @@ fn sdk_direct(command: &[String], plan: &Value) -> Value {
     sdk_run(command, plan)
 }
 
-fn everything_cmd() -> Vec<String> {
-    vec![
-        tools()
-            .join("npm/node_modules/.bin/mcp-server-everything")
-            .display()
-            .to_string(),
-        "stdio".into(),
-    ]
-}
-
 #[test]
 fn sdk_lists_tools_of_all_three_servers_with_envelope_schema_and_passthrough_fields() {
     let repo = git_repo(2);

@@ -16,6 +16,15 @@ object {"steps": [...]}. Steps run in order:
            progress events are added to the result under "progress".
     {"op": "call_parallel", "calls": [{call step}, ...]}
         -> list of call results, concurrently run, in the plan's order
+    {"op": "list_resources" | "list_resource_templates" | "list_prompts" | "list_tools_page",
+     "cursor"?: str}
+        -> one page of that list as the SDK parsed it (no pages followed)
+    {"op": "read_resource" | "subscribe" | "unsubscribe", "uri": U}
+    {"op": "get_prompt", "name": N, "arguments"?: {...}}
+    {"op": "complete", "ref": {"type": "ref/prompt", "name": N} | {"type": "ref/resource",
+     "uri": T}, "argument": {"name", "value"}, "context"?: {...}}
+    {"op": "set_level", "level": L}
+        -> the result as a dict, or {"error": {code, message, data?}} for a JSON-RPC error
     {"op": "ping"}                    -> {} on success
     {"op": "wait", "seconds": float}  -> null (lets notifications arrive)
 
@@ -173,7 +182,39 @@ async def step_wait(session: ClientSession, step: dict):
     return None
 
 
+def paginated(step: dict):
+    cursor = step.get("cursor")
+    return types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+
+
+async def rpc(call):
+    """Awaits one SDK request: its result as a dict, or {"error": ...} for a JSON-RPC error."""
+    try:
+        return dump(await call)
+    except MCPError as exc:
+        return {"error": dump(exc.error)}
+
+
+async def step_complete(session: ClientSession, step: dict):
+    ref = step["ref"]
+    if ref["type"] == "ref/prompt":
+        reference = types.PromptReference(type="ref/prompt", name=ref["name"])
+    else:
+        reference = types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"])
+    return await rpc(session.complete(reference, step["argument"], step.get("context")))
+
+
 STEPS = {
+    "list_resources": lambda s, st: rpc(s.list_resources(params=paginated(st))),
+    "list_resource_templates": lambda s, st: rpc(s.list_resource_templates(params=paginated(st))),
+    "list_prompts": lambda s, st: rpc(s.list_prompts(params=paginated(st))),
+    "list_tools_page": lambda s, st: rpc(s.list_tools(params=paginated(st))),
+    "read_resource": lambda s, st: rpc(s.read_resource(st["uri"])),
+    "subscribe": lambda s, st: rpc(s.subscribe_resource(st["uri"])),
+    "unsubscribe": lambda s, st: rpc(s.unsubscribe_resource(st["uri"])),
+    "get_prompt": lambda s, st: rpc(s.get_prompt(st["name"], st.get("arguments"))),
+    "complete": step_complete,
+    "set_level": lambda s, st: rpc(s.set_logging_level(st["level"])),
     "list_tools": step_list_tools,
     "call": step_call,
     "call_parallel": step_call_parallel,

@@ -88,6 +88,17 @@ pub fn git_server(repo: &Path, extra: &str) -> String {
     )
 }
 
+/// The command line that starts the pinned server-everything over stdio.
+pub fn everything_cmd() -> Vec<String> {
+    vec![
+        tools()
+            .join("npm/node_modules/.bin/mcp-server-everything")
+            .display()
+            .to_string(),
+        "stdio".into(),
+    ]
+}
+
 /// Writes `text` as `config.toml` in a new temporary directory.
 pub fn write_config(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();

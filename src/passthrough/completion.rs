@@ -1,0 +1,131 @@
+//! `completion/complete` routed by its `ref` (MCP specification 2025-11-25, "Utilities:
+//! Completion").
+//!
+//! - `ref/prompt`: the prompt's exposed name is routed like `prompts/get` and sent with the
+//!   server's own name;
+//! - `ref/resource`: the `uri` (a URI template) goes to the server that listed that template
+//!   (else one that listed that exact URI); when no server did, to each server that offers
+//!   completions and resources, in config order, until one answers.
+//!
+//! A server that owns the ref but does not offer completions gets no request: the answer is an
+//! empty completion (`{"completion": {"values": [], "hasMore": false}}`). An unknown prompt name
+//! or template, or another `ref.type`, is -32602. The server's answer passes through unchanged.
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Value};
+
+use super::{server_capabilities, Passthrough, Upstream};
+use crate::downstream::Downstream;
+use crate::jsonrpc;
+
+/// The answer when the owner of a ref offers no completions.
+pub fn empty_completion() -> Value {
+    json!({ "completion": { "values": [], "hasMore": false } })
+}
+
+fn offers_completions(ds: &Downstream) -> bool {
+    server_capabilities(ds).is_some_and(|c| c.get("completions").is_some_and(|v| !v.is_null()))
+}
+
+impl Passthrough {
+    pub(super) async fn complete(
+        &self,
+        up: &Upstream<'_>,
+        mut params: Value,
+    ) -> Result<Value, Value> {
+        let invalid = |m: String| jsonrpc::error_object(ErrorCode::InvalidParams, m, None);
+        let kind = params
+            .pointer("/ref/type")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        match kind.as_deref() {
+            Some("ref/prompt") => {
+                let Some(name) = params
+                    .pointer("/ref/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                else {
+                    return Err(invalid("`ref.name` must be a string".into()));
+                };
+                let route = self.prompt_route(up, &name).await;
+                let Some((route, ds)) =
+                    route.and_then(|r| Some((r.clone(), up.server(&r.server)?)))
+                else {
+                    return Err(invalid(format!("Unknown prompt: {name}")));
+                };
+                if !offers_completions(ds) {
+                    return Ok(empty_completion());
+                }
+                params["ref"]["name"] = Value::from(route.tool);
+                up.ask(ds, "completion/complete", &params).await
+            }
+            Some("ref/resource") => {
+                let Some(uri) = params
+                    .pointer("/ref/uri")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                else {
+                    return Err(invalid("`ref.uri` must be a string".into()));
+                };
+                self.complete_resource(up, &uri, &params).await
+            }
+            _ => Err(invalid(
+                "`ref.type` must be \"ref/prompt\" or \"ref/resource\"".into(),
+            )),
+        }
+    }
+
+    async fn complete_resource(
+        &self,
+        up: &Upstream<'_>,
+        uri: &str,
+        params: &Value,
+    ) -> Result<Value, Value> {
+        let resource_servers = up.offering("resources");
+        let order: Vec<&str> = resource_servers.iter().map(|ds| ds.name()).collect();
+        let mut owner = self
+            .resources
+            .lock()
+            .unwrap()
+            .owner_of_template(uri, &order);
+        if owner.is_none() {
+            // The client may complete before listing templates: learn them now.
+            let _ = self
+                .list_resources(
+                    up,
+                    &json!({}),
+                    "resources/templates/list",
+                    "resourceTemplates",
+                )
+                .await;
+            owner = self
+                .resources
+                .lock()
+                .unwrap()
+                .owner_of_template(uri, &order);
+        }
+        if let Some(ds) = owner.as_deref().and_then(|o| up.server(o)) {
+            if !offers_completions(ds) {
+                return Ok(empty_completion());
+            }
+            return up.ask(ds, "completion/complete", params).await;
+        }
+        let mut last = None;
+        for ds in resource_servers
+            .into_iter()
+            .filter(|ds| offers_completions(ds))
+        {
+            match up.ask(ds, "completion/complete", params).await {
+                Ok(result) => return Ok(result),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            jsonrpc::error_object(
+                ErrorCode::InvalidParams,
+                format!("Unknown resource template: {uri}"),
+                None,
+            )
+        }))
+    }
+}

@@ -1,0 +1,377 @@
+//! Everything besides tools that the proxy passes between the client and its servers:
+//! resources, prompts, completion and logging (MCP specification 2025-11-25, "Server Features:
+//! Resources, Prompts", "Utilities: Completion, Logging, Pagination").
+//!
+//! The rules:
+//! - `initialize` declares a capability ([`Declared`]) only when at least one ready server
+//!   offers it; a notification that belongs to a capability we did not declare is dropped;
+//! - list requests (`resources/list`, `resources/templates/list`, `prompts/list`) ask every
+//!   ready server that offers the capability for all its pages and answer the merged list in
+//!   one page; any `cursor` from the client is one we never gave out, so it is -32602;
+//! - single-item requests are routed: resources by URI ([`resources`]), prompts by name
+//!   ([`prompts`]), completions by their `ref` ([`completion`]); `logging/setLevel` goes to every
+//!   server that offers logging ([`logging`]);
+//! - what servers answer passes through unchanged (resource contents are not enveloped, URIs are
+//!   never rewritten); only prompt names are renamed like tool names.
+//!
+//! Results of `tools/call` that are not plain tool results are handled in [`results`].
+
+pub mod completion;
+pub mod logging;
+pub mod prompts;
+pub mod resources;
+pub mod results;
+pub mod uri_template;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Value};
+use tracing::{debug, warn};
+
+use crate::config::Config;
+use crate::downstream::{CallError, Downstream, ServerState};
+use crate::jsonrpc;
+use crate::session::DownstreamSlot;
+
+/// JSON-RPC error code for an unknown resource (MCP 2025-11-25 "Resources: Error Handling").
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// Most pages followed per list request to one server.
+pub const MAX_PAGES: usize = 10_000;
+
+/// The capabilities we declared to the client besides `tools` (fixed at `initialize`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// `resources` (with `listChanged`).
+    pub resources: bool,
+    /// `resources.subscribe`.
+    pub subscribe: bool,
+    /// `prompts` (with `listChanged`).
+    pub prompts: bool,
+    /// `completions`.
+    pub completions: bool,
+    /// `logging`.
+    pub logging: bool,
+}
+
+impl Declared {
+    /// What to declare given the `capabilities` objects of the ready servers (MCP
+    /// `ServerCapabilities`): each one that at least one server offers.
+    pub fn from_capabilities<'a>(servers: impl IntoIterator<Item = &'a Value>) -> Declared {
+        let mut d = Declared::default();
+        for caps in servers {
+            let has = |key: &str| caps.get(key).is_some_and(|v| !v.is_null());
+            d.resources |= has("resources");
+            d.subscribe |= caps.pointer("/resources/subscribe") == Some(&Value::Bool(true));
+            d.prompts |= has("prompts");
+            d.completions |= has("completions");
+            d.logging |= has("logging");
+        }
+        d
+    }
+
+    /// Our `capabilities` object for the `initialize` answer.
+    pub fn to_value(self) -> Value {
+        let mut caps = json!({ "tools": { "listChanged": true } });
+        if self.resources {
+            caps["resources"] = json!({ "subscribe": self.subscribe, "listChanged": true });
+        }
+        if self.prompts {
+            caps["prompts"] = json!({ "listChanged": true });
+        }
+        if self.completions {
+            caps["completions"] = json!({});
+        }
+        if self.logging {
+            caps["logging"] = json!({});
+        }
+        caps
+    }
+
+    /// Whether a server notification may reach the client: those of the features above only
+    /// when declared; tasks are never declared, so their notifications never pass; any other
+    /// notification (progress, cancellation, elicitation completion, unknown ones) passes.
+    pub fn allows(self, method: &str) -> bool {
+        match method {
+            "notifications/message" => self.logging,
+            "notifications/resources/updated" => self.subscribe,
+            "notifications/resources/list_changed" => self.resources,
+            "notifications/prompts/list_changed" => self.prompts,
+            m if m.starts_with("notifications/tasks/") => false,
+            _ => true,
+        }
+    }
+}
+
+/// Our `instructions` followed by each server's, under a `## <server>` heading, in config order;
+/// servers without instructions are left out.
+pub fn merge_instructions(ours: &str, servers: &[(&str, &str)]) -> String {
+    let mut out = ours.to_owned();
+    for (name, text) in servers {
+        let text = text.trim();
+        if !text.is_empty() {
+            out.push_str(&format!("\n\n## {name}\n{text}"));
+        }
+    }
+    out
+}
+
+/// `Err` with a -32602 error object when the params of a list request carry a `cursor`: we
+/// answer every list in one page, so no cursor is ours (MCP "Utilities: Pagination": an invalid
+/// cursor is -32602).
+pub fn check_cursor(params: Option<&Value>) -> Result<(), Value> {
+    match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => Ok(()),
+        Some(c) => Err(jsonrpc::error_object(
+            ErrorCode::InvalidParams,
+            format!("unknown cursor {c}: this list is answered in one page"),
+            None,
+        )),
+    }
+}
+
+/// What the session must do with a server's notification.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotificationAction {
+    /// Pass it to the client with these params.
+    Forward(Option<Value>),
+    /// Drop it (a capability we did not declare).
+    Drop,
+    /// Refresh what we know of that server's list, then pass it on unchanged.
+    RefreshThenForward(ListKind),
+}
+
+/// A list the proxy keeps per server for routing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `resources/list` and `resources/templates/list`.
+    Resources,
+    /// `prompts/list`.
+    Prompts,
+}
+
+/// The servers and settings a request works with.
+pub struct Upstream<'a> {
+    /// Every supervised server, in config order.
+    pub servers: &'a [Downstream],
+    /// The config (timeouts, prompt filters, prefixes).
+    pub config: &'a Config,
+    /// Filled with the connection and downstream id of a forwarded request, so that the
+    /// client's `notifications/cancelled` reaches the server.
+    pub slot: Option<&'a DownstreamSlot>,
+}
+
+impl Upstream<'_> {
+    /// The ready servers whose `initialize` result declares capability `key`, in config order.
+    pub fn offering(&self, key: &str) -> Vec<&Downstream> {
+        self.servers
+            .iter()
+            .filter(|ds| {
+                server_capabilities(ds).is_some_and(|c| c.get(key).is_some_and(|v| !v.is_null()))
+            })
+            .collect()
+    }
+
+    /// The server named `name`.
+    pub fn server(&self, name: &str) -> Option<&Downstream> {
+        self.servers.iter().find(|ds| ds.name() == name)
+    }
+
+    /// Sends one request to `ds` and waits for its answer (the server's `tool_timeout_sec`):
+    /// `Ok(result)`, or `Err(error object)` — the server's own JSON-RPC error, or -32603 when
+    /// it did not answer.
+    pub async fn ask(&self, ds: &Downstream, method: &str, params: &Value) -> Result<Value, Value> {
+        let timeout = self.config.tool_settings(ds.name(), "").tool_timeout.value;
+        let slot = self.slot;
+        let answer = ds
+            .request(method, Some(params), timeout, &mut |conn, id| {
+                if let Some(slot) = slot {
+                    *slot.lock().unwrap() = Some((conn.clone(), id));
+                }
+            })
+            .await;
+        let failed = |e: CallError| {
+            jsonrpc::error_object(
+                ErrorCode::InternalError,
+                format!("server '{}' did not answer `{method}`: {e}", ds.name()),
+                None,
+            )
+        };
+        match answer {
+            Ok(Ok(body)) => match body.into_result().await {
+                Ok(outcome) => outcome,
+                Err(e) => Err(failed(e)),
+            },
+            Ok(Err(error)) => Err(error),
+            Err(e) => Err(failed(e)),
+        }
+    }
+
+    /// Every page of a list request to `ds` (`method`, items under `key`), following
+    /// `nextCursor` (MCP "Utilities: Pagination"); `Err` with a reason when a page fails.
+    pub async fn fetch_all(
+        &self,
+        ds: &Downstream,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<Value>, String> {
+        let mut items = Vec::new();
+        let mut params = json!({});
+        for _ in 0..MAX_PAGES {
+            let page = self
+                .ask(ds, method, &params)
+                .await
+                .map_err(|e| format!("{method} failed: {e}"))?;
+            match page.get(key) {
+                Some(Value::Array(list)) => items.extend(list.iter().cloned()),
+                _ => return Err(format!("{method} answer has no `{key}` array")),
+            }
+            match page.get("nextCursor") {
+                Some(c) if !c.is_null() => params = json!({ "cursor": c }),
+                _ => return Ok(items),
+            }
+        }
+        Err(format!("{method} returned more than {MAX_PAGES} pages"))
+    }
+}
+
+/// The `capabilities` a ready server declared in its `initialize` result.
+pub fn server_capabilities(ds: &Downstream) -> Option<Value> {
+    match ds.state() {
+        ServerState::Ready(conn) if !conn.is_closed() => {
+            let init = conn.initialize_result.read().unwrap();
+            init.get("capabilities").cloned()
+        }
+        _ => None,
+    }
+}
+
+/// The `instructions` a ready server gave in its `initialize` result.
+pub fn server_instructions(ds: &Downstream) -> Option<String> {
+    match ds.state() {
+        ServerState::Ready(conn) => {
+            let init = conn.initialize_result.read().unwrap();
+            init.get("instructions")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        }
+        _ => None,
+    }
+}
+
+/// The session's passthrough state: what was declared and what routing needs to remember.
+#[derive(Default)]
+pub struct Passthrough {
+    declared: OnceLock<Declared>,
+    resources: Mutex<resources::Index>,
+    prompts: Mutex<prompts::PromptCatalog>,
+    /// Per server, the prompts it last listed (all pages).
+    prompt_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
+    /// Subscribed URI → the server that accepted the subscription.
+    subscriptions: Mutex<HashMap<String, String>>,
+}
+
+impl Passthrough {
+    /// Decides what to declare from the servers ready now (once; later calls return the first
+    /// answer) and returns our `capabilities` object.
+    pub fn declare(&self, servers: &[Downstream]) -> Value {
+        let caps: Vec<Value> = servers.iter().filter_map(server_capabilities).collect();
+        self.declared
+            .get_or_init(|| Declared::from_capabilities(&caps))
+            .to_value()
+    }
+
+    /// What was declared (nothing before `initialize`).
+    pub fn declared(&self) -> Declared {
+        self.declared.get().copied().unwrap_or_default()
+    }
+
+    /// Answers a client request that this module owns; `None` for any other method.
+    pub async fn handle(
+        &self,
+        up: &Upstream<'_>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Option<Result<Value, Value>> {
+        let d = self.declared();
+        let not_declared = |what: &str| {
+            Some(Err(jsonrpc::error_object(
+                ErrorCode::MethodNotFound,
+                format!("Method not found: {method} (no server offers {what})"),
+                None,
+            )))
+        };
+        let params = params.unwrap_or_else(|| json!({}));
+        let answer = match method {
+            "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+                if !d.resources =>
+            {
+                return not_declared("resources")
+            }
+            "prompts/list" | "prompts/get" if !d.prompts => return not_declared("prompts"),
+            "completion/complete" if !d.completions => return not_declared("completions"),
+            "logging/setLevel" if !d.logging => return not_declared("logging"),
+            "resources/list" => {
+                self.list_resources(up, &params, "resources/list", "resources")
+                    .await
+            }
+            "resources/templates/list" => {
+                self.list_resources(up, &params, "resources/templates/list", "resourceTemplates")
+                    .await
+            }
+            "resources/read" => self.read(up, &params).await,
+            "resources/subscribe" if !d.subscribe => return not_declared("subscriptions"),
+            "resources/subscribe" => self.subscribe(up, &params).await,
+            "resources/unsubscribe" => self.unsubscribe(up, &params).await,
+            "prompts/list" => self.list_prompts(up, &params).await,
+            "prompts/get" => self.get_prompt(up, params).await,
+            "completion/complete" => self.complete(up, params).await,
+            "logging/setLevel" => logging::set_level(up, &params).await,
+            _ => return None,
+        };
+        Some(answer)
+    }
+
+    /// What to do with notification `method` from `server` (see [`NotificationAction`]).
+    pub fn on_notification(
+        &self,
+        server: &str,
+        method: &str,
+        params: Option<Value>,
+    ) -> NotificationAction {
+        if !self.declared().allows(method) {
+            debug!(%server, method, "notification for a capability not declared dropped");
+            return NotificationAction::Drop;
+        }
+        match method {
+            "notifications/message" => {
+                NotificationAction::Forward(Some(logging::with_logger(params, server)))
+            }
+            "notifications/resources/list_changed" => {
+                NotificationAction::RefreshThenForward(ListKind::Resources)
+            }
+            "notifications/prompts/list_changed" => {
+                NotificationAction::RefreshThenForward(ListKind::Prompts)
+            }
+            _ => NotificationAction::Forward(params),
+        }
+    }
+
+    /// Refreshes what we know of one server's list after it said the list changed.
+    pub async fn refresh(&self, up: &Upstream<'_>, server: &str, kind: ListKind) {
+        let Some(ds) = up.server(server) else { return };
+        let result = match kind {
+            ListKind::Resources => self.refresh_resources(up, ds).await,
+            ListKind::Prompts => self.refresh_prompts(up, &[ds]).await,
+        };
+        if let Err(e) = result {
+            warn!(%server, error = %e, "refreshing a list after list_changed failed");
+        }
+    }
+}

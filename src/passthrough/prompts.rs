@@ -1,0 +1,209 @@
+//! Prompts passed through (MCP specification 2025-11-25, "Server Features: Prompts").
+//!
+//! Prompts are named exactly like tools ([`crate::catalog::assign_names`]): a server's
+//! `enabled_prompts` / `disabled_prompts` lists filter its own prompt names, its `tool_prefix`
+//! is prepended, two servers offering the same name are both exposed as `<server>__<prompt>`,
+//! and a prefix that recreates such a name gets a numbered suffix. `prompts/list` re-reads every
+//! server's prompts (all pages) and answers the merged list in one page; `prompts/get` is routed
+//! by the name the client sees, sent with the server's own name, and its answer (messages and
+//! all) passes through unchanged.
+
+use std::sync::Arc;
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Value};
+use tracing::warn;
+
+use super::{check_cursor, Passthrough, Upstream};
+use crate::catalog::{Catalog, NameFilter, Route, ServerTools};
+use crate::config::Config;
+use crate::downstream::Downstream;
+use crate::exposed_names::ExposedNames;
+use crate::jsonrpc;
+
+/// The merged prompt list, the route of each exposed name, and every name given so far (a
+/// prompt keeps its name for the session, as tools do).
+#[derive(Debug, Clone, Default)]
+pub struct PromptCatalog {
+    catalog: Catalog,
+    names: ExposedNames,
+}
+
+impl PromptCatalog {
+    /// Rebuilds the list from each server's prompts (MCP `Prompt` objects, all pages), in
+    /// config order, with the naming rules of tools; names given earlier are kept. Returns the
+    /// naming warnings.
+    pub fn rebuild(&mut self, lists: &[(String, Arc<Vec<Value>>)], config: &Config) -> Vec<String> {
+        let servers: Vec<_> = lists
+            .iter()
+            .filter_map(|(name, list)| Some((name, list, config.server(name)?)))
+            .collect();
+        let filters: Vec<NameFilter<'_>> = servers
+            .iter()
+            .map(|(_, _, cfg)| Box::new(move |p: &str| cfg.exposes_prompt(p)) as NameFilter<'_>)
+            .collect();
+        let inputs: Vec<ServerTools<'_>> = servers
+            .iter()
+            .zip(&filters)
+            .map(|((name, list, cfg), exposes)| ServerTools {
+                server: name.as_str(),
+                prefix: &cfg.tool_prefix,
+                tools: list.as_slice(),
+                exposes: exposes.as_ref(),
+            })
+            .collect();
+        let (catalog, warnings) = Catalog::build_items(&inputs, &mut self.names, "prompt", rename);
+        self.catalog = catalog;
+        warnings
+    }
+
+    /// The prompts for a `prompts/list` answer, renamed.
+    pub fn prompts(&self) -> &[Value] {
+        self.catalog.tools()
+    }
+
+    /// Where an exposed prompt name goes (`tool` holds the prompt's own name).
+    pub fn route(&self, name: &str) -> Option<&Route> {
+        self.catalog.route(name)
+    }
+}
+
+/// A prompt as the client sees it: `name` set to `exposed`, everything else unchanged.
+fn rename(prompt: &Value, exposed: &str) -> Value {
+    let mut prompt = prompt.clone();
+    if let Some(obj) = prompt.as_object_mut() {
+        obj.insert("name".into(), Value::from(exposed));
+    }
+    prompt
+}
+
+impl Passthrough {
+    /// Re-reads the prompts of `servers` and rebuilds the catalog over every ready server that
+    /// offers prompts. A server whose list fails keeps its previous list.
+    pub(super) async fn refresh_prompts(
+        &self,
+        up: &Upstream<'_>,
+        servers: &[&Downstream],
+    ) -> Result<(), String> {
+        let mut failure = Ok(());
+        for ds in servers {
+            match up.fetch_all(ds, "prompts/list", "prompts").await {
+                Ok(list) => {
+                    self.prompt_lists
+                        .lock()
+                        .unwrap()
+                        .insert(ds.name().to_owned(), Arc::new(list));
+                }
+                Err(e) => failure = Err(format!("server '{}': {e}", ds.name())),
+            }
+        }
+        let lists: Vec<(String, Arc<Vec<Value>>)> = {
+            let known = self.prompt_lists.lock().unwrap();
+            up.offering("prompts")
+                .iter()
+                .filter_map(|ds| Some((ds.name().to_owned(), known.get(ds.name())?.clone())))
+                .collect()
+        };
+        let warnings = self.prompts.lock().unwrap().rebuild(&lists, up.config);
+        for w in warnings {
+            warn!("{w}");
+        }
+        failure
+    }
+
+    /// The route of an exposed prompt name, re-reading every server's prompts once when the
+    /// name is not known yet (a client may get a prompt without listing first).
+    pub(super) async fn prompt_route(&self, up: &Upstream<'_>, name: &str) -> Option<Route> {
+        if let Some(route) = self.prompts.lock().unwrap().route(name).cloned() {
+            return Some(route);
+        }
+        if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
+            warn!(error = %e, "listing prompts failed");
+        }
+        self.prompts.lock().unwrap().route(name).cloned()
+    }
+
+    pub(super) async fn list_prompts(
+        &self,
+        up: &Upstream<'_>,
+        params: &Value,
+    ) -> Result<Value, Value> {
+        check_cursor(Some(params))?;
+        if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
+            warn!(error = %e, "listing prompts failed; that server's last list is used");
+        }
+        Ok(json!({ "prompts": self.prompts.lock().unwrap().prompts() }))
+    }
+
+    pub(super) async fn get_prompt(
+        &self,
+        up: &Upstream<'_>,
+        mut params: Value,
+    ) -> Result<Value, Value> {
+        let invalid = |m: String| jsonrpc::error_object(ErrorCode::InvalidParams, m, None);
+        let Some(name) = params
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Err(invalid("`name` must be a string".into()));
+        };
+        let Some(route) = self.prompt_route(up, &name).await else {
+            return Err(invalid(format!("Unknown prompt: {name}")));
+        };
+        let Some(ds) = up.server(&route.server) else {
+            return Err(invalid(format!("Unknown prompt: {name}")));
+        };
+        params["name"] = Value::from(route.tool);
+        up.ask(ds, "prompts/get", &params).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, std::path::Path::new("/cfg/config.toml"), &|_| None).unwrap()
+    }
+
+    #[test]
+    fn prompts_follow_the_tool_naming_rules() {
+        let cfg = config(
+            "[mcp_servers.a]\ncommand = \"x\"\ndisabled_prompts = [\"secret\"]\n\
+             [mcp_servers.b]\ncommand = \"x\"\n\
+             [mcp_servers.c]\ncommand = \"x\"\ntool_prefix = \"c_\"\nenabled_prompts = [\"hello\"]\n",
+        );
+        let list = |names: &[&str]| {
+            Arc::new(
+                names
+                    .iter()
+                    .map(|n| json!({"name": n, "description": format!("{n} prompt")}))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let lists = vec![
+            ("a".to_owned(), list(&["greet", "secret", "only_a"])),
+            ("b".to_owned(), list(&["greet"])),
+            ("c".to_owned(), list(&["hello", "greet"])),
+        ];
+        let mut catalog = PromptCatalog::default();
+        let warnings = catalog.rebuild(&lists, &cfg);
+        let names: Vec<&str> = catalog
+            .prompts()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a__greet", "only_a", "b__greet", "c_hello"]);
+        assert_eq!(catalog.prompts()[0]["description"], "greet prompt");
+        let route = catalog.route("c_hello").unwrap();
+        assert_eq!((route.server.as_str(), route.tool.as_str()), ("c", "hello"));
+        assert_eq!(catalog.route("b__greet").unwrap().tool, "greet");
+        assert!(catalog.route("secret").is_none());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("prompt name 'greet'"),
+            "{warnings:?}"
+        );
+    }
+}

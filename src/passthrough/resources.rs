@@ -1,0 +1,364 @@
+//! Resources passed through (MCP specification 2025-11-25, "Server Features: Resources").
+//!
+//! - `resources/list` and `resources/templates/list`: every page of every ready server that
+//!   offers resources, merged in config order into one page ([`merge`]); an item whose `uri`
+//!   (`uriTemplate`) an earlier server already listed is left out with a warning in the log.
+//! - `resources/read`, `resources/subscribe`, `resources/unsubscribe` are routed by URI: first
+//!   the server that listed that exact URI, then the servers with a template that matches it
+//!   ([`crate::passthrough::uri_template`]), then every other server that offers resources, in
+//!   config order, until one accepts ([`Index::candidates`]). Servers may serve URIs they do not
+//!   list, hence the last step. When none accepts, the answer is -32002 (resource not found)
+//!   with `data.uri`, unless a server that listed the URI (or a matching template) failed with
+//!   another error, which is then answered as it came.
+//! - URIs are never rewritten, and contents pass through unchanged (not enveloped).
+
+use std::collections::HashMap;
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Value};
+use tracing::{debug, warn};
+
+use super::{check_cursor, uri_template, Passthrough, Upstream, RESOURCE_NOT_FOUND};
+use crate::downstream::Downstream;
+use crate::jsonrpc;
+
+/// What each server last listed: exact URIs and URI templates, for routing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Index {
+    listed: HashMap<String, Vec<String>>,
+    templates: HashMap<String, Vec<String>>,
+}
+
+impl Index {
+    /// Remembers the `uri`s of the resources `server` listed.
+    pub fn set_resources(&mut self, server: &str, resources: &[Value]) {
+        let uris = strings_at(resources, "uri");
+        self.listed.insert(server.to_owned(), uris);
+    }
+
+    /// Remembers the `uriTemplate`s of the templates `server` listed.
+    pub fn set_templates(&mut self, server: &str, templates: &[Value]) {
+        let found = strings_at(templates, "uriTemplate");
+        self.templates.insert(server.to_owned(), found);
+    }
+
+    /// The servers to try for `uri`, most likely first, each once: those (of `order`, the
+    /// servers offering resources in config order) that listed `uri`, then those with a
+    /// template matching it, then the rest of `order`.
+    pub fn candidates(&self, uri: &str, order: &[&str]) -> Vec<String> {
+        let listed = |s: &&&str| {
+            self.listed
+                .get(**s)
+                .is_some_and(|l| l.iter().any(|u| u == uri))
+        };
+        let templated = |s: &&&str| {
+            self.templates
+                .get(**s)
+                .is_some_and(|ts| ts.iter().any(|t| uri_template::matches(t, uri)))
+        };
+        let mut out: Vec<String> = Vec::new();
+        let firsts = order.iter().filter(listed);
+        let seconds = order.iter().filter(templated);
+        for s in firsts.chain(seconds).chain(order.iter()) {
+            if !out.iter().any(|o| o == s) {
+                out.push((*s).to_owned());
+            }
+        }
+        out
+    }
+
+    /// Whether `server` listed `uri` or a template matching it (its answer then counts even
+    /// when it is an error).
+    pub fn knows(&self, server: &str, uri: &str) -> bool {
+        self.listed
+            .get(server)
+            .is_some_and(|l| l.iter().any(|u| u == uri))
+            || self
+                .templates
+                .get(server)
+                .is_some_and(|ts| ts.iter().any(|t| uri_template::matches(t, uri)))
+    }
+
+    /// The server that listed template `uri_template` exactly, else one that listed the URI
+    /// `uri_template` exactly (for `completion/complete` with a `ref/resource`).
+    pub fn owner_of_template(&self, uri_template: &str, order: &[&str]) -> Option<String> {
+        let has = |m: &HashMap<String, Vec<String>>, s: &str| {
+            m.get(s)
+                .is_some_and(|l| l.iter().any(|t| t == uri_template))
+        };
+        order
+            .iter()
+            .find(|s| has(&self.templates, s))
+            .or_else(|| order.iter().find(|s| has(&self.listed, s)))
+            .map(|s| (*s).to_owned())
+    }
+}
+
+fn strings_at(items: &[Value], key: &str) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|i| i.get(key)?.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Merges per-server lists (in config order) into one: items are kept as they are; an item
+/// whose `key` (`uri`, `uriTemplate`) an earlier item already had is left out and reported in
+/// the warnings.
+pub fn merge(lists: &[(String, Vec<Value>)], key: &str) -> (Vec<Value>, Vec<String>) {
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    let mut merged = Vec::new();
+    let mut warnings = Vec::new();
+    for (server, items) in lists {
+        for item in items {
+            if let Some(id) = item.get(key).and_then(Value::as_str) {
+                if let Some(first) = seen.get(id) {
+                    warnings.push(format!(
+                        "server '{server}' lists {key} '{id}', which server '{first}' already lists; the first is used"
+                    ));
+                    continue;
+                }
+                seen.insert(id, server);
+            }
+            merged.push(item.clone());
+        }
+    }
+    (merged, warnings)
+}
+
+/// The `uri` param of a resource request, or a -32602 error object.
+fn uri_param(params: &Value) -> Result<String, Value> {
+    match params.get("uri") {
+        Some(Value::String(uri)) => Ok(uri.clone()),
+        _ => Err(jsonrpc::error_object(
+            ErrorCode::InvalidParams,
+            "`uri` must be a string",
+            None,
+        )),
+    }
+}
+
+/// Whether an error answer means "not mine" (try the next server) rather than a failure of a
+/// server that has the resource: -32002 (not found), -32602 (invalid params, which several
+/// SDKs answer for an unknown URI), -32601 (method not found).
+fn declines(error: &Value) -> bool {
+    matches!(
+        error.get("code").and_then(Value::as_i64),
+        Some(RESOURCE_NOT_FOUND | -32602 | -32601)
+    )
+}
+
+impl Passthrough {
+    pub(super) async fn list_resources(
+        &self,
+        up: &Upstream<'_>,
+        params: &Value,
+        method: &str,
+        key: &str,
+    ) -> Result<Value, Value> {
+        check_cursor(Some(params))?;
+        let mut lists = Vec::new();
+        for ds in up.offering("resources") {
+            match up.fetch_all(ds, method, key).await {
+                Ok(items) => {
+                    let mut index = self.resources.lock().unwrap();
+                    if key == "resources" {
+                        index.set_resources(ds.name(), &items);
+                    } else {
+                        index.set_templates(ds.name(), &items);
+                    }
+                    drop(index);
+                    lists.push((ds.name().to_owned(), items));
+                }
+                Err(e) => {
+                    warn!(server = %ds.name(), error = %e, "listing failed; its items are left out")
+                }
+            }
+        }
+        let (merged, warnings) = merge(
+            &lists,
+            if key == "resources" {
+                "uri"
+            } else {
+                "uriTemplate"
+            },
+        );
+        for w in warnings {
+            debug!("{w}");
+        }
+        Ok(json!({ key: merged }))
+    }
+
+    /// Re-reads both of one server's lists (after its `notifications/resources/list_changed`).
+    pub(super) async fn refresh_resources(
+        &self,
+        up: &Upstream<'_>,
+        ds: &Downstream,
+    ) -> Result<(), String> {
+        let resources = up.fetch_all(ds, "resources/list", "resources").await?;
+        let templates = up
+            .fetch_all(ds, "resources/templates/list", "resourceTemplates")
+            .await
+            .unwrap_or_default();
+        let mut index = self.resources.lock().unwrap();
+        index.set_resources(ds.name(), &resources);
+        index.set_templates(ds.name(), &templates);
+        Ok(())
+    }
+
+    /// Sends `method` with `params` to the servers that may own `uri` (see the module
+    /// documentation), `preferred` first; returns the first success and who gave it.
+    async fn route(
+        &self,
+        up: &Upstream<'_>,
+        method: &str,
+        params: &Value,
+        uri: &str,
+        preferred: Option<String>,
+    ) -> Result<(String, Value), Value> {
+        let offering = up.offering("resources");
+        let order: Vec<&str> = offering.iter().map(|ds| ds.name()).collect();
+        let (mut candidates, index) = {
+            let index = self.resources.lock().unwrap();
+            (index.candidates(uri, &order), index.clone())
+        };
+        if let Some(p) = preferred.filter(|p| order.contains(&p.as_str())) {
+            candidates.retain(|c| *c != p);
+            candidates.insert(0, p);
+        }
+        let mut failure = None;
+        for server in candidates {
+            let Some(ds) = up.server(&server) else {
+                continue;
+            };
+            match up.ask(ds, method, params).await {
+                Ok(result) => return Ok((server, result)),
+                Err(error) => {
+                    debug!(%server, %uri, %error, "{method} not accepted; trying the next server");
+                    if failure.is_none() && !declines(&error) && index.knows(&server, uri) {
+                        failure = Some(error);
+                    }
+                }
+            }
+        }
+        Err(failure.unwrap_or_else(|| {
+            jsonrpc::error_object(
+                ErrorCode::ServerError(RESOURCE_NOT_FOUND),
+                format!("Resource not found: {uri}"),
+                Some(json!({ "uri": uri })),
+            )
+        }))
+    }
+
+    pub(super) async fn read(&self, up: &Upstream<'_>, params: &Value) -> Result<Value, Value> {
+        let uri = uri_param(params)?;
+        self.route(up, "resources/read", params, &uri, None)
+            .await
+            .map(|(_, result)| result)
+    }
+
+    pub(super) async fn subscribe(
+        &self,
+        up: &Upstream<'_>,
+        params: &Value,
+    ) -> Result<Value, Value> {
+        let uri = uri_param(params)?;
+        let (server, result) = self
+            .route(up, "resources/subscribe", params, &uri, None)
+            .await?;
+        self.subscriptions.lock().unwrap().insert(uri, server);
+        Ok(result)
+    }
+
+    pub(super) async fn unsubscribe(
+        &self,
+        up: &Upstream<'_>,
+        params: &Value,
+    ) -> Result<Value, Value> {
+        let uri = uri_param(params)?;
+        let preferred = self.subscriptions.lock().unwrap().remove(&uri);
+        self.route(up, "resources/unsubscribe", params, &uri, preferred)
+            .await
+            .map(|(_, result)| result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_put_the_lister_then_the_template_owner_then_the_rest() {
+        let mut index = Index::default();
+        index.set_resources("a", &[json!({"uri": "file:///x"})]);
+        index.set_resources("c", &[json!({"uri": "demo://one"})]);
+        index.set_templates("c", &[json!({"uriTemplate": "demo://item/{id}"})]);
+        let order = ["a", "b", "c"];
+        assert_eq!(index.candidates("demo://one", &order), ["c", "a", "b"]);
+        assert_eq!(index.candidates("demo://item/7", &order), ["c", "a", "b"]);
+        assert_eq!(index.candidates("file:///x", &order), ["a", "b", "c"]);
+        assert_eq!(index.candidates("other://z", &order), ["a", "b", "c"]);
+        assert!(index.knows("c", "demo://item/7"));
+        assert!(!index.knows("a", "demo://item/7"));
+        // A server that is no longer ready is not a candidate.
+        assert_eq!(index.candidates("demo://one", &["a", "b"]), ["a", "b"]);
+    }
+
+    #[test]
+    fn template_owner_for_completion() {
+        let mut index = Index::default();
+        index.set_templates("b", &[json!({"uriTemplate": "demo://item/{id}"})]);
+        index.set_resources("a", &[json!({"uri": "demo://item/{id}"})]);
+        assert_eq!(
+            index
+                .owner_of_template("demo://item/{id}", &["a", "b"])
+                .as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            index.owner_of_template("demo://other/{id}", &["a", "b"]),
+            None
+        );
+    }
+
+    #[test]
+    fn merge_keeps_order_and_drops_later_duplicates() {
+        let lists = vec![
+            (
+                "a".to_owned(),
+                vec![
+                    json!({"uri": "u1", "name": "A1"}),
+                    json!({"name": "no uri"}),
+                ],
+            ),
+            (
+                "b".to_owned(),
+                vec![
+                    json!({"uri": "u1", "name": "B1"}),
+                    json!({"uri": "u2", "x": {"y": 1}}),
+                ],
+            ),
+        ];
+        let (merged, warnings) = merge(&lists, "uri");
+        assert_eq!(
+            merged,
+            vec![
+                json!({"uri": "u1", "name": "A1"}),
+                json!({"name": "no uri"}),
+                json!({"uri": "u2", "x": {"y": 1}})
+            ]
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("'b'") && warnings[0].contains("'a'"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn not_found_and_invalid_params_decline() {
+        assert!(declines(&json!({"code": -32002, "message": "x"})));
+        assert!(declines(&json!({"code": -32602, "message": "x"})));
+        assert!(!declines(&json!({"code": -32603, "message": "x"})));
+        assert!(uri_param(&json!({"uri": 3})).is_err());
+    }
+}

@@ -1,0 +1,311 @@
+//! `tools/call` answers that are not plain tool results, mapped honestly (never as a retryable
+//! `server_error`), and envelopes behind an envelope.
+//!
+//! | downstream answer | our envelope |
+//! |---|---|
+//! | a result with `resultType: "input_required"` (a server of the 2026-07-28 era asking for more input) | error `input_required`, not retryable |
+//! | a task-creation answer (`{"task": {"taskId", "status", …}}`, MCP 2025-11-25 "Tasks") | error `unsupported`, not retryable, naming the task id and status |
+//! | `structuredContent` that is exactly the six-key envelope (another mcp-envelope, a gateway) | its `status`, error type and `retryable` kept; its content re-filled within our budget ([`refill`]); its `omitted` added to ours |
+//!
+//! The URL-elicitation-required error (JSON-RPC -32042, MCP 2025-11-25 "Elicitation: URL
+//! mode") is not enveloped at all: the session answers the client with that JSON-RPC error,
+//! `data` included, so the client can show the URL and retry ([`is_url_elicitation_required`]).
+//!
+//! Pure; no I/O.
+
+use serde_json::Value;
+
+use crate::envelope::{render_row, Envelope, Status, LINE_SEPARATOR, ROW_SEPARATOR};
+use crate::outcome::{
+    cut_message, describe_media, passed_media, Mapped, MappingContext, MediaMode,
+};
+
+/// JSON-RPC error code of the URL-elicitation-required error (MCP 2025-11-25).
+pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+
+/// Whether a JSON-RPC error object is the URL-elicitation-required error.
+pub fn is_url_elicitation_required(error: &Value) -> bool {
+    error.get("code").and_then(Value::as_i64) == Some(URL_ELICITATION_REQUIRED)
+}
+
+/// The envelope of a result that needs one of the rules in the module table; `None` for a plain
+/// tool result.
+pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped> {
+    let obj = result.as_object()?;
+    let server = ctx.server;
+    if obj.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        return Some(error(
+            ctx,
+            "input_required",
+            &format!(
+                "server '{server}' needs more input before it can answer (an input_required result); this proxy speaks MCP 2025-11-25 and cannot relay its input requests"
+            ),
+        ));
+    }
+    if let Some(task) = obj.get("task").filter(|t| t.get("taskId").is_some()) {
+        let field = |k: &str| {
+            task.get(k).map_or_else(
+                || "?".to_owned(),
+                |v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+            )
+        };
+        return Some(error(
+            ctx,
+            "unsupported",
+            &format!(
+                "server '{server}' answered with a task (taskId {}, status {}) instead of a result; task-augmented tool calls are not proxied",
+                field("taskId"),
+                field("status")
+            ),
+        ));
+    }
+    let inner = obj.get("structuredContent").and_then(as_envelope)?;
+    let blocks = obj
+        .get("content")
+        .and_then(Value::as_array)
+        .map_or(&[][..], |b| b);
+    Some(refill(&inner, blocks, ctx))
+}
+
+fn error(ctx: &MappingContext<'_>, error_type: &str, message: &str) -> Mapped {
+    let message = cut_message([message], ctx.char_budget);
+    Mapped {
+        envelope: Envelope::error(ctx.call_id, ctx.tool, error_type, &message),
+        media: Vec::new(),
+        meta: None,
+    }
+}
+
+/// `value` as an envelope when it is exactly one: an object with the six keys and no other, of
+/// the right types.
+pub fn as_envelope(value: &Value) -> Option<Envelope> {
+    let obj = value.as_object()?;
+    if obj.len() != 6 {
+        return None;
+    }
+    serde_json::from_value(value.clone()).ok()
+}
+
+/// The rows of an envelope's success content, each with the separator that preceded it: split
+/// at every line break and every `; ` (the separators the envelope renders rows with). A row
+/// that itself contained `; ` becomes two rows; joined back they give the same text.
+pub fn split_rows(content: &str) -> Vec<(&'static str, &str)> {
+    let mut rows = Vec::new();
+    if content.is_empty() {
+        return rows;
+    }
+    let mut separator = "";
+    let mut rest = content;
+    loop {
+        let line = rest.find(LINE_SEPARATOR).map(|i| (i, LINE_SEPARATOR));
+        let row = rest.find(ROW_SEPARATOR).map(|i| (i, ROW_SEPARATOR));
+        let next = match (line, row) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        match next {
+            Some((i, sep)) => {
+                rows.push((separator, &rest[..i]));
+                separator = sep;
+                rest = &rest[i + sep.len()..];
+            }
+            None => {
+                rows.push((separator, rest));
+                return rows;
+            }
+        }
+    }
+}
+
+/// An inner envelope under our budget (seed 000's rules applied again): on the error path its
+/// error type and `retryable` are kept and its message is cut to our budget; on the success
+/// path its rows ([`split_rows`], plus described media with `media = "describe"`) are filled
+/// greedily within our budget, and `omitted` is ours plus its own. `call_id` and `tool` are
+/// ours. Media blocks after its text block pass through as usual.
+pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> Mapped {
+    let budget = ctx.char_budget;
+    let media = passed_media(blocks, ctx.media);
+    if inner.status == Status::Error {
+        let (error_type, message) = inner
+            .content
+            .split_once(": ")
+            .unwrap_or(("unknown", &inner.content));
+        let message = cut_message([message], budget);
+        let mut envelope = Envelope::error(ctx.call_id, ctx.tool, error_type, &message);
+        envelope.retryable = inner.retryable;
+        return Mapped {
+            envelope,
+            media: Vec::new(),
+            meta: None,
+        };
+    }
+    let described: Vec<String> = match ctx.media {
+        MediaMode::Describe => blocks
+            .iter()
+            .filter_map(|b| describe_media(b, budget))
+            .map(|row| render_row(&row))
+            .collect(),
+        MediaMode::Passthrough => Vec::new(),
+    };
+    let rows = split_rows(&inner.content)
+        .into_iter()
+        .chain(described.iter().map(|d| (ROW_SEPARATOR, d.as_str())));
+    let mut content = String::new();
+    let mut used = 0usize;
+    let mut omitted = inner.omitted;
+    let mut first = true;
+    let mut rows = rows.peekable();
+    while let Some((separator, row)) = rows.next() {
+        let separator = if first { "" } else { separator };
+        let cost = separator.chars().count() + row.chars().count();
+        if used + cost > budget {
+            omitted += 1 + rows.count() as u64;
+            break;
+        }
+        content.push_str(separator);
+        content.push_str(row);
+        used += cost;
+        first = false;
+    }
+    let envelope = Envelope {
+        call_id: ctx.call_id.to_owned(),
+        tool: ctx.tool.to_owned(),
+        status: if omitted > 0 {
+            Status::Truncated
+        } else {
+            Status::Ok
+        },
+        content,
+        omitted,
+        retryable: false,
+    };
+    Mapped {
+        envelope,
+        media,
+        meta: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ctx(budget: usize) -> MappingContext<'static> {
+        MappingContext {
+            call_id: "9",
+            tool: "outer_tool",
+            server: "inner",
+            char_budget: budget,
+            media: MediaMode::Passthrough,
+        }
+    }
+
+    fn inner(status: &str, content: &str, omitted: u64, retryable: bool) -> Value {
+        json!({"call_id": "1", "tool": "t", "status": status, "content": content, "omitted": omitted, "retryable": retryable})
+    }
+
+    fn result_with(sc: Value) -> Value {
+        json!({"content": [{"type": "text", "text": sc.to_string()}], "structuredContent": sc})
+    }
+
+    #[test]
+    fn rows_split_back_to_the_same_text() {
+        let text = "a=1,b=2; a=9,b=8\nline two\nline three; x=1";
+        let rows = split_rows(text);
+        let joined: String = rows.iter().flat_map(|(s, r)| [*s, *r]).collect();
+        assert_eq!(joined, text);
+        assert_eq!(rows.len(), 5);
+        assert!(split_rows("").is_empty());
+    }
+
+    #[test]
+    fn inner_lines_are_refilled_within_our_budget() {
+        let lines: Vec<String> = (0..50).map(|i| format!("line {i}")).collect();
+        let sc = inner("ok", &lines.join("\n"), 0, false);
+        let mapped = special_result(&result_with(sc), &ctx(20)).unwrap();
+        let env = mapped.envelope;
+        assert_eq!(env.content, "line 0\nline 1\nline 2");
+        assert_eq!(env.status, Status::Truncated);
+        assert_eq!(env.omitted, 47);
+        assert_eq!(
+            (env.call_id.as_str(), env.tool.as_str()),
+            ("9", "outer_tool")
+        );
+        // Everything fits: the same text, its own omitted kept.
+        let sc = inner("truncated", "a=1; a=2", 5, false);
+        let env = special_result(&result_with(sc), &ctx(100))
+            .unwrap()
+            .envelope;
+        assert_eq!(
+            (env.content.as_str(), env.omitted, env.status),
+            ("a=1; a=2", 5, Status::Truncated)
+        );
+    }
+
+    #[test]
+    fn inner_errors_keep_type_and_retryable() {
+        let sc = inner("error", "rate_limit: slow down please", 0, true);
+        let env = special_result(&result_with(sc.clone()), &ctx(100))
+            .unwrap()
+            .envelope;
+        assert_eq!(env.status, Status::Error);
+        assert!(env.retryable);
+        assert_eq!(env.content, "rate_limit: slow down please");
+        // A message longer than our budget is cut, with the usual marker.
+        let env = special_result(&result_with(sc), &ctx(9)).unwrap().envelope;
+        assert!(
+            env.content.starts_with("rate_limit: ") && env.content.contains("characters cut]"),
+            "{}",
+            env.content
+        );
+        assert!(env.retryable);
+        let sc = inner("error", "not_found: no tool named 'x'", 0, false);
+        let env = special_result(&result_with(sc), &ctx(100))
+            .unwrap()
+            .envelope;
+        assert_eq!(env.content, "not_found: no tool named 'x'");
+        assert!(!env.retryable);
+    }
+
+    #[test]
+    fn only_exact_envelopes_count() {
+        let mut sc = inner("ok", "x", 0, false);
+        sc["extra"] = json!(1);
+        assert!(special_result(&result_with(sc), &ctx(100)).is_none());
+        let mut sc = inner("ok", "x", 0, false);
+        sc["omitted"] = json!("1");
+        assert!(special_result(&result_with(sc), &ctx(100)).is_none());
+        assert!(special_result(&json!({"content": []}), &ctx(100)).is_none());
+    }
+
+    #[test]
+    fn tasks_and_input_required_are_honest_errors() {
+        let task = json!({"task": {"taskId": "t-1", "status": "working", "createdAt": "x", "lastUpdatedAt": "x"}});
+        let env = special_result(&task, &ctx(500)).unwrap().envelope;
+        assert!(
+            env.content.starts_with(
+                "unsupported: server 'inner' answered with a task (taskId t-1, status working)"
+            ),
+            "{}",
+            env.content
+        );
+        assert!(!env.retryable);
+        let ir = json!({"resultType": "input_required", "inputRequests": {}});
+        let env = special_result(&ir, &ctx(500)).unwrap().envelope;
+        assert!(
+            env.content
+                .starts_with("input_required: server 'inner' needs more input"),
+            "{}",
+            env.content
+        );
+        assert!(!env.retryable);
+        assert!(is_url_elicitation_required(
+            &json!({"code": -32042, "message": "m", "data": {}})
+        ));
+        assert!(!is_url_elicitation_required(&json!({"code": -32602})));
+    }
+}
