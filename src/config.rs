@@ -80,6 +80,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod codex;
+
 /// Built-in envelope content budget, in characters (Unicode scalar values).
 pub const DEFAULT_CHAR_BUDGET: usize = 2000;
 /// Built-in per-`tools/call` timeout (60 s).
@@ -605,8 +607,8 @@ struct RawServer {
     /// Program to run directly (never through a shell); must not be empty; `${VAR}` expands.
     /// A relative path containing `/` is relative to the config file's directory; a bare name
     /// is looked up in PATH. `~` is not expanded (use `${HOME}`).
-    #[schemars(with = "String")]
-    command: Spanned<String>,
+    #[schemars(with = "String", required)]
+    command: Option<Spanned<String>>,
     /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
@@ -644,7 +646,42 @@ struct RawServer {
     /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RawTool>")]
-    tools: BTreeMap<String, Spanned<RawTool>>,
+    tools: BTreeMap<String, Spanned<RawTool>>,    // Codex's own keys (config/codex.rs says what each does here).
+    /// Codex: variables forwarded from the proxy's environment (servers inherit it whole, so
+    /// every one listed is passed). Names, or `{ name, source = "local" }`.
+    env_vars: Option<Vec<codex::EnvVar>>,
+    /// Codex: startup timeout in milliseconds (> 0), used when `startup_timeout_sec` is absent.
+    startup_timeout_ms: Option<u64>,
+    /// Codex: accepted, no effect in the proxy.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    required: Option<bool>,
+    /// Codex: accepted, no effect in the proxy (it serves concurrent calls anyway).
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    supports_parallel_tool_calls: Option<bool>,
+    /// Codex: accepted, no effect in the proxy.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    default_tools_approval_mode: Option<codex::ApprovalMode>,
+    /// Codex: a legacy display name; accepted, no effect.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    name: Option<String>,
+    #[schemars(skip)]
+    experimental_environment: codex::Refused,
+    #[schemars(skip)]
+    url: codex::Refused,
+    #[schemars(skip)]
+    bearer_token: codex::Refused,
+    #[schemars(skip)]
+    bearer_token_env_var: codex::Refused,
+    #[schemars(skip)]
+    http_headers: codex::Refused,
+    #[schemars(skip)]
+    env_http_headers: codex::Refused,
+    #[schemars(skip)]
+    scopes: codex::Refused,
+    #[schemars(skip)]
+    oauth: codex::Refused,
+    #[schemars(skip)]
+    oauth_resource: codex::Refused,
 }
 
 /// One `[mcp_servers.NAME.tools.TOOL]` table: overrides for one tool.
@@ -658,6 +695,9 @@ struct RawTool {
     tool_timeout_sec: Option<Seconds>,
     /// What to do with image/audio blocks of this tool.
     media: Option<MediaMode>,
+    /// Codex: accepted, no effect in the proxy.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    approval_mode: Option<codex::ApprovalMode>,
 }
 
 /// The longest timeout accepted, in seconds (about 31.7 years): longer ones would overflow the
@@ -868,9 +908,13 @@ impl Ctx<'_> {
                 format!("server name `{name}` contains `__` (reserved for `<server>__<tool>`)"),
             ));
         }
-        let command_span = raw.command.span();
-        let command = raw.command.get_ref().clone();
-        let expanded_command = self.expand(raw.command, format!("{key}.command"))?;
+        let startup_timeout_ms = codex::check(self, &key, &raw)?;
+        let Some(raw_command) = raw.command else {
+            return Err(self.error(Some(span), Some(key), "missing field `command`".into()));
+        };
+        let command_span = raw_command.span();
+        let command = raw_command.get_ref().clone();
+        let expanded_command = self.expand(raw_command, format!("{key}.command"))?;
         if expanded_command.trim().is_empty() {
             return Err(self.error(
                 Some(command_span),
@@ -921,7 +965,7 @@ impl Ctx<'_> {
             enabled: raw.enabled.unwrap_or(true),
             char_budget: raw.char_budget,
             tool_timeout: raw.tool_timeout_sec.map(|s| s.0),
-            startup_timeout: raw.startup_timeout_sec.map(|s| s.0),
+            startup_timeout: raw.startup_timeout_sec.map(|s| s.0).or(startup_timeout_ms),
             max_restarts: raw.max_restarts,
             media: raw.media,
             enabled_tools,
