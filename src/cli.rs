@@ -36,10 +36,11 @@ pub struct GlobalArgs {
     /// `$XDG_CONFIG_HOME/mcp-envelope/config.toml` (`~/.config/...`).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Log level on stderr (or the log file): error, warn, info, debug, trace. `RUST_LOG`
-    /// overrides it with a full filter.
-    #[arg(long, global = true, value_enum, default_value_t = LogLevel::Info)]
-    pub log_level: LogLevel,
+    /// Log level on stderr (or the log file): error, warn, info, debug, trace. Default: info,
+    /// but warn for `check`, `install` and `uninstall`. `RUST_LOG` overrides it with a full
+    /// filter.
+    #[arg(long, global = true, value_enum)]
+    pub log_level: Option<LogLevel>,
     /// Write logs to this file (appended) instead of stderr, for clients that hide stderr.
     #[arg(long, global = true, value_name = "PATH")]
     pub log_file: Option<PathBuf>,
@@ -149,15 +150,16 @@ pub enum Command {
         after_help = "Example:\n  mcp-envelope check --config config/example.toml\n\nExit codes: 0 every enabled server ready, 1 a server not ready, 2 config error."
     )]
     Check,
-    /// Convert an agent client's JSON MCP config (`mcpServers`: Claude Desktop, Cursor, Claude
-    /// Code `.mcp.json`; `servers`: VS Code `.vscode/mcp.json`) into mcp-envelope TOML on
-    /// stdout. Remote (url/sse/http) entries are listed in a comment as not supported yet.
-    /// Exit 2 for an unreadable file or invalid JSON.
+    /// Convert an agent client's MCP config into mcp-envelope TOML on stdout: `mcpServers`
+    /// (Claude Desktop, Cursor, Claude Code's `.mcp.json` and `~/.claude.json` with its
+    /// per-project servers, Gemini CLI's `settings.json`), `servers` (VS Code's `mcp.json`),
+    /// or Codex's `config.toml` (a `.toml` file). Remote (url/sse/http) entries are listed in a
+    /// comment as not supported yet. Exit 2 for an unreadable file, invalid JSON or TOML.
     #[command(
-        after_help = "Example:\n  mcp-envelope import ~/.cursor/mcp.json > ~/.config/mcp-envelope/config.toml\n  mcp-envelope check --config ~/.config/mcp-envelope/config.toml\n\nExit codes: 0 converted, 2 unreadable file, invalid JSON or wrong shape."
+        after_help = "Example:\n  mcp-envelope import ~/.codex/config.toml > codex-servers.toml\n  mcp-envelope install cursor          # moves the servers and registers the proxy in one step\n\nExit codes: 0 converted, 2 unreadable file, invalid JSON/TOML or wrong shape."
     )]
     Import {
-        /// The client's JSON config file.
+        /// The client's config file (JSON; TOML when it ends in `.toml`).
         file: PathBuf,
     },
     /// Print the JSON Schema (draft 7) of the config file, for editors (Taplo / Even Better

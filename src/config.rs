@@ -646,7 +646,7 @@ struct RawServer {
     /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RawTool>")]
-    tools: BTreeMap<String, Spanned<RawTool>>,    // Codex's own keys (config/codex.rs says what each does here).
+    tools: BTreeMap<String, Spanned<RawTool>>, // Codex's own keys (config/codex.rs says what each does here).
     /// Codex: variables forwarded from the proxy's environment (servers inherit it whole, so
     /// every one listed is passed). Names, or `{ name, source = "local" }`.
     env_vars: Option<Vec<codex::EnvVar>>,

@@ -354,6 +354,16 @@ impl Connection {
         }
     }
 
+    /// Logs an answer whose id is not pending: a warning while the connection is open, at
+    /// debug level once it is closed (answers that arrive while the server is being stopped).
+    fn unmatched_answer(&self, server: &str, id: &Value) {
+        if self.closed.load(Ordering::Acquire) {
+            debug!(%server, %id, "answer after the connection closed ignored");
+        } else {
+            warn!(%server, %id, "answer for an id that is not pending ignored");
+        }
+    }
+
     fn deliver(&self, id: &Value, reply: Reply) -> bool {
         let Some(id) = id.as_u64() else { return false };
         let tx = self.pending.lock().unwrap().remove(&id);
@@ -1041,7 +1051,7 @@ async fn read_stdout(
                 let line = match fast.await {
                     Ok((id, body)) => {
                         if !conn.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
-                            warn!(%server, %id, "answer for an id that is not pending ignored");
+                            conn.unmatched_answer(&server, &id);
                         }
                         continue;
                     }
@@ -1300,7 +1310,7 @@ fn handle_server_message(
     match msg {
         Message::Response { id, outcome } => {
             if !conn.deliver(&id, Reply::Response(outcome.map(ResultBody::Value))) {
-                warn!(%server, %id, "answer for an id that is not pending ignored");
+                conn.unmatched_answer(server, &id);
             }
         }
         Message::Notification { method, params } => {
@@ -1412,6 +1422,10 @@ async fn refresh_tools(
                 let _ = events.send(DownstreamEvent::ToolsChanged {
                     server: ds.name().to_owned(),
                 });
+            }
+            // Stopping the server ends the refresh too; that is no fault.
+            Err(e) if conn.closed.load(Ordering::Acquire) => {
+                debug!(server = %ds.name(), error = %e, "refreshing tools stopped")
             }
             Err(e) => warn!(server = %ds.name(), error = %e, "refreshing tools failed"),
         }

@@ -6,13 +6,22 @@
 //!   Desktop (`claude_desktop_config.json`), Cursor (`.cursor/mcp.json`), Claude Code
 //!   (`.mcp.json`, entries may have `"type": "stdio"`);
 //! - `{"servers": {NAME: {type, command, args, env, envFile?, cwd?}}, "inputs": [...]}`: VS Code
-//!   (`.vscode/mcp.json`).
+//!   (`.vscode/mcp.json`);
+//! - Claude Code's `~/.claude.json`: servers of the user scope in the top-level `mcpServers`, of
+//!   the local scope in `projects.<path>.mcpServers` (each project's servers are imported too,
+//!   marked with a comment naming the project);
+//! - Gemini CLI's `settings.json`: `mcpServers` entries with Gemini's keys: `timeout` (ms)
+//!   becomes `tool_timeout_sec`, `includeTools` / `excludeTools` become `enabled_tools` /
+//!   `disabled_tools`, `httpUrl` marks a remote server, `trust` is noted (it is the client's
+//!   setting, so it belongs on the entry that starts mcp-envelope);
+//! - Codex's `config.toml` ([`import_codex_config`]): its `[mcp_servers.NAME]` tables are kept
+//!   as written (comments included), since the proxy accepts Codex's keys.
 //!
 //! Conversion rules:
 //! - a stdio entry becomes `[mcp_servers.NAME]` with `command`, `args`, `env`, `cwd` when
 //!   present; `"disabled": true` becomes `enabled = false`;
-//! - remote entries (a `url`, or `type` `sse` / `http` / `streamable-http`) are listed in a
-//!   comment as not supported yet; they are never silently dropped;
+//! - remote entries ([`is_remote`]: a `url` or `httpUrl`, or `type` `sse` / `http` /
+//!   `streamable-http`) are listed in a comment as not supported yet; never silently dropped;
 //! - variables in `args` / `env`: `${env:NAME}` becomes `${NAME}`, `${input:ID}` (VS Code
 //!   inputs) and other `${...}` forms that are not plain names become `${SANITIZED_NAME}`, noted
 //!   in a comment, because the proxy expands `${NAME}` from its own environment;
@@ -26,12 +35,77 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+mod codex;
+pub use codex::{codex_tables_to_toml, import_codex_config, is_codex_stdio};
+
 /// Keys of a client entry that the conversion uses; anything else is noted as ignored.
-const KNOWN_KEYS: [&str; 8] = [
-    "command", "args", "env", "cwd", "disabled", "type", "url", "envFile",
+const KNOWN_KEYS: [&str; 13] = [
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "disabled",
+    "type",
+    "url",
+    "httpUrl",
+    "envFile",
+    "timeout",
+    "includeTools",
+    "excludeTools",
+    "trust",
 ];
 
-/// Why a JSON document could not be converted; Display names the key path and what is wrong,
+/// Whether a client's server entry is a remote (HTTP / SSE) server rather than a stdio one: it
+/// has a `url` (Claude Desktop, Cursor, Claude Code, VS Code, Gemini CLI's SSE) or `httpUrl`
+/// (Gemini CLI), or its `type` is `sse`, `http` or `streamable-http`.
+pub fn is_remote(entry: &Map<String, Value>) -> bool {
+    entry.contains_key("url")
+        || entry.contains_key("httpUrl")
+        || matches!(
+            entry.get("type").and_then(Value::as_str),
+            Some("sse" | "http" | "streamable-http")
+        )
+}
+
+/// One object of servers in a client's JSON config and its dotted key path.
+pub type Section<'a> = (String, &'a Map<String, Value>);
+
+/// The server objects of a client's JSON config, each with its dotted path: the top-level
+/// `mcpServers` and `servers`, and Claude Code's `projects.<path>.mcpServers`.
+///
+/// Errors: one of them is present but not an object.
+pub fn server_sections(root: &Map<String, Value>) -> Result<Vec<Section<'_>>, ImportError> {
+    let mut found: Vec<(String, &Value)> = Vec::new();
+    for key in ["mcpServers", "servers"] {
+        if let Some(v) = root.get(key) {
+            found.push((key.to_string(), v));
+        }
+    }
+    if let Some(Value::Object(projects)) = root.get("projects") {
+        for (dir, project) in projects {
+            if let Some(v) = project.get("mcpServers") {
+                found.push((format!("projects.{}.mcpServers", json_str(dir)), v));
+            }
+        }
+    }
+    let mut sections = Vec::new();
+    for (path, value) in found {
+        match value {
+            // Claude Code's projects carry `"mcpServers": {}` by default; those add nothing.
+            Value::Object(m) if m.is_empty() && path.starts_with("projects.") => {}
+            Value::Object(m) => sections.push((path, m)),
+            other => {
+                return Err(ImportError(format!(
+                    "{path}: expected an object of servers, found {}",
+                    kind(other)
+                )))
+            }
+        }
+    }
+    Ok(sections)
+}
+
+/// Why a config could not be converted; Display names the key path and what is wrong,
 /// e.g. `mcpServers.git.args[1]: expected a string, found 3`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -114,22 +188,10 @@ pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportE
             kind(doc)
         )));
     };
-    let mut sections: Vec<(&str, &Map<String, Value>)> = Vec::new();
-    for key in ["mcpServers", "servers"] {
-        match root.get(key) {
-            None => {}
-            Some(Value::Object(m)) => sections.push((key, m)),
-            Some(other) => {
-                return Err(ImportError(format!(
-                    "{key}: expected an object of servers, found {}",
-                    kind(other)
-                )))
-            }
-        }
-    }
-    if sections.is_empty() {
+    let sections = server_sections(root)?;
+    if sections.is_empty() && !root.contains_key("projects") {
         return Err(ImportError(
-            "no `mcpServers` (Claude Desktop, Cursor, Claude Code) or `servers` (VS Code) object at the top level"
+            "no `mcpServers` (Claude Desktop, Cursor, Claude Code, Gemini CLI) or `servers` (VS Code) object at the top level"
                 .into(),
         ));
     }
@@ -157,6 +219,12 @@ pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportE
     let mut remote = Vec::new();
     let mut used_names = BTreeSet::new();
     for (section, servers) in sections {
+        if let Some(project) = section.strip_prefix("projects.") {
+            let project = project.trim_end_matches(".mcpServers");
+            out.push_str(&format!(
+                "\n# Claude Code local-scope servers of project {project}:\n"
+            ));
+        }
         for (name, entry) in servers {
             let path = format!("{section}.{name}");
             let Some(entry) = entry.as_object() else {
@@ -166,11 +234,10 @@ pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportE
                 )));
             };
             let kind_field = entry.get("type").and_then(Value::as_str);
-            let is_remote = entry.contains_key("url")
-                || matches!(kind_field, Some("sse" | "http" | "streamable-http"));
-            if is_remote {
+            if is_remote(entry) {
                 let url = entry
                     .get("url")
+                    .or_else(|| entry.get("httpUrl"))
                     .and_then(Value::as_str)
                     .unwrap_or("(no url)");
                 remote.push(format!(
@@ -203,20 +270,7 @@ fn server_table(
 ) -> Result<String, ImportError> {
     let mut notes = Vec::new();
     let mut vars = BTreeSet::new();
-    let mut table_name = if name.is_empty() {
-        "server".to_string()
-    } else {
-        name.to_string()
-    };
-    while table_name.contains("__") {
-        table_name = table_name.replace("__", "_");
-    }
-    let base = table_name.clone();
-    let mut n = 2;
-    while !used_names.insert(table_name.clone()) {
-        table_name = format!("{base}_{n}");
-        n += 1;
-    }
+    let table_name = unique_name(name, used_names);
     if table_name != name {
         notes.push(format!(
             "renamed from {} (names must be unique, non-empty and without `__`)",
@@ -300,6 +354,7 @@ fn server_table(
     if entry.get("disabled") == Some(&Value::Bool(true)) {
         lines.push("enabled = false".into());
     }
+    gemini_keys(entry, path, &mut lines, &mut notes)?;
     if let Some(file) = entry.get("envFile") {
         notes.push(format!(
             "`envFile` {} is not read by the proxy: copy its variables into `env`",
@@ -330,6 +385,81 @@ fn server_table(
         out.push('\n');
     }
     Ok(out)
+}
+
+/// Gemini CLI's keys: `timeout` (ms per request) → `tool_timeout_sec`, `includeTools` /
+/// `excludeTools` → `enabled_tools` / `disabled_tools`, `trust` noted.
+fn gemini_keys(
+    entry: &Map<String, Value>,
+    path: &str,
+    lines: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    if let Some(t) = entry.get("timeout") {
+        match t.as_f64() {
+            Some(ms) if ms > 0.0 && ms.is_finite() => {
+                let secs = toml::Value::Float(ms / 1000.0);
+                let secs = if ms % 1000.0 == 0.0 {
+                    toml::Value::Integer((ms / 1000.0) as i64)
+                } else {
+                    secs
+                };
+                lines.push(format!("tool_timeout_sec = {secs}"));
+            }
+            _ => {
+                return Err(ImportError(format!(
+                    "{path}.timeout: expected a positive number of milliseconds, found {t}"
+                )))
+            }
+        }
+    }
+    for (from, to) in [
+        ("includeTools", "enabled_tools"),
+        ("excludeTools", "disabled_tools"),
+    ] {
+        let Some(list) = entry.get(from) else {
+            continue;
+        };
+        let names: Option<Vec<toml::Value>> = list.as_array().and_then(|items| {
+            items
+                .iter()
+                .map(|v| v.as_str().map(|s| toml::Value::String(s.to_string())))
+                .collect()
+        });
+        let Some(names) = names else {
+            return Err(ImportError(format!(
+                "{path}.{from}: expected an array of strings, found {}",
+                kind(list)
+            )));
+        };
+        lines.push(format!("{to} = {}", toml::Value::Array(names)));
+    }
+    if entry.get("trust") == Some(&Value::Bool(true)) {
+        notes.push(
+            "`trust` (Gemini CLI: no confirmation before calls) is the client's setting: set it on the entry that starts mcp-envelope"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// `name` without `__` and not yet in `used` (suffix `_2`, `_3`, …); records the result.
+fn unique_name(name: &str, used: &mut BTreeSet<String>) -> String {
+    let mut base = if name.is_empty() {
+        "server".to_string()
+    } else {
+        name.to_string()
+    };
+    while base.contains("__") {
+        base = base.replace("__", "_");
+    }
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while !used.insert(candidate.clone()) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    candidate
 }
 
 /// Rewrites `${...}` references into the proxy's `${NAME}` form; records every NAME used.
@@ -430,179 +560,4 @@ fn kind(v: &Value) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn odd_server_names_stay_valid_toml_keys() {
-        for name in ["new\nline", "quote\"d", "sp ace", "é"] {
-            let key = toml_key(name);
-            let doc = format!("[mcp_servers.{key}]\ncommand = \"x\"\n");
-            let parsed: toml::Table = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
-            assert!(
-                parsed["mcp_servers"].as_table().unwrap().contains_key(name),
-                "{doc}"
-            );
-        }
-    }
-
-    #[test]
-    fn jsonc_comments_and_trailing_commas_are_removed() {
-        let text = "{\n  // servers\n  \"servers\": { /* one */ \"a\": {\"command\": \"x//y\", \"args\": [\"/*k*/\", \"q\\\"//\",],},\n  },\n}\n";
-        let plain = strip_jsonc(text);
-        let v: Value = serde_json::from_str(&plain).unwrap();
-        assert_eq!(v["servers"]["a"]["command"], "x//y");
-        assert_eq!(
-            v["servers"]["a"]["args"],
-            serde_json::json!(["/*k*/", "q\"//"])
-        );
-        assert_eq!(plain.lines().count(), text.lines().count());
-        let plain_json = "{\"a\": [1, 2]}";
-        assert_eq!(strip_jsonc(plain_json), plain_json);
-    }
-    use crate::config::Config;
-    use serde_json::json;
-    use std::path::Path;
-
-    /// Converts and parses with an environment that defines every variable.
-    fn convert(doc: Value) -> (String, Config) {
-        let text = import_client_config(&doc, "test.json").unwrap();
-        let config = Config::parse(&text, Path::new("/cfg/x.toml"), &|_| Some("v".into()))
-            .unwrap_or_else(|e| panic!("{e}\n{text}"));
-        (text, config)
-    }
-
-    #[test]
-    fn claude_desktop() {
-        let (text, config) = convert(json!({"mcpServers": {
-            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]},
-            "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"GIT_PAGER": "cat", "N": 3}}
-        }}));
-        assert!(
-            text.contains("[mcp_servers.filesystem]\ncommand = \"npx\"\n"),
-            "{text}"
-        );
-        let fs = config.server("filesystem").unwrap();
-        assert_eq!(fs.args[2], "/Users/me/Desktop");
-        assert!(fs.enabled);
-        let git = config.server("git").unwrap();
-        assert_eq!(
-            git.env,
-            [("GIT_PAGER".into(), "cat".into()), ("N".into(), "3".into())]
-        );
-    }
-
-    #[test]
-    fn cursor_and_claude_code_with_type_disabled_and_env_vars() {
-        let (text, config) = convert(json!({"mcpServers": {
-            "gh": {"type": "stdio", "command": "/opt/gh-mcp", "args": ["--token=${env:GITHUB_TOKEN}"],
-                   "env": {"HOME_DIR": "${userHome}"}, "disabled": true, "autoApprove": ["x"]},
-            "weird name": {"command": "x\"y", "cwd": "/srv/a b"}
-        }}));
-        let gh = config.server("gh").unwrap();
-        assert!(!gh.enabled);
-        assert_eq!(gh.args, ["--token=v"]);
-        assert!(text.contains("--token=${GITHUB_TOKEN}"), "{text}");
-        assert!(text.contains("${HOME}"), "{text}");
-        assert!(text.contains("# ignored keys: autoApprove"), "{text}");
-        assert!(text.contains("variables in the proxy's environment: GITHUB_TOKEN, HOME"));
-        let w = config.server("weird name").unwrap();
-        assert_eq!(w.command, "x\"y");
-        assert_eq!(w.cwd.as_deref(), Some(Path::new("/srv/a b")));
-    }
-
-    #[test]
-    fn vscode_servers_inputs_and_env_file() {
-        let (text, config) = convert(json!({
-            "inputs": [{"type": "promptString", "id": "api-key", "description": "API key", "password": true}],
-            "servers": {
-                "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"],
-                          "env": {"KEY": "${input:api-key}"}, "envFile": "${workspaceFolder}/.env"}
-            }
-        }));
-        assert!(text.contains("api-key -> ${API_KEY}: API key"), "{text}");
-        assert!(
-            text.contains("`envFile` \"${workspaceFolder}/.env\" is not read"),
-            "{text}"
-        );
-        assert!(text.contains("KEY = \"${API_KEY}\""), "{text}");
-        assert_eq!(config.server("fetch").unwrap().args, ["mcp-server-fetch"]);
-    }
-
-    #[test]
-    fn remote_entries_are_listed_not_dropped() {
-        let (text, config) = convert(json!({"mcpServers": {
-            "local": {"command": "srv"},
-            "remote": {"url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer x"}},
-            "sse": {"type": "sse", "url": "https://example.invalid/sse"}
-        }}));
-        assert_eq!(config.servers.len(), 1);
-        assert!(text.contains("not supported yet"), "{text}");
-        assert!(
-            text.contains("#   remote (remote, https://example.invalid/mcp)"),
-            "{text}"
-        );
-        assert!(
-            text.contains("#   sse (sse, https://example.invalid/sse)"),
-            "{text}"
-        );
-        assert!(!text.contains("Bearer"), "headers are not copied: {text}");
-    }
-
-    #[test]
-    fn names_with_double_underscore_are_renamed() {
-        let (text, config) =
-            convert(json!({"mcpServers": {"a__b": {"command": "x"}, "a_b": {"command": "y"}}}));
-        assert!(text.contains("renamed from \"a__b\""), "{text}");
-        let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["a_b", "a_b_2"]);
-    }
-
-    #[test]
-    fn entry_without_command_is_noted() {
-        let (text, config) = convert(json!({"mcpServers": {"x": {"args": []}}}));
-        assert!(config.servers.is_empty());
-        assert!(text.contains("\"x\" has no `command`"), "{text}");
-    }
-
-    #[test]
-    fn errors_name_the_key() {
-        let err = |doc: Value| import_client_config(&doc, "f").unwrap_err().0;
-        assert!(err(json!([])).contains("not an object"));
-        assert!(err(json!({"other": {}})).contains("no `mcpServers`"));
-        assert_eq!(
-            err(json!({"mcpServers": []})),
-            "mcpServers: expected an object of servers, found an array"
-        );
-        assert_eq!(
-            err(json!({"mcpServers": {"g": {"command": "x", "args": ["a", 3]}}})),
-            "mcpServers.g.args[1]: expected a string, found a number"
-        );
-        assert_eq!(
-            err(json!({"servers": {"g": {"command": 1}}})),
-            "servers.g.command: expected a string, found a number"
-        );
-        assert!(
-            err(json!({"servers": {"g": {"command": "x", "env": {"A": []}}}}))
-                .contains("servers.g.env.A")
-        );
-    }
-
-    #[test]
-    fn var_conversion() {
-        let mut vars = BTreeSet::new();
-        assert_eq!(convert_vars("a${HOME}b", &mut vars), "a${HOME}b");
-        assert_eq!(convert_vars("${env:X_Y}", &mut vars), "${X_Y}");
-        assert_eq!(convert_vars("${input:my.key}", &mut vars), "${MY_KEY}");
-        assert_eq!(
-            convert_vars("${workspaceFolder}/x", &mut vars),
-            "${workspaceFolder}/x"
-        );
-        assert_eq!(convert_vars("$HOME ${", &mut vars), "$HOME ${");
-        assert_eq!(sanitize_var("1abc"), "_1ABC");
-        assert_eq!(
-            vars.into_iter().collect::<Vec<_>>(),
-            ["HOME", "MY_KEY", "X_Y", "workspaceFolder"]
-        );
-    }
-}
+mod tests;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use mcp_envelope::cli::{Cli, Command, GlobalArgs};
+use mcp_envelope::cli::{Cli, Command, GlobalArgs, LogLevel};
 use mcp_envelope::config::{self, Config};
 use mcp_envelope::downstream::ClientInit;
 use mcp_envelope::envelope::{summarize_tool_result, Envelope, ToolResult};
@@ -35,7 +35,12 @@ fn usage(err: impl Into<anyhow::Error>) -> anyhow::Error {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = init_logging(&cli.global) {
+    // Commands that print a report are quiet unless asked: warnings only.
+    let default_level = match cli.command {
+        Some(Command::Check) => LogLevel::Warn,
+        _ => LogLevel::Info,
+    };
+    if let Err(e) = init_logging(&cli.global, default_level) {
         eprintln!("mcp-envelope: {e:#}");
         return ExitCode::from(2);
     }
@@ -68,10 +73,11 @@ fn subcommand_name(command: Option<&Command>) -> &'static str {
 }
 
 /// Logs go to stderr, or to `--log-file`; never to stdout (it carries the protocol).
-fn init_logging(global: &GlobalArgs) -> anyhow::Result<()> {
+fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(global.log_level.as_str()));
+    let level = global.log_level.unwrap_or(default_level);
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level.as_str()));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false);
@@ -519,17 +525,22 @@ fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `mcp-envelope import FILE`: a client's JSON MCP config → TOML on stdout (issue 7).
+/// `mcp-envelope import FILE`: a client's MCP config (JSON, or Codex's TOML) → TOML on stdout.
 fn run_import(file: &Path) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read {}", file.display()))
         .map_err(usage)?;
-    let doc: Value = serde_json::from_str(&mcp_envelope::import::strip_jsonc(&text))
-        .with_context(|| format!("{} is not valid JSON", file.display()))
-        .map_err(usage)?;
-    let toml = mcp_envelope::import::import_client_config(&doc, &file.display().to_string())
-        .with_context(|| format!("{}", file.display()))
-        .map_err(usage)?;
+    let source = file.display().to_string();
+    let toml = if file.extension().is_some_and(|e| e == "toml") {
+        mcp_envelope::import::import_codex_config(&text, &source)
+    } else {
+        let doc: Value = serde_json::from_str(&mcp_envelope::import::strip_jsonc(&text))
+            .with_context(|| format!("{} is not valid JSON", file.display()))
+            .map_err(usage)?;
+        mcp_envelope::import::import_client_config(&doc, &source)
+    }
+    .with_context(|| source.clone())
+    .map_err(usage)?;
     std::io::stdout()
         .lock()
         .write_all(toml.as_bytes())

@@ -827,6 +827,9 @@ fn map_tool_error(
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty());
     let sc_type = sc_error.and_then(|e| e.get("type")).and_then(Value::as_str);
+    // Messages that are the tool's own words say whose they are.
+    let said = format!("server '{}' reported: ", ctx.server);
+    let said = said.as_str();
     let limited = match sc_type {
         Some("rate_limit") => Some((ErrorType::RateLimit, "is rate limited")),
         Some("overloaded") => Some((ErrorType::Overloaded, "is overloaded")),
@@ -834,7 +837,7 @@ fn map_tool_error(
     };
     if let Some((error_type, words)) = limited {
         return match sc_message {
-            Some(m) => error_mapped(ctx, error_type, [m]),
+            Some(m) => error_mapped(ctx, error_type, [said, m]),
             None => error_mapped(
                 ctx,
                 error_type,
@@ -858,11 +861,11 @@ fn map_tool_error(
     if texts().next().is_some() {
         let joined = texts()
             .enumerate()
-            .flat_map(|(i, t)| [if i == 0 { "" } else { "\n" }, t]);
+            .flat_map(|(i, t)| [if i == 0 { said } else { "\n" }, t]);
         return error_mapped(ctx, error_type, joined);
     }
     match sc_message {
-        Some(m) => error_mapped(ctx, error_type, [m]),
+        Some(m) => error_mapped(ctx, error_type, [said, m]),
         None => error_mapped(
             ctx,
             error_type,
@@ -1645,7 +1648,7 @@ mod tests {
         assert_error(
             &env,
             ErrorType::RateLimit,
-            "rate_limit: 10 requests per minute exceeded",
+            "rate_limit: server 'git' reported: 10 requests per minute exceeded",
         );
         let env = ok(
             json!({"content": [], "structuredContent": {"error": {"type": "overloaded"}}, "isError": true}),
@@ -1673,7 +1676,7 @@ mod tests {
         assert_error(
             &env,
             ErrorType::ToolError,
-            "tool_error: fatal: not a git repository\n(or any parent)",
+            "tool_error: server 'git' reported: fatal: not a git repository\n(or any parent)",
         );
         let mapped = map_result_with(
             json!({"content": [text("x"), image("TWFu")], "isError": true}),
@@ -1691,7 +1694,11 @@ mod tests {
             json!({"content": [], "structuredContent": {"error": {"type": "quota", "message": "quota exhausted"}}, "isError": true}),
             500,
         );
-        assert_error(&env, ErrorType::ToolError, "tool_error: quota exhausted");
+        assert_error(
+            &env,
+            ErrorType::ToolError,
+            "tool_error: server 'git' reported: quota exhausted",
+        );
     }
 
     #[test]
@@ -1703,7 +1710,7 @@ mod tests {
         assert_error(
             &env,
             ErrorType::InvalidArgument,
-            "invalid_argument: MCP error -32602: Invalid arguments for tool get_current_time: timezone required",
+            "invalid_argument: server 'git' reported: MCP error -32602: Invalid arguments for tool get_current_time: timezone required",
         );
         // Not an error result: just text.
         let env = ok(json!({"content": [text("MCP error -32602: x")]}), 500);
@@ -1745,10 +1752,14 @@ mod tests {
         let env = ok(json!({"content": [text(&text_1234)], "isError": true}), 100);
         let message = env.content.strip_prefix("tool_error: ").unwrap();
         assert_eq!(message.chars().count(), 100);
-        // A four-digit count makes a 23-character marker: 77 characters kept, 1157 cut.
+        // "server 'git' reported: " (23) + text: a four-digit count makes a 23-character
+        // marker, so 77 characters are kept (the 23 of the prefix and 54 of the text).
         assert_eq!(
             message,
-            format!("{}… [1157 characters cut]", "e".repeat(77))
+            format!(
+                "server 'git' reported: {}… [1180 characters cut]",
+                "e".repeat(54)
+            )
         );
     }
 

@@ -41,6 +41,8 @@ fn good_config_lists_ready_server_and_tools_with_sources() {
     assert_eq!(line("  fx_echo "), "fx_echo 40 (defaults) 2.5s (tool)");
     assert_eq!(line("off "), "off disabled");
     assert!(text.contains("1 of 1 enabled server(s) ready"), "{text}");
+    // Quiet by default: a healthy check logs nothing (no INFO lines, no shutdown noise).
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
 #[test]

@@ -258,7 +258,10 @@ fn error_results_map_to_their_types() {
     };
     let env = call(1, "rate_limited", json!({}));
     assert_eq!(env["status"], "error");
-    assert_eq!(env["content"], "rate_limit: try again in 2s");
+    assert_eq!(
+        env["content"],
+        "rate_limit: server 'fx' reported: try again in 2s"
+    );
     assert_eq!(env["retryable"], true);
     for (id, code, ty, retryable) in [
         (2, -32602, "invalid_argument", false),
@@ -279,7 +282,7 @@ fn error_results_map_to_their_types() {
         );
     }
     let env = call(5, "fail", json!({"message": "it broke"}));
-    assert_eq!(env["content"], "tool_error: it broke");
+    assert_eq!(env["content"], "tool_error: server 'fx' reported: it broke");
     assert_eq!(env["retryable"], false);
     finish_session(p);
 }

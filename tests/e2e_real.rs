@@ -310,7 +310,8 @@ fn unknown_tool_and_bad_timezone_are_error_envelopes() {
     let content = env["content"].as_str().unwrap();
     // mcp-server-time answers isError with a plain message: the mapping gives tool_error.
     assert!(
-        content.starts_with("tool_error: ") && content.contains("Mars/Phobos"),
+        content.starts_with("tool_error: server 'time' reported: ")
+            && content.contains("Mars/Phobos"),
         "{content}"
     );
     finish_session(p);

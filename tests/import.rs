@@ -110,3 +110,55 @@ fn invalid_json_and_missing_file_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent/mcp.json"));
 }
+
+fn import_file(name: &str, text: &str) -> (String, mcp_envelope::config::Config) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    let out = std::process::Command::new(bin())
+        .arg("import")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let config = mcp_envelope::config::Config::parse(&text, Path::new("/c/x.toml"), &|_| None)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    (text, config)
+}
+
+#[test]
+fn codex_config_toml() {
+    let (text, config) = import_file(
+        "config.toml",
+        "model = \"m\"\n\n# my git server\n[mcp_servers.git]\ncommand = \"uvx\"\nargs = [\"mcp-server-git\"]\nenv_vars = [\"GIT_TOKEN\"]\nstartup_timeout_ms = 20000\n\n[mcp_servers.web]\nurl = \"https://example.invalid/mcp\"\n",
+    );
+    assert!(
+        text.contains("# my git server\n[mcp_servers.git]"),
+        "{text}"
+    );
+    assert!(text.contains("web (https://example.invalid/mcp)"), "{text}");
+    assert_eq!(config.servers.len(), 1);
+    assert_eq!(
+        config.server("git").unwrap().startup_timeout,
+        Some(std::time::Duration::from_secs(20))
+    );
+}
+
+#[test]
+fn claude_json_and_gemini_settings() {
+    let (text, config) = import_file(
+        ".claude.json",
+        r#"{"mcpServers": {"a": {"type": "stdio", "command": "a"}},
+            "projects": {"/p": {"mcpServers": {"b": {"type": "stdio", "command": "b", "args": []}}}}}"#,
+    );
+    assert!(text.contains("project \"/p\""), "{text}");
+    assert_eq!(config.servers.len(), 2);
+    let (_, config) = import_file(
+        "settings.json",
+        r#"{"mcpServers": {"g": {"command": "g", "timeout": 5000, "excludeTools": ["x"]}}}"#,
+    );
+    let g = config.server("g").unwrap();
+    assert_eq!(g.tool_timeout, Some(std::time::Duration::from_secs(5)));
+    assert!(!g.exposes("x"));
+}

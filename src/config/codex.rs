@@ -190,8 +190,8 @@ approval_mode = "approve"
             err,
             "/c/x.toml:2:7: mcp_servers.figma.url: remote (streamable HTTP) servers are not supported yet; keep this server in your client's own config"
         );
-        let err = parse("[mcp_servers.a]\ncommand = \"x\"\nhttp_headers = { X = \"y\" }\n")
-            .unwrap_err();
+        let err =
+            parse("[mcp_servers.a]\ncommand = \"x\"\nhttp_headers = { X = \"y\" }\n").unwrap_err();
         assert!(err.contains("mcp_servers.a.http_headers: remote"), "{err}");
         let err = parse("[mcp_servers.a]\ncommand = \"x\"\nexperimental_environment = \"r\"\n")
             .unwrap_err();
@@ -211,8 +211,7 @@ approval_mode = "approve"
             err.contains("mcp_servers.a.env_vars[1]: `B`: source \"remote\" is not supported"),
             "{err}"
         );
-        let err =
-            parse("[mcp_servers.a]\ncommand = \"x\"\nstartup_timeout_ms = 0\n").unwrap_err();
+        let err = parse("[mcp_servers.a]\ncommand = \"x\"\nstartup_timeout_ms = 0\n").unwrap_err();
         assert!(err.contains("mcp_servers.a.startup_timeout_ms"), "{err}");
         let err = parse("[mcp_servers.a]\ncommand = \"x\"\nenv_vars = [\"A=B\"]\n").unwrap_err();
         assert!(err.contains("env_vars[0]"), "{err}");

@@ -1,0 +1,204 @@
+//! Codex's `~/.codex/config.toml` → mcp-envelope TOML. Pure: no I/O.
+//!
+//! The proxy accepts Codex's server keys (see `config/codex.rs`), so each stdio
+//! `[mcp_servers.NAME]` table is copied as written, comments above and inside it included
+//! (`toml_edit` keeps them). Remote tables (a `url`, no `command`) are listed in a comment as
+//! not supported yet; keys the proxy refuses (`experimental_environment`) are dropped with a
+//! note; a name containing `__` is renamed with a note.
+
+use std::collections::BTreeSet;
+
+use toml_edit::{DocumentMut, Item, Table};
+
+use super::{comment_line, toml_key, unique_name, ImportError};
+
+/// Keys of a Codex table that the proxy refuses; the import drops them and says so.
+const DROPPED_KEYS: [&str; 1] = ["experimental_environment"];
+
+/// Whether a Codex `[mcp_servers.NAME]` item is a stdio server (it has a `command`).
+pub fn is_codex_stdio(item: &Item) -> bool {
+    item.as_table_like()
+        .is_some_and(|t| t.contains_key("command"))
+}
+
+/// Converts the text of a Codex `config.toml` into mcp-envelope TOML text (comments included);
+/// `source` names the file in the header comment.
+///
+/// Errors: the text is not valid TOML (the message has the line and column), or it has no
+/// `mcp_servers` table.
+pub fn import_codex_config(text: &str, source: &str) -> Result<String, ImportError> {
+    let doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| ImportError(format!("not valid TOML: {e}")))?;
+    let Some(servers) = doc.get("mcp_servers").and_then(Item::as_table_like) else {
+        return Err(ImportError(
+            "no `mcp_servers` table (Codex's [mcp_servers.NAME])".into(),
+        ));
+    };
+    let mut out = format!(
+        "# Imported by `mcp-envelope import` from {source}.\n\
+         # Check it with `mcp-envelope check --config <this file>`.\n"
+    );
+    let names: Vec<&str> = servers.iter().map(|(k, _)| k).collect();
+    out.push_str(&codex_tables_to_toml(servers, &names)?);
+    Ok(out)
+}
+
+/// The mcp-envelope TOML (no header) for the Codex servers `names` of `servers` (the
+/// `mcp_servers` table of a Codex config): stdio tables copied, remote ones listed in a comment.
+///
+/// Errors: an entry that is not a table.
+pub fn codex_tables_to_toml(
+    servers: &dyn toml_edit::TableLike,
+    names: &[&str],
+) -> Result<String, ImportError> {
+    let mut doc = DocumentMut::new();
+    let mut root = Table::new();
+    root.set_implicit(true);
+    let mut remote = Vec::new();
+    let mut used = BTreeSet::new();
+    for name in names {
+        let Some(item) = servers.get(name) else {
+            continue;
+        };
+        let mut table = match item.clone() {
+            Item::Table(t) => t,
+            Item::Value(toml_edit::Value::InlineTable(t)) => t.into_table(),
+            _ => {
+                return Err(ImportError(format!(
+                    "mcp_servers.{}: expected a table",
+                    toml_key(name)
+                )))
+            }
+        };
+        if !table.contains_key("command") {
+            let url = table
+                .get("url")
+                .and_then(Item::as_str)
+                .unwrap_or("(no url, no command)");
+            remote.push(format!("{name} ({url})"));
+            continue;
+        }
+        let mut notes = Vec::new();
+        for key in DROPPED_KEYS {
+            if table.remove(key).is_some() {
+                notes.push(format!(
+                    "dropped `{key}`: the proxy starts its servers on its own machine"
+                ));
+            }
+        }
+        let new_name = unique_name(name, &mut used);
+        if new_name != *name {
+            notes.push(format!(
+                "renamed from {name:?} (names must be unique, non-empty and without `__`)"
+            ));
+        }
+        if !notes.is_empty() {
+            let old = table
+                .decor()
+                .prefix()
+                .and_then(|p| p.as_str())
+                .unwrap_or("")
+                .to_string();
+            let notes: String = notes.iter().map(|n| comment_line(n)).collect();
+            table.decor_mut().set_prefix(format!("{old}{notes}"));
+        }
+        root.insert(&new_name, Item::Table(table));
+    }
+    doc.insert("mcp_servers", Item::Table(root));
+    let mut out = doc.to_string();
+    if !out.is_empty() && !out.starts_with('\n') {
+        out.insert(0, '\n');
+    }
+    if !remote.is_empty() {
+        out.push_str("\n# Remote servers (url) are not supported yet; not imported:\n");
+        for r in remote {
+            out.push_str(&comment_line(&format!("  {r}")));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use std::path::Path;
+    use std::time::Duration;
+
+    const CODEX: &str = r#"model = "o4"
+
+# Docs lookup, keep it fast
+[mcp_servers.docs]
+command = "docs-mcp" # the binary
+args = ["--stdio"]
+env_vars = ["DOCS_TOKEN"]
+startup_timeout_ms = 4000
+enabled_tools = ["search"]
+
+[mcp_servers.docs.env]
+MODE = "fast"
+
+[mcp_servers.figma]
+url = "https://mcp.figma.invalid/mcp"
+bearer_token_env_var = "FIGMA_TOKEN"
+
+[mcp_servers.a__b]
+command = "ab"
+experimental_environment = "remote"
+
+[profiles.x]
+model = "y"
+"#;
+
+    #[test]
+    fn codex_tables_are_kept_with_comments() {
+        let text = import_codex_config(CODEX, "config.toml").unwrap();
+        assert!(text.contains("# Docs lookup, keep it fast\n[mcp_servers.docs]\ncommand = \"docs-mcp\" # the binary\n"), "{text}");
+        assert!(
+            text.contains("[mcp_servers.docs.env]\nMODE = \"fast\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("#   figma (https://mcp.figma.invalid/mcp)"),
+            "{text}"
+        );
+        assert!(!text.contains("FIGMA_TOKEN"), "{text}");
+        assert!(!text.contains("profiles"), "{text}");
+        assert!(
+            text.contains("# dropped `experimental_environment`"),
+            "{text}"
+        );
+        assert!(text.contains("renamed from \"a__b\""), "{text}");
+        let config = Config::parse(&text, Path::new("/c/x.toml"), &|_| None)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let docs = config.server("docs").unwrap();
+        assert_eq!(docs.startup_timeout, Some(Duration::from_secs(4)));
+        assert_eq!(docs.env, [("MODE".to_string(), "fast".to_string())]);
+        assert_eq!(config.server("a_b").unwrap().command, "ab");
+        assert_eq!(config.servers.len(), 2);
+    }
+
+    #[test]
+    fn inline_tables_and_errors() {
+        let text = import_codex_config(
+            "mcp_servers = { t = { command = \"t\", args = [\"1\"] } }\n",
+            "c",
+        )
+        .unwrap();
+        let config = Config::parse(&text, Path::new("/c/x.toml"), &|_| None).unwrap();
+        assert_eq!(config.server("t").unwrap().args, ["1"]);
+        assert!(import_codex_config("model = 1\n", "c")
+            .unwrap_err()
+            .0
+            .contains("no `mcp_servers`"));
+        assert!(import_codex_config("[a\n", "c")
+            .unwrap_err()
+            .0
+            .contains("not valid TOML"));
+        assert!(import_codex_config("[mcp_servers]\nx = 3\n", "c")
+            .unwrap_err()
+            .0
+            .contains("mcp_servers.x: expected a table"));
+    }
+}

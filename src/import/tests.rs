@@ -1,0 +1,227 @@
+//! Unit tests of the JSON import (`import.rs`).
+use super::*;
+
+#[test]
+fn odd_server_names_stay_valid_toml_keys() {
+    for name in ["new\nline", "quote\"d", "sp ace", "é"] {
+        let key = toml_key(name);
+        let doc = format!("[mcp_servers.{key}]\ncommand = \"x\"\n");
+        let parsed: toml::Table = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        assert!(
+            parsed["mcp_servers"].as_table().unwrap().contains_key(name),
+            "{doc}"
+        );
+    }
+}
+
+#[test]
+fn jsonc_comments_and_trailing_commas_are_removed() {
+    let text = "{\n  // servers\n  \"servers\": { /* one */ \"a\": {\"command\": \"x//y\", \"args\": [\"/*k*/\", \"q\\\"//\",],},\n  },\n}\n";
+    let plain = strip_jsonc(text);
+    let v: Value = serde_json::from_str(&plain).unwrap();
+    assert_eq!(v["servers"]["a"]["command"], "x//y");
+    assert_eq!(
+        v["servers"]["a"]["args"],
+        serde_json::json!(["/*k*/", "q\"//"])
+    );
+    assert_eq!(plain.lines().count(), text.lines().count());
+    let plain_json = "{\"a\": [1, 2]}";
+    assert_eq!(strip_jsonc(plain_json), plain_json);
+}
+use crate::config::Config;
+use serde_json::json;
+use std::path::Path;
+
+/// Converts and parses with an environment that defines every variable.
+fn convert(doc: Value) -> (String, Config) {
+    let text = import_client_config(&doc, "test.json").unwrap();
+    let config = Config::parse(&text, Path::new("/cfg/x.toml"), &|_| Some("v".into()))
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    (text, config)
+}
+
+#[test]
+fn claude_desktop() {
+    let (text, config) = convert(json!({"mcpServers": {
+        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]},
+        "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"GIT_PAGER": "cat", "N": 3}}
+    }}));
+    assert!(
+        text.contains("[mcp_servers.filesystem]\ncommand = \"npx\"\n"),
+        "{text}"
+    );
+    let fs = config.server("filesystem").unwrap();
+    assert_eq!(fs.args[2], "/Users/me/Desktop");
+    assert!(fs.enabled);
+    let git = config.server("git").unwrap();
+    assert_eq!(
+        git.env,
+        [("GIT_PAGER".into(), "cat".into()), ("N".into(), "3".into())]
+    );
+}
+
+#[test]
+fn cursor_and_claude_code_with_type_disabled_and_env_vars() {
+    let (text, config) = convert(json!({"mcpServers": {
+        "gh": {"type": "stdio", "command": "/opt/gh-mcp", "args": ["--token=${env:GITHUB_TOKEN}"],
+               "env": {"HOME_DIR": "${userHome}"}, "disabled": true, "autoApprove": ["x"]},
+        "weird name": {"command": "x\"y", "cwd": "/srv/a b"}
+    }}));
+    let gh = config.server("gh").unwrap();
+    assert!(!gh.enabled);
+    assert_eq!(gh.args, ["--token=v"]);
+    assert!(text.contains("--token=${GITHUB_TOKEN}"), "{text}");
+    assert!(text.contains("${HOME}"), "{text}");
+    assert!(text.contains("# ignored keys: autoApprove"), "{text}");
+    assert!(text.contains("variables in the proxy's environment: GITHUB_TOKEN, HOME"));
+    let w = config.server("weird name").unwrap();
+    assert_eq!(w.command, "x\"y");
+    assert_eq!(w.cwd.as_deref(), Some(Path::new("/srv/a b")));
+}
+
+#[test]
+fn vscode_servers_inputs_and_env_file() {
+    let (text, config) = convert(json!({
+        "inputs": [{"type": "promptString", "id": "api-key", "description": "API key", "password": true}],
+        "servers": {
+            "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"],
+                      "env": {"KEY": "${input:api-key}"}, "envFile": "${workspaceFolder}/.env"}
+        }
+    }));
+    assert!(text.contains("api-key -> ${API_KEY}: API key"), "{text}");
+    assert!(
+        text.contains("`envFile` \"${workspaceFolder}/.env\" is not read"),
+        "{text}"
+    );
+    assert!(text.contains("KEY = \"${API_KEY}\""), "{text}");
+    assert_eq!(config.server("fetch").unwrap().args, ["mcp-server-fetch"]);
+}
+
+#[test]
+fn remote_entries_are_listed_not_dropped() {
+    let (text, config) = convert(json!({"mcpServers": {
+        "local": {"command": "srv"},
+        "remote": {"url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer x"}},
+        "sse": {"type": "sse", "url": "https://example.invalid/sse"}
+    }}));
+    assert_eq!(config.servers.len(), 1);
+    assert!(text.contains("not supported yet"), "{text}");
+    assert!(
+        text.contains("#   remote (remote, https://example.invalid/mcp)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#   sse (sse, https://example.invalid/sse)"),
+        "{text}"
+    );
+    assert!(!text.contains("Bearer"), "headers are not copied: {text}");
+}
+
+#[test]
+fn claude_json_user_and_project_scopes() {
+    let (text, config) = convert(json!({
+        "numStartups": 3,
+        "mcpServers": {"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"], "env": {}}},
+        "projects": {
+            "/home/me/app": {"allowedTools": [], "mcpServers": {
+                "git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]},
+                "time": {"command": "other-time"}
+            }},
+            "/home/me/empty": {"mcpServers": {}}
+        }
+    }));
+    assert!(
+        text.contains("# Claude Code local-scope servers of project \"/home/me/app\":"),
+        "{text}"
+    );
+    assert!(!text.contains("/home/me/empty"), "{text}");
+    let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["git", "time", "time_2"]);
+    assert_eq!(config.server("time_2").unwrap().command, "other-time");
+}
+
+#[test]
+fn gemini_keys_are_mapped() {
+    let (text, config) = convert(json!({"theme": "x", "mcpServers": {
+        "py": {"command": "python", "args": ["srv.py"], "cwd": "/srv", "timeout": 30000,
+               "trust": true, "includeTools": ["a", "b"], "excludeTools": ["b"], "description": "d"},
+        "slow": {"command": "s", "timeout": 1500},
+        "remote": {"httpUrl": "https://example.invalid/mcp", "headers": {"A": "b"}}
+    }}));
+    let py = config.server("py").unwrap();
+    assert_eq!(py.tool_timeout, Some(std::time::Duration::from_secs(30)));
+    assert!(py.exposes("a") && !py.exposes("b") && !py.exposes("c"));
+    assert!(text.contains("`trust`"), "{text}");
+    assert!(text.contains("ignored keys: description"), "{text}");
+    assert_eq!(
+        config.server("slow").unwrap().tool_timeout,
+        Some(std::time::Duration::from_millis(1500))
+    );
+    assert!(
+        text.contains("remote (remote, https://example.invalid/mcp)"),
+        "{text}"
+    );
+    let err = import_client_config(
+        &json!({"mcpServers": {"x": {"command": "x", "timeout": "soon"}}}),
+        "f",
+    )
+    .unwrap_err();
+    assert!(err.0.contains("mcpServers.x.timeout"), "{err}");
+}
+
+#[test]
+fn names_with_double_underscore_are_renamed() {
+    let (text, config) =
+        convert(json!({"mcpServers": {"a__b": {"command": "x"}, "a_b": {"command": "y"}}}));
+    assert!(text.contains("renamed from \"a__b\""), "{text}");
+    let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a_b", "a_b_2"]);
+}
+
+#[test]
+fn entry_without_command_is_noted() {
+    let (text, config) = convert(json!({"mcpServers": {"x": {"args": []}}}));
+    assert!(config.servers.is_empty());
+    assert!(text.contains("\"x\" has no `command`"), "{text}");
+}
+
+#[test]
+fn errors_name_the_key() {
+    let err = |doc: Value| import_client_config(&doc, "f").unwrap_err().0;
+    assert!(err(json!([])).contains("not an object"));
+    assert!(err(json!({"other": {}})).contains("no `mcpServers`"));
+    assert_eq!(
+        err(json!({"mcpServers": []})),
+        "mcpServers: expected an object of servers, found an array"
+    );
+    assert_eq!(
+        err(json!({"mcpServers": {"g": {"command": "x", "args": ["a", 3]}}})),
+        "mcpServers.g.args[1]: expected a string, found a number"
+    );
+    assert_eq!(
+        err(json!({"servers": {"g": {"command": 1}}})),
+        "servers.g.command: expected a string, found a number"
+    );
+    assert!(
+        err(json!({"servers": {"g": {"command": "x", "env": {"A": []}}}}))
+            .contains("servers.g.env.A")
+    );
+}
+
+#[test]
+fn var_conversion() {
+    let mut vars = BTreeSet::new();
+    assert_eq!(convert_vars("a${HOME}b", &mut vars), "a${HOME}b");
+    assert_eq!(convert_vars("${env:X_Y}", &mut vars), "${X_Y}");
+    assert_eq!(convert_vars("${input:my.key}", &mut vars), "${MY_KEY}");
+    assert_eq!(
+        convert_vars("${workspaceFolder}/x", &mut vars),
+        "${workspaceFolder}/x"
+    );
+    assert_eq!(convert_vars("$HOME ${", &mut vars), "$HOME ${");
+    assert_eq!(sanitize_var("1abc"), "_1ABC");
+    assert_eq!(
+        vars.into_iter().collect::<Vec<_>>(),
+        ["HOME", "MY_KEY", "X_Y", "workspaceFolder"]
+    );
+}
