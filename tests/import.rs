@@ -6,9 +6,14 @@ use std::path::Path;
 use std::process::Output;
 
 fn import(json: &str) -> (Output, tempfile::TempDir) {
+    import_named("mcp.json", json)
+}
+
+/// Writes `text` to a file called `name` in a temporary folder and imports it.
+fn import_named(name: &str, text: &str) -> (Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("mcp.json");
-    std::fs::write(&file, json).unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
     let out = std::process::Command::new(bin())
         .arg("import")
         .arg(&file)
@@ -112,14 +117,7 @@ fn invalid_json_and_missing_file_exit_2() {
 }
 
 fn import_file(name: &str, text: &str) -> (String, mcp_envelope::config::Config) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join(name);
-    std::fs::write(&file, text).unwrap();
-    let out = std::process::Command::new(bin())
-        .arg("import")
-        .arg(&file)
-        .output()
-        .unwrap();
+    let (out, _dir) = import_named(name, text);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     let config = mcp_envelope::config::Config::parse(&text, Path::new("/c/x.toml"), &|_| None)
