@@ -162,6 +162,22 @@ pub enum Command {
         /// The client's config file (JSON; TOML when it ends in `.toml`).
         file: PathBuf,
     },
+    /// Move a client's stdio MCP servers into mcp-envelope's config (`--config`, default
+    /// ~/.config/mcp-envelope/config.toml, created when missing, merged when present) and put
+    /// one entry named `mcp-envelope` that starts this binary in their place. A backup of the
+    /// client's file is written first; running it again changes nothing; remote (url) servers
+    /// stay in the client. JSON files with comments are refused (rewriting would drop them).
+    #[command(
+        after_help = "Examples:\n  mcp-envelope install codex --dry-run\n  mcp-envelope install claude-code --project ~/src/app\n  mcp-envelope install vscode --client-config .vscode/mcp.json\n\nExit codes: 0 installed (or nothing to change), 2 unreadable or invalid file."
+    )]
+    Install(InstallArgs),
+    /// Undo `install`: the client's config is restored (byte for byte from the backup when it
+    /// was not changed since), and the servers install added are removed from mcp-envelope's
+    /// config unless another client's install still uses them.
+    #[command(
+        after_help = "Example:\n  mcp-envelope uninstall codex\n\nExit codes: 0 restored, 2 no install recorded, unreadable or invalid file."
+    )]
+    Uninstall(InstallArgs),
     /// Print the JSON Schema (draft 7) of the config file, for editors (Taplo / Even Better
     /// TOML: put `#:schema ./mcp-envelope.schema.json` on the first line of the config).
     #[command(
@@ -197,4 +213,23 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+}
+
+/// Arguments of `install` and `uninstall`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The client: claude-code, claude-desktop, codex, cursor, vscode, gemini.
+    #[arg(value_enum)]
+    pub client: crate::install::Client,
+    /// The client's config file, instead of its usual place (e.g. a project's `.mcp.json`,
+    /// `.vscode/mcp.json`, `.gemini/settings.json`).
+    #[arg(long, value_name = "PATH")]
+    pub client_config: Option<PathBuf>,
+    /// Claude Code: move the local-scope servers of this project directory
+    /// (`projects.<DIR>.mcpServers` in ~/.claude.json) instead of the user-scope ones.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the diffs of both files and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

@@ -182,6 +182,16 @@ pub fn strip_jsonc(text: &str) -> String {
 /// or an entry has a field of the wrong type (`command` not a string, `args` not an array of
 /// strings, `env` not an object of strings/numbers/booleans, `cwd` not a string).
 pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportError> {
+    let body = convert_servers(doc)?;
+    Ok(format!(
+        "# Imported by `mcp-envelope import` from {source}.\n\
+         # Check it with `mcp-envelope check --config <this file>`.\n{body}"
+    ))
+}
+
+/// The body of [`import_client_config`] (no header comment): the `[mcp_servers.NAME]` tables
+/// and their notes. Errors: as [`import_client_config`].
+pub fn convert_servers(doc: &Value) -> Result<String, ImportError> {
     let Some(root) = doc.as_object() else {
         return Err(ImportError(format!(
             "the top level is {}, not an object",
@@ -195,10 +205,7 @@ pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportE
                 .into(),
         ));
     }
-    let mut out = format!(
-        "# Imported by `mcp-envelope import` from {source}.\n\
-         # Check it with `mcp-envelope check --config <this file>`.\n"
-    );
+    let mut out = String::new();
     if let Some(Value::Array(inputs)) = root.get("inputs") {
         if !inputs.is_empty() {
             out.push_str("#\n# VS Code `inputs` are prompts the editor shows; the proxy cannot prompt. Each\n# `${input:ID}` below became `${ID}` (upper case, `_` for other characters): set those\n# variables in the environment that starts the proxy. Inputs declared:\n");

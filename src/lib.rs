@@ -20,7 +20,8 @@
 //! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
 //! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
-//! | [`import`] | `import`: a client's JSON MCP config → mcp-envelope TOML | no |
+//! | [`import`] | `import`: a client's MCP config (JSON, or Codex's TOML) → mcp-envelope TOML | no |
+//! | [`install`] | `install` / `uninstall`: move a client's servers behind the proxy and back; planning is pure, [`install::files`] reads and writes | files |
 //! | [`cli`] | clap definitions of every subcommand and flag | no |
 //!
 //! The binary (`src/main.rs`) parses the command line, sets up logging to stderr and maps errors
@@ -36,6 +37,7 @@ pub mod drift;
 pub mod envelope;
 pub mod exposed_names;
 pub mod import;
+pub mod install;
 pub mod jsonrpc;
 pub mod offload;
 pub mod outcome;

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Commands that print a report are quiet unless asked: warnings only.
     let default_level = match cli.command {
-        Some(Command::Check) => LogLevel::Warn,
+        Some(Command::Check | Command::Install(_) | Command::Uninstall(_)) => LogLevel::Warn,
         _ => LogLevel::Info,
     };
     if let Err(e) = init_logging(&cli.global, default_level) {
@@ -69,6 +69,8 @@ fn subcommand_name(command: Option<&Command>) -> &'static str {
         Some(Command::Check) => "check",
         Some(Command::Import { .. }) => "import",
         Some(Command::ConfigSchema) => "config-schema",
+        Some(Command::Install(_)) => "install",
+        Some(Command::Uninstall(_)) => "uninstall",
     }
 }
 
@@ -131,6 +133,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Check) => run_check(&cli.global),
         Some(Command::Import { file }) => run_import(&file),
         Some(Command::ConfigSchema) => run_config_schema(),
+        Some(Command::Install(args)) => run_install(&cli.global, &args, true),
+        Some(Command::Uninstall(args)) => run_install(&cli.global, &args, false),
     }
 }
 
@@ -552,5 +556,55 @@ fn run_import(file: &Path) -> anyhow::Result<ExitCode> {
 fn run_config_schema() -> anyhow::Result<ExitCode> {
     let text = serde_json::to_string_pretty(&config::json_schema())?;
     writeln!(std::io::stdout().lock(), "{text}").context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcp-envelope install|uninstall CLIENT`: resolves the paths, then `install::files` does the
+/// work.
+fn run_install(
+    global: &GlobalArgs,
+    args: &mcp_envelope::cli::InstallArgs,
+    install: bool,
+) -> anyhow::Result<ExitCode> {
+    use mcp_envelope::install::{files, Launcher};
+    let env = |k: &str| std::env::var(k).ok();
+    let absolute = |p: &Path| std::path::absolute(p).context("cannot resolve a path");
+    let envelope_config = match &global.config {
+        Some(p) => absolute(p)?,
+        None => files::default_envelope_config(&env).map_err(usage)?,
+    };
+    let client_config = match &args.client_config {
+        Some(p) => absolute(p)?,
+        None => args.client.default_config_path(&env).map_err(usage)?,
+    };
+    let project = match &args.project {
+        Some(dir) => Some(
+            std::fs::canonicalize(dir)
+                .with_context(|| format!("--project {}", dir.display()))
+                .map_err(usage)?
+                .display()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let target = files::Target {
+        client: args.client,
+        client_config,
+        project,
+        envelope_config,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if install {
+        let program = std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .context("cannot find this program's own path")?;
+        let launcher = Launcher {
+            program: program.display().to_string(),
+            config: target.envelope_config.display().to_string(),
+        };
+        files::install(&target, &launcher, args.dry_run, &mut stdout).map_err(usage)?;
+    } else {
+        files::uninstall(&target, args.dry_run, &mut stdout).map_err(usage)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,355 @@
+//! The file side of `install` / `uninstall`: reading the client's and the proxy's configs,
+//! backups and install records, atomic writes, and the printed diffs and summaries.
+//!
+//! Records live in `installs/` next to the proxy's config (directory mode 0700): for each
+//! client file (and Claude Code project) one `<client>-<hash>.json` record and, when the file
+//! existed, one `<client>-<hash>.orig` backup of its bytes before the first install (mode 0600:
+//! client configs hold tokens). A file is replaced by writing a temporary file beside it and
+//! renaming it over the original (a symlink is followed, so the link stays a link); an existing
+//! file keeps its permissions, a new one gets 0600.
+
+use std::collections::BTreeSet;
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::{plan_install, plan_uninstall, Client, InstallError, InstallInput, Launcher, Record};
+
+/// What `install` / `uninstall` act on.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The client.
+    pub client: Client,
+    /// The client's config file.
+    pub client_config: PathBuf,
+    /// Claude Code project directory (absolute), for its local-scope servers.
+    pub project: Option<String>,
+    /// The proxy's config file (absolute).
+    pub envelope_config: PathBuf,
+}
+
+/// The proxy's default config file: `$XDG_CONFIG_HOME/mcp-envelope/config.toml`, else
+/// `$HOME/.config/mcp-envelope/config.toml` (where the proxy looks when given no `--config`).
+pub fn default_envelope_config(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, InstallError> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = match var("XDG_CONFIG_HOME").filter(|p| p.is_absolute()) {
+        Some(p) => p,
+        None => var("HOME")
+            .ok_or_else(|| InstallError("HOME is not set; give --config".into()))?
+            .join(".config"),
+    };
+    Ok(base.join("mcp-envelope").join("config.toml"))
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> InstallError {
+    InstallError(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// The file's text, `None` when it does not exist.
+fn read(path: &Path) -> Result<Option<String>, InstallError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error("read", path, e)),
+    }
+}
+
+/// Replaces (or creates) `path` with `text` atomically; see the module doc.
+fn write(path: &Path, text: &str) -> Result<(), InstallError> {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+    let mode = std::fs::metadata(&path).map_or(0o600, |m| m.permissions().mode());
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".mcp-envelope-tmp");
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(|e| io_error("write", &path, e))
+}
+
+fn delete(path: &Path) -> Result<(), InstallError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(io_error("remove", path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// `installs/` beside the proxy's config.
+fn records_dir(target: &Target) -> PathBuf {
+    target
+        .envelope_config
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("installs")
+}
+
+/// `<client>-<16 hex digits>`: FNV-1a of the client file's path and the project.
+fn record_stem(target: &Target) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let key = format!(
+        "{}\0{}",
+        target.client_config.display(),
+        target.project.as_deref().unwrap_or("")
+    );
+    for b in key.bytes() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{}-{hash:016x}", target.client.id())
+}
+
+fn read_record(path: &Path) -> Result<Option<Record>, InstallError> {
+    match read(path)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+            InstallError(format!(
+                "{} is not a valid install record: {e}",
+                path.display()
+            ))
+        }),
+    }
+}
+
+/// The servers that the other install records (not `stem`) rely on.
+fn used_by_others(dir: &Path, stem: &str) -> Result<BTreeSet<String>, InstallError> {
+    let mut used = BTreeSet::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(used);
+    };
+    for entry in entries.flatten() {
+        let p = entry.path();
+        let is_other =
+            p.extension().is_some_and(|e| e == "json") && p.file_stem().is_some_and(|s| s != stem);
+        if is_other {
+            if let Some(r) = read_record(&p)? {
+                used.extend(r.uses);
+            }
+        }
+    }
+    Ok(used)
+}
+
+/// A unified diff of `before` → `after` of `path` (`None`: no file), or a line saying it is
+/// unchanged.
+pub fn diff(path: &Path, before: Option<&str>, after: Option<&str>) -> String {
+    let name = path.display().to_string();
+    if before == after {
+        return format!("{name}: unchanged\n");
+    }
+    let (b, a) = (before.unwrap_or(""), after.unwrap_or(""));
+    let old = if before.is_some() {
+        format!("{name} (now)")
+    } else {
+        "/dev/null".into()
+    };
+    let new = if after.is_some() {
+        format!("{name} (after)")
+    } else {
+        "/dev/null".into()
+    };
+    similar::TextDiff::from_lines(b, a)
+        .unified_diff()
+        .context_radius(3)
+        .header(&old, &new)
+        .to_string()
+}
+
+/// `mcp-envelope install`: plans, then (unless `dry_run`) writes the backup, the record, the
+/// proxy's config and the client's config, in that order; prints a summary (and with
+/// `dry_run` both diffs) to `out`.
+pub fn install(
+    target: &Target,
+    launcher: &Launcher,
+    dry_run: bool,
+    out: &mut dyn Write,
+) -> Result<(), InstallError> {
+    let client_text = read(&target.client_config)?;
+    let envelope_text = read(&target.envelope_config)?;
+    let dir = records_dir(target);
+    let stem = record_stem(target);
+    let record_path = dir.join(format!("{stem}.json"));
+    let previous = read_record(&record_path)?;
+    let plan = plan_install(&InstallInput {
+        client: target.client,
+        project: target.project.as_deref(),
+        client_path: target.client_config.clone(),
+        client_text: client_text.as_deref(),
+        envelope_text: envelope_text.as_deref(),
+        launcher,
+        previous: previous.as_ref(),
+    })?;
+    let p = |r: std::io::Result<()>| r.map_err(|e| InstallError(format!("writing output: {e}")));
+    let client_same = client_text.as_deref() == Some(plan.client_after.as_str());
+    let envelope_same = envelope_text.as_deref() == Some(plan.envelope_after.as_str());
+    let mut summary = String::new();
+    if plan.moved.is_empty() {
+        summary.push_str("no servers to move\n");
+    } else {
+        summary.push_str(&format!(
+            "moved {} server(s) from {} to {}: {}\n",
+            plan.moved.len(),
+            target.client_config.display(),
+            target.envelope_config.display(),
+            plan.moved.join(", ")
+        ));
+    }
+    for (from, to) in plan.added.iter().filter(|(a, b)| a != b) {
+        summary.push_str(&format!(
+            "  {from} is called {to} in mcp-envelope's config (a different {from} was there)\n"
+        ));
+    }
+    for why in &plan.left {
+        summary.push_str(&format!("left in the client: {why}\n"));
+    }
+    if dry_run {
+        p(out.write_all(
+            diff(
+                &target.client_config,
+                client_text.as_deref(),
+                Some(&plan.client_after),
+            )
+            .as_bytes(),
+        ))?;
+        p(out.write_all(
+            diff(
+                &target.envelope_config,
+                envelope_text.as_deref(),
+                Some(&plan.envelope_after),
+            )
+            .as_bytes(),
+        ))?;
+        p(write!(out, "{summary}dry run: nothing written\n"))?;
+        return Ok(());
+    }
+    if client_same && envelope_same {
+        p(write!(
+            out,
+            "{summary}already installed in {}: nothing to change\n",
+            target.client_config.display()
+        ))?;
+        return Ok(());
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| io_error("create", &dir, e))?;
+    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+    let backup = dir.join(format!("{stem}.orig"));
+    if previous.is_none() {
+        if let Some(original) = &client_text {
+            write(&backup, original)?;
+        }
+    }
+    let record = serde_json::to_string_pretty(&plan.record).expect("a record serializes");
+    write(&record_path, &record)?;
+    write(&target.envelope_config, &plan.envelope_after)?;
+    write(&target.client_config, &plan.client_after)?;
+    p(write!(
+        out,
+        "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {}\nundo: mcp-envelope uninstall {}{}\ncheck: mcp-envelope check --config {}\n",
+        target.client_config.display(),
+        launcher.program,
+        launcher.config,
+        if client_text.is_some() { backup.display().to_string() } else { "none (the file did not exist)".into() },
+        target.client.id(),
+        target.project.as_ref().map(|d| format!(" --project {d}")).unwrap_or_default(),
+        launcher.config,
+    ))
+}
+
+/// `mcp-envelope uninstall`: puts the moved servers back into the client's config (the backup's
+/// exact bytes when nothing else changed since), removes the servers install added from the
+/// proxy's config unless another install uses them, and deletes the record and backup.
+pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<(), InstallError> {
+    let dir = records_dir(target);
+    let stem = record_stem(target);
+    let record_path = dir.join(format!("{stem}.json"));
+    let Some(record) = read_record(&record_path)? else {
+        return Err(InstallError(format!(
+            "no install of {} into {} is recorded (looked for {})",
+            target.client.id(),
+            target.client_config.display(),
+            record_path.display()
+        )));
+    };
+    let backup_path = dir.join(format!("{stem}.orig"));
+    let backup = if record.original_absent {
+        None
+    } else {
+        read(&backup_path)?
+    };
+    if !record.original_absent && backup.is_none() {
+        return Err(InstallError(format!(
+            "the backup {} is missing",
+            backup_path.display()
+        )));
+    }
+    let client_text = read(&target.client_config)?;
+    let envelope_text = read(&target.envelope_config)?;
+    let others = used_by_others(&dir, &stem)?;
+    let plan = plan_uninstall(
+        &record,
+        client_text.as_deref(),
+        backup.as_deref(),
+        envelope_text.as_deref(),
+        &others,
+    )?;
+    let p = |r: std::io::Result<()>| r.map_err(|e| InstallError(format!("writing output: {e}")));
+    let how = if plan.exact {
+        "restored byte for byte from the backup".to_string()
+    } else {
+        "changed since install: the proxy's entry was removed and the moved servers put back"
+            .to_string()
+    };
+    let summary = format!(
+        "{}: {how}\nremoved from {}: {}\n",
+        target.client_config.display(),
+        target.envelope_config.display(),
+        if plan.removed.is_empty() {
+            "nothing".into()
+        } else {
+            plan.removed.join(", ")
+        }
+    );
+    if dry_run {
+        p(out.write_all(
+            diff(
+                &target.client_config,
+                client_text.as_deref(),
+                plan.client_after.as_deref(),
+            )
+            .as_bytes(),
+        ))?;
+        p(out.write_all(
+            diff(
+                &target.envelope_config,
+                envelope_text.as_deref(),
+                plan.envelope_after.as_deref(),
+            )
+            .as_bytes(),
+        ))?;
+        p(write!(out, "{summary}dry run: nothing written\n"))?;
+        return Ok(());
+    }
+    match &plan.client_after {
+        Some(text) => write(&target.client_config, text)?,
+        None => delete(&target.client_config)?,
+    }
+    if envelope_text.is_some() {
+        match &plan.envelope_after {
+            Some(text) => write(&target.envelope_config, text)?,
+            None => delete(&target.envelope_config)?,
+        }
+    }
+    delete(&record_path)?;
+    delete(&backup_path)?;
+    let _ = std::fs::remove_dir(&dir);
+    p(out.write_all(summary.as_bytes()))
+}
