@@ -347,3 +347,6 @@ fn why_left(name: &str, command: Option<&str>, remote: bool) -> Option<String> {
         Some(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

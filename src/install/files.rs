@@ -228,13 +228,13 @@ pub fn install(
             )
             .as_bytes(),
         ))?;
-        p(write!(out, "{summary}dry run: nothing written\n"))?;
+        p(writeln!(out, "{summary}dry run: nothing written"))?;
         return Ok(());
     }
     if client_same && envelope_same {
-        p(write!(
+        p(writeln!(
             out,
-            "{summary}already installed in {}: nothing to change\n",
+            "{summary}already installed in {}: nothing to change",
             target.client_config.display()
         ))?;
         return Ok(());
@@ -335,7 +335,7 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
             )
             .as_bytes(),
         ))?;
-        p(write!(out, "{summary}dry run: nothing written\n"))?;
+        p(writeln!(out, "{summary}dry run: nothing written"))?;
         return Ok(());
     }
     match &plan.client_after {

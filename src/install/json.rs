@@ -34,13 +34,16 @@ fn parse(text: &str, path: &str) -> Result<Value, InstallError> {
     Ok(doc)
 }
 
+/// The servers object (when there is one) and whether it was created.
+type Found<'d> = (Option<&'d mut Map<String, Value>>, bool);
+
 /// The object at `keys` in `doc`; created when `create` (then `.1` is true).
 /// Errors: a step is not an object, or (not creating) a project is missing.
 fn servers_object<'d>(
     doc: &'d mut Value,
     keys: &[String],
     create: bool,
-) -> Result<(Option<&'d mut Map<String, Value>>, bool), InstallError> {
+) -> Result<Found<'d>, InstallError> {
     let mut here = doc;
     let mut created = false;
     for (i, key) in keys.iter().enumerate() {

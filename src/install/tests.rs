@@ -1,0 +1,389 @@
+//! Unit tests of install / uninstall planning: every client, idempotence, reversal.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::config::Config;
+
+fn launcher() -> Launcher {
+    Launcher {
+        program: "/opt/bin/mcp-envelope".into(),
+        config: "/home/u/.config/mcp-envelope/config.toml".into(),
+    }
+}
+
+fn input<'a>(
+    client: Client,
+    client_text: Option<&'a str>,
+    envelope_text: Option<&'a str>,
+    launcher: &'a Launcher,
+    previous: Option<&'a Record>,
+) -> InstallInput<'a> {
+    InstallInput {
+        client,
+        project: None,
+        client_path: PathBuf::from("/home/u/client.json"),
+        client_text,
+        envelope_text,
+        launcher,
+        previous,
+    }
+}
+
+/// Uninstall with no other install using the proxy's servers.
+fn undo(
+    record: &Record,
+    now: Option<&str>,
+    backup: Option<&str>,
+    envelope: Option<&str>,
+) -> UninstallPlan {
+    plan_uninstall(record, now, backup, envelope, &BTreeSet::new()).unwrap()
+}
+
+fn parse_config(text: &str) -> Config {
+    Config::parse(text, Path::new("/c/x.toml"), &|_| Some("v".into()))
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// Installs, installs again (no change), uninstalls: the original bytes come back and the
+/// proxy's config created by install is deleted. Returns the plan of the first install.
+fn round_trip(client: Client, original: &str) -> InstallPlan {
+    let l = launcher();
+    let plan = plan_install(&input(client, Some(original), None, &l, None)).unwrap();
+    let again = plan_install(&input(
+        client,
+        Some(&plan.client_after),
+        Some(&plan.envelope_after),
+        &l,
+        Some(&plan.record),
+    ))
+    .unwrap();
+    assert_eq!(
+        again.client_after, plan.client_after,
+        "install twice = once"
+    );
+    assert_eq!(again.envelope_after, plan.envelope_after);
+    assert!(again.moved.is_empty() && again.added.is_empty());
+    let un = undo(
+        &plan.record,
+        Some(&plan.client_after),
+        Some(original),
+        Some(&plan.envelope_after),
+    );
+    assert!(un.exact);
+    assert_eq!(un.client_after.as_deref(), Some(original));
+    assert_eq!(un.envelope_after, None, "{:?}", un.envelope_after);
+    plan
+}
+
+const CLAUDE_DESKTOP: &str = "{\n  \"globalShortcut\": \"Ctrl+Space\",\n  \"mcpServers\": {\n    \"filesystem\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/home/u\"]\n    },\n    \"remote\": {\n      \"url\": \"https://example.invalid/mcp\"\n    },\n    \"git\": {\n      \"command\": \"uvx\",\n      \"args\": [\"mcp-server-git\"],\n      \"env\": {\"GIT_PAGER\": \"cat\"}\n    }\n  },\n  \"zzz\": [1, 2]\n}\n";
+
+#[test]
+fn claude_desktop_moves_stdio_servers_and_keeps_the_rest() {
+    let plan = round_trip(Client::ClaudeDesktop, CLAUDE_DESKTOP);
+    assert_eq!(plan.moved, ["filesystem", "git"]);
+    assert_eq!(
+        plan.left,
+        ["remote: remote (url) servers are not supported yet"]
+    );
+    let doc: Value = serde_json::from_str(&plan.client_after).unwrap();
+    let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["globalShortcut", "mcpServers", "zzz"],
+        "key order kept"
+    );
+    let servers: Vec<&String> = doc["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(servers, ["remote", "mcp-envelope"]);
+    assert_eq!(
+        doc["mcpServers"]["mcp-envelope"],
+        json!({"command": "/opt/bin/mcp-envelope", "args": ["--config", "/home/u/.config/mcp-envelope/config.toml"]})
+    );
+    assert!(plan.client_after.ends_with("}\n") && plan.client_after.contains("\n  \"zzz\""));
+    let config = parse_config(&plan.envelope_after);
+    assert_eq!(
+        config.server("git").unwrap().env,
+        [("GIT_PAGER".into(), "cat".into())]
+    );
+    assert_eq!(config.server("filesystem").unwrap().args[2], "/home/u");
+}
+
+#[test]
+fn cursor_one_line_file_and_vscode_tabs_keep_their_style() {
+    let cursor = r#"{"mcpServers":{"time":{"command":"uvx","args":["mcp-server-time"]}}}"#;
+    let plan = round_trip(Client::Cursor, cursor);
+    assert!(!plan.client_after.contains('\n'), "{}", plan.client_after);
+    let vscode = "{\n\t\"inputs\": [{\"type\": \"promptString\", \"id\": \"key\"}],\n\t\"servers\": {\n\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"], \"env\": {\"KEY\": \"${input:key}\"}}\n\t}\n}";
+    let plan = round_trip(Client::Vscode, vscode);
+    assert!(
+        plan.client_after
+            .contains("\n\t\"servers\": {\n\t\t\"mcp-envelope\": {\n\t\t\t\"type\": \"stdio\""),
+        "{}",
+        plan.client_after
+    );
+    assert!(!plan.client_after.ends_with('\n'));
+    assert!(
+        plan.envelope_after.contains("KEY = \"${key}\""),
+        "{}",
+        plan.envelope_after
+    );
+    assert!(
+        plan.envelope_after.contains("inputs"),
+        "{}",
+        plan.envelope_after
+    );
+}
+
+#[test]
+fn gemini_entry_takes_timeout_and_trust() {
+    let gemini = r#"{
+  "theme": "Default",
+  "mcpServers": {
+    "a": {"command": "a", "timeout": 30000, "trust": true, "excludeTools": ["x"]},
+    "b": {"command": "b", "timeout": 90000, "trust": true},
+    "h": {"httpUrl": "https://example.invalid/mcp"}
+  }
+}"#;
+    let plan = round_trip(Client::Gemini, gemini);
+    let doc: Value = serde_json::from_str(&plan.client_after).unwrap();
+    let entry = &doc["mcpServers"]["mcp-envelope"];
+    assert_eq!(entry["timeout"], 90000);
+    assert_eq!(entry["trust"], true);
+    assert!(doc["mcpServers"]["h"].is_object());
+    let config = parse_config(&plan.envelope_after);
+    assert!(!config.server("a").unwrap().exposes("x"));
+}
+
+#[test]
+fn claude_code_user_scope_and_a_project() {
+    let text = r#"{
+  "numStartups": 2,
+  "mcpServers": {"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"], "env": {}}},
+  "projects": {"/src/app": {"allowedTools": [], "mcpServers": {"git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"], "env": {}}}}}
+}"#;
+    let l = launcher();
+    let user = plan_install(&input(Client::ClaudeCode, Some(text), None, &l, None)).unwrap();
+    assert_eq!(user.moved, ["time"]);
+    let mut project = input(
+        Client::ClaudeCode,
+        Some(&user.client_after),
+        Some(&user.envelope_after),
+        &l,
+        None,
+    );
+    project.project = Some("/src/app");
+    let proj = plan_install(&project).unwrap();
+    assert_eq!(proj.moved, ["git"]);
+    let doc: Value = serde_json::from_str(&proj.client_after).unwrap();
+    assert_eq!(
+        doc["projects"]["/src/app"]["mcpServers"]["mcp-envelope"]["type"],
+        "stdio"
+    );
+    assert_eq!(
+        doc["mcpServers"]["mcp-envelope"]["command"],
+        "/opt/bin/mcp-envelope"
+    );
+    assert_eq!(parse_config(&proj.envelope_after).servers.len(), 2);
+    // A project that Claude Code does not know is an error, not a new project.
+    project.project = Some("/elsewhere");
+    let err = plan_install(&project).unwrap_err();
+    assert!(err.0.contains("no project \"/elsewhere\""), "{err}");
+}
+
+const CODEX: &str = "model = \"o4-mini\" # mine\n\n# git, slow to start\n[mcp_servers.git]\ncommand = \"uvx\"\nargs = [\"mcp-server-git\"]\nenv_vars = [\"GIT_TOKEN\", { name = \"OTHER\" }]\nstartup_timeout_ms = 45000\ntool_timeout_sec = 120\n\n[mcp_servers.git.env]\nGIT_PAGER = \"cat\"\n\n[mcp_servers.figma]\nurl = \"https://example.invalid/mcp\"\n\n[profiles.x]\nmodel = \"y\"\n";
+
+#[test]
+fn codex_moves_tables_with_comments_and_sets_timeouts_and_env_vars() {
+    let plan = round_trip(Client::Codex, CODEX);
+    assert_eq!(plan.moved, ["git"]);
+    let after = &plan.client_after;
+    assert!(after.starts_with("model = \"o4-mini\" # mine\n"), "{after}");
+    assert!(!after.contains("git, slow"), "{after}");
+    assert!(after.contains("[profiles.x]\nmodel = \"y\""), "{after}");
+    let doc: toml::Table = after.parse().unwrap();
+    let entry = doc["mcp_servers"]["mcp-envelope"].as_table().unwrap();
+    assert_eq!(entry["command"].as_str(), Some("/opt/bin/mcp-envelope"));
+    assert_eq!(entry["startup_timeout_sec"].as_integer(), Some(55));
+    assert_eq!(entry["tool_timeout_sec"].as_integer(), Some(120));
+    assert_eq!(
+        entry["env_vars"],
+        toml::Value::Array(vec!["GIT_TOKEN".into(), "OTHER".into()])
+    );
+    assert!(doc["mcp_servers"].get("figma").is_some());
+    // The entry sits where the moved table was, before figma.
+    assert!(after.find("mcp-envelope").unwrap() < after.find("figma").unwrap());
+    assert!(plan
+        .envelope_after
+        .contains("# git, slow to start\n[mcp_servers.git]"));
+    let config = parse_config(&plan.envelope_after);
+    assert_eq!(
+        config.server("git").unwrap().env,
+        [("GIT_PAGER".into(), "cat".into())]
+    );
+}
+
+#[test]
+fn a_missing_client_file_is_created_and_deleted_again() {
+    let l = launcher();
+    for client in [Client::Cursor, Client::Codex] {
+        let plan = plan_install(&input(client, None, None, &l, None)).unwrap();
+        assert!(plan.client_after.contains("/opt/bin/mcp-envelope"));
+        assert!(plan.record.original_absent);
+        let un = undo(
+            &plan.record,
+            Some(&plan.client_after),
+            None,
+            Some(&plan.envelope_after),
+        );
+        assert_eq!(un.client_after, None, "{client:?}");
+        assert!(un.exact);
+    }
+}
+
+#[test]
+fn edits_after_install_survive_uninstall() {
+    let l = launcher();
+    let plan = plan_install(&input(
+        Client::ClaudeDesktop,
+        Some(CLAUDE_DESKTOP),
+        None,
+        &l,
+        None,
+    ))
+    .unwrap();
+    // The user adds a server and a setting after installing.
+    let mut doc: Value = serde_json::from_str(&plan.client_after).unwrap();
+    doc["mcpServers"]["new"] = json!({"url": "https://new.invalid"});
+    doc["theme"] = json!("dark");
+    let edited = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+    let un = undo(
+        &plan.record,
+        Some(&edited),
+        Some(CLAUDE_DESKTOP),
+        Some(&plan.envelope_after),
+    );
+    assert!(!un.exact);
+    let back: Value = serde_json::from_str(un.client_after.as_deref().unwrap()).unwrap();
+    let servers: Vec<&String> = back["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        servers,
+        ["filesystem", "remote", "git", "new"],
+        "old order, new ones after"
+    );
+    assert_eq!(back["theme"], "dark");
+    // A second install after new stdio servers appeared moves only those.
+    let mut doc: Value = serde_json::from_str(&plan.client_after).unwrap();
+    doc["mcpServers"]["later"] = json!({"command": "later"});
+    let edited = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+    let second = plan_install(&input(
+        Client::ClaudeDesktop,
+        Some(&edited),
+        Some(&plan.envelope_after),
+        &l,
+        Some(&plan.record),
+    ))
+    .unwrap();
+    assert_eq!(second.moved, ["later"]);
+    assert_eq!(second.record.added, ["filesystem", "git", "later"]);
+    let un = undo(
+        &second.record,
+        Some(&second.client_after),
+        Some(CLAUDE_DESKTOP),
+        Some(&second.envelope_after),
+    );
+    assert!(!un.exact, "the file has a server it did not have before");
+    assert!(un.client_after.unwrap().contains("\"later\""));
+}
+
+#[test]
+fn servers_shared_with_another_install_stay_in_the_proxy_config() {
+    let l = launcher();
+    let cursor = r#"{"mcpServers":{"git":{"command":"uvx","args":["mcp-server-git"]}}}"#;
+    let first = plan_install(&input(Client::Cursor, Some(cursor), None, &l, None)).unwrap();
+    let second = plan_install(&input(
+        Client::ClaudeDesktop,
+        Some(cursor),
+        Some(&first.envelope_after),
+        &l,
+        None,
+    ))
+    .unwrap();
+    assert!(
+        second.added.is_empty(),
+        "the same server is not added twice"
+    );
+    assert_eq!(second.record.uses, ["git"]);
+    let others: BTreeSet<String> = second.record.uses.iter().cloned().collect();
+    let un = plan_uninstall(
+        &first.record,
+        Some(&first.client_after),
+        Some(cursor),
+        Some(&second.envelope_after),
+        &others,
+    )
+    .unwrap();
+    assert!(un.removed.is_empty());
+    assert!(un.envelope_after.unwrap().contains("[mcp_servers.git]"));
+}
+
+#[test]
+fn jsonc_and_bad_files_are_refused_with_a_reason() {
+    let l = launcher();
+    let jsonc = "{\n  // my servers\n  \"mcpServers\": {\"a\": {\"command\": \"a\"}}\n}\n";
+    let refused = |client, text| {
+        plan_install(&input(client, Some(text), None, &l, None))
+            .unwrap_err()
+            .0
+    };
+    let err = refused(Client::Vscode, jsonc);
+    assert!(err.contains("has comments or trailing commas"), "{err}");
+    let err = refused(Client::Cursor, "{\"mcpServers\": 3}");
+    assert!(err.contains("expected an object of servers"), "{err}");
+    let err = refused(Client::Codex, "[mcp_servers\n");
+    assert!(err.contains("is not valid TOML"), "{err}");
+    let err = plan_install(&input(Client::Cursor, Some("{}"), Some("[x"), &l, None)).unwrap_err();
+    assert!(
+        err.0.contains("mcp-envelope config is not valid TOML"),
+        "{err}"
+    );
+}
+
+#[test]
+fn entries_that_start_mcp_envelope_are_never_moved() {
+    let l = launcher();
+    let text = r#"{"mcpServers":{"envelope":{"command":"/usr/local/bin/mcp-envelope","args":["--config","/x.toml"]}}}"#;
+    let plan = plan_install(&input(Client::Cursor, Some(text), None, &l, None)).unwrap();
+    assert!(plan.moved.is_empty());
+    assert_eq!(plan.left, ["envelope: already starts mcp-envelope"]);
+}
+
+#[test]
+fn default_paths_follow_the_environment() {
+    let env = |k: &str| match k {
+        "HOME" => Some("/home/u".to_string()),
+        "CODEX_HOME" => Some("/codex".to_string()),
+        _ => None,
+    };
+    let path = |c: Client| c.default_config_path(&env).unwrap();
+    assert_eq!(path(Client::Codex), Path::new("/codex/config.toml"));
+    assert_eq!(path(Client::ClaudeCode), Path::new("/home/u/.claude.json"));
+    assert_eq!(path(Client::Cursor), Path::new("/home/u/.cursor/mcp.json"));
+    assert_eq!(
+        path(Client::Gemini),
+        Path::new("/home/u/.gemini/settings.json")
+    );
+    if cfg!(target_os = "linux") {
+        assert_eq!(
+            path(Client::Vscode),
+            Path::new("/home/u/.config/Code/User/mcp.json")
+        );
+        assert_eq!(
+            path(Client::ClaudeDesktop),
+            Path::new("/home/u/.config/Claude/claude_desktop_config.json")
+        );
+    }
+    assert!(Client::Cursor.default_config_path(&|_| None).is_err());
+}
