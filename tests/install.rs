@@ -8,15 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn run(home: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(bin())
-        .args(args)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CODEX_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("MCP_ENVELOPE_CONFIG")
-        .output()
-        .unwrap()
+    bin_in_home(home).args(args).output().unwrap()
 }
 
 fn ok(out: &Output) -> String {

@@ -55,15 +55,7 @@ fn client(name: &str, home: &Path, cwd: &Path) -> Command {
 }
 
 fn envelope(home: &Path, args: &[&str]) -> String {
-    let out = Command::new(bin())
-        .args(args)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CODEX_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("MCP_ENVELOPE_CONFIG")
-        .output()
-        .unwrap();
+    let out = bin_in_home(home).args(args).output().unwrap();
     text_of(&out, "mcp-envelope")
 }
 

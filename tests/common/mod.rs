@@ -409,3 +409,19 @@ pub fn json_stdout(out: &std::process::Output, what: &str) -> Value {
         )
     })
 }
+
+/// The proxy binary as a command with HOME set to `home` and the variables that would point
+/// it (or a client) at other config files removed, for `install` / `uninstall` tests.
+pub fn bin_in_home(home: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.env("HOME", home);
+    for var in [
+        "XDG_CONFIG_HOME",
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "MCP_ENVELOPE_CONFIG",
+    ] {
+        c.env_remove(var);
+    }
+    c
+}
