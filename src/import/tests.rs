@@ -136,7 +136,7 @@ fn claude_json_user_and_project_scopes() {
     );
     assert!(!text.contains("/home/me/empty"), "{text}");
     let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["git", "time", "time_2"]);
+    assert_eq!(names, ["time", "git", "time_2"]);
     assert_eq!(config.server("time_2").unwrap().command, "other-time");
 }
 
