@@ -23,10 +23,13 @@
 //! collision renaming), each budget and timeout followed by where it came from: `tool`,
 //! `server`, `defaults` or `built-in`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::catalog::requires_task;
 use crate::config::{Config, Setting};
 use crate::downstream::ServerState;
+use crate::passthrough::inventory::Offered;
 use crate::session::Proxy;
 
 /// How many stderr lines of a failed server the table shows.
@@ -49,6 +52,9 @@ pub struct ServerReport {
     /// How long its last successful start took (spawn to tools listed); `None` if it never
     /// started.
     pub startup: Option<Duration>,
+    /// Its prompts (names the client sees), resources and templates; empty unless ready and
+    /// filled by [`add_offered`].
+    pub offered: Offered,
     /// The last lines of its stderr, oldest first (only shown when it failed).
     pub stderr_tail: Vec<String>,
     /// Its exposed tools, in catalog order (empty unless ready).
@@ -120,6 +126,7 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
                 name: server.name.clone(),
                 status: ServerStatus::Disabled,
                 startup: None,
+                offered: Default::default(),
                 stderr_tail: Vec::new(),
                 tools: Vec::new(),
                 warnings: Vec::new(),
@@ -166,6 +173,15 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
             }
             None => Vec::new(),
         };
+        if let Some(listed) = ds.tools() {
+            let task_only = listed.iter().filter(|t| requires_task(t)).filter_map(|t| {
+                let name = t.get("name")?.as_str()?;
+                server.exposes(name).then(|| {
+                    format!("tool '{name}' requires task-augmented execution, which is not proxied; not listed")
+                })
+            });
+            warnings.extend(task_only);
+        }
         let own = format!("server '{}': ", server.name);
         warnings.extend(
             ds.tool_warnings()
@@ -176,12 +192,23 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
             name: server.name.clone(),
             status,
             startup: ds.startup_duration(),
+            offered: Default::default(),
             stderr_tail: ds.stderr_tail(),
             tools,
             warnings,
         });
     }
     CheckReport { servers }
+}
+
+/// Puts each server's prompts, resources and templates (read by
+/// [`crate::session::Proxy::offered`]) into its line of the report.
+pub fn add_offered(report: &mut CheckReport, mut offered: HashMap<String, Offered>) {
+    for server in &mut report.servers {
+        if let Some(o) = offered.remove(&server.name) {
+            server.offered = o;
+        }
+    }
 }
 
 /// Seconds without trailing zeros: `60s`, `0.5s`.
@@ -200,6 +227,7 @@ pub fn render(report: &CheckReport) -> String {
         "TIMEOUT".into(),
     ])];
     let (mut enabled, mut ready, mut tools) = (0usize, 0usize, 0usize);
+    let mut offered_totals = [0usize; 3];
     for s in &report.servers {
         let startup = match (&s.status, s.startup) {
             (ServerStatus::Disabled, _) => String::new(),
@@ -236,6 +264,14 @@ pub fn render(report: &CheckReport) -> String {
                         format!("{} ({})", t.char_budget.value, t.char_budget.source),
                         format!("{} ({})", secs(t.tool_timeout.value), t.tool_timeout.source),
                     ]));
+                }
+                rows.extend(offered_lines(&s.offered).into_iter().map(Err));
+                for (total, list) in offered_totals.iter_mut().zip([
+                    &s.offered.prompts,
+                    &s.offered.resources,
+                    &s.offered.templates,
+                ]) {
+                    *total += list.len();
                 }
             }
             ServerStatus::Failed { reason } => {
@@ -282,9 +318,31 @@ pub fn render(report: &CheckReport) -> String {
         out.push_str("(no servers configured)\n");
     }
     out.push_str(&format!(
-        "\n{ready} of {enabled} enabled server(s) ready, {tools} tool(s)\n"
+        "\n{ready} of {enabled} enabled server(s) ready, {tools} tool(s)"
     ));
+    if offered_totals.iter().any(|n| *n > 0) {
+        let [prompts, resources, templates] = offered_totals;
+        out.push_str(&format!(
+            ", {prompts} prompt(s), {resources} resource(s), {templates} resource template(s)"
+        ));
+    }
+    out.push('\n');
     out
+}
+
+/// The lines under a ready server for its prompts, resources, templates and the lists that
+/// could not be read.
+fn offered_lines(o: &Offered) -> Vec<String> {
+    let kinds = [
+        ("prompt", &o.prompts),
+        ("resource", &o.resources),
+        ("template", &o.templates),
+        ("warning", &o.errors),
+    ];
+    kinds
+        .into_iter()
+        .flat_map(|(kind, items)| items.iter().map(move |i| format!("  {kind}: {i}")))
+        .collect()
 }
 
 #[cfg(test)]
@@ -315,6 +373,7 @@ mod tests {
                         reason: "restarting (attempt 1): exited".into(),
                     },
                     startup: None,
+                    offered: Default::default(),
                     stderr_tail: (1..=7).map(|i| format!("line {i}")).collect(),
                     tools: vec![],
                     warnings: vec![],
@@ -323,6 +382,7 @@ mod tests {
                     name: "fx".into(),
                     status: ServerStatus::Ready,
                     startup: Some(Duration::from_millis(412)),
+                    offered: Default::default(),
                     stderr_tail: vec!["noise".into()],
                     tools: vec![
                         tool("rows", (40, Source::Defaults), (60.0, Source::BuiltIn)),
@@ -336,6 +396,7 @@ mod tests {
                     name: "old".into(),
                     status: ServerStatus::Disabled,
                     startup: None,
+                    offered: Default::default(),
                     stderr_tail: vec![],
                     tools: vec![],
                     warnings: vec![],
@@ -368,6 +429,29 @@ old            disabled
     }
 
     #[test]
+    fn prompts_resources_and_templates_are_listed_under_their_server() {
+        let mut r = sample();
+        let offered = Offered {
+            prompts: vec!["fx_greet".into()],
+            resources: vec!["fixture://fx/doc/0".into(), "shared://doc".into()],
+            templates: vec!["fixture://fx/item/{id}".into()],
+            errors: vec!["prompts/list failed: boom".into()],
+        };
+        add_offered(&mut r, HashMap::from([("fx".to_owned(), offered)]));
+        let text = render(&r);
+        assert!(
+            text.contains(
+                "  fx_echo                         500 (tool)     0.5s (server)\n  prompt: fx_greet\n  resource: fixture://fx/doc/0\n  resource: shared://doc\n  template: fixture://fx/item/{id}\n  warning: prompts/list failed: boom\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("1 of 2 enabled server(s) ready, 2 tool(s), 1 prompt(s), 2 resource(s), 1 resource template(s)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn ready_only_when_every_enabled_server_is() {
         let mut r = sample();
         assert!(!r.all_ready());
@@ -386,6 +470,7 @@ old            disabled
                     name: "a".into(),
                     status: ServerStatus::Failed { reason: "x".into() },
                     startup: Some(Duration::from_millis(5)),
+                    offered: Default::default(),
                     stderr_tail: vec![],
                     tools: vec![],
                     warnings: vec![],
@@ -394,6 +479,7 @@ old            disabled
                     name: "b".into(),
                     status: ServerStatus::Ready,
                     startup: Some(Duration::from_millis(5)),
+                    offered: Default::default(),
                     stderr_tail: vec![],
                     tools: vec![],
                     warnings: vec![],

@@ -507,7 +507,10 @@ fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             _ = proxy.start_servers(headless_client("mcp-envelope-check")) => true,
             _ = stop_signal() => false,
         };
-        let report = started.then(|| mcp_envelope::check::report(&config, &proxy));
+        let mut report = started.then(|| mcp_envelope::check::report(&config, &proxy));
+        if let Some(report) = report.as_mut() {
+            mcp_envelope::check::add_offered(report, proxy.offered().await);
+        }
         proxy.shutdown().await;
         report
     });

@@ -1139,6 +1139,12 @@ impl Proxy {
         }
     }
 
+    /// What each ready server offers besides tools (prompts, resources, templates), read
+    /// from the servers now; for `check`.
+    pub async fn offered(&self) -> HashMap<String, crate::passthrough::inventory::Offered> {
+        crate::passthrough::inventory::offered(&self.upstream(None)).await
+    }
+
     /// The servers and config for a passthrough request; `slot` records where it was sent.
     fn upstream<'a>(
         &'a self,

@@ -405,3 +405,47 @@ fn nothing_is_declared_or_forwarded_that_no_server_offers() {
         r["notifications"]
     );
 }
+
+#[test]
+fn check_lists_prompts_resources_and_templates_per_server() {
+    let config = [
+        fixture_server(
+            "a",
+            &["--features", "--page-size", "2"],
+            "disabled_prompts = [\"secret\"]\nenabled_tools = [\"echo\", \"task_only\"]",
+        ),
+        fixture_server(
+            "b",
+            &["--features"],
+            "tool_prefix = \"b_\"\nenabled_tools = [\"echo\"]",
+        ),
+        real_server("everything", "enabled_tools = [\"echo\"]"),
+    ]
+    .concat();
+    let (_d, cfg) = write_config(&config);
+    let out = std::process::Command::new(bin())
+        .args(["check", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "  prompt: greet\n  prompt: only_a\n  resource: fixture://a/doc/0\n",
+        "  resource: shared://doc\n  template: fixture://a/item/{id}\n",
+        "  warning: tool 'task_only' requires task-augmented execution, which is not proxied; not listed\n",
+        "  b_echo ",
+        "  prompt: b_greet\n  prompt: b_only_b\n  prompt: b_secret\n",
+        "  prompt: completable-prompt\n",
+        "  resource: demo://resource/static/document/architecture.md\n",
+        "  template: demo://resource/dynamic/text/{resourceId}\n",
+        "3 of 3 enabled server(s) ready, 3 tool(s), 9 prompt(s), 15 resource(s), 4 resource template(s)\n",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from\n{text}");
+    }
+    assert!(!text.contains("prompt: secret"), "{text}");
+}

@@ -17,6 +17,7 @@
 //! Results of `tools/call` that are not plain tool results are handled in [`results`].
 
 pub mod completion;
+pub mod inventory;
 pub mod logging;
 pub mod prompts;
 pub mod resources;
