@@ -9,6 +9,7 @@
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`exposed_names`] | the names given to tools, kept for the session | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
+//! | [`availability`] | servers that are down, named in `initialize`'s instructions and sent as a `notifications/message` warning | no |
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
@@ -28,6 +29,7 @@
 //! to exit codes; everything else lives here.
 #![warn(missing_docs)]
 
+pub mod availability;
 pub mod catalog;
 pub mod check;
 pub mod cli;

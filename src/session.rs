@@ -844,15 +844,49 @@ impl Proxy {
             .iter()
             .map(|(n, i)| (n.as_str(), i.as_str()))
             .collect();
+        let capabilities = self.passthrough.declare(self.servers());
+        let mut text = crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions);
+        let down = crate::availability::down_servers(self.servers());
+        text.push_str(&crate::availability::instructions_note(&down).unwrap_or_default());
+        self.warn_client_about(down);
         jsonrpc::response(
             id.clone(),
             json!({
                 "protocolVersion": version,
-                "capabilities": self.passthrough.declare(self.servers()),
+                "capabilities": capabilities,
                 "serverInfo": { "name": "mcp-envelope", "version": env!("CARGO_PKG_VERSION") },
-                "instructions": crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions)
+                "instructions": text
             }),
         )
+    }
+
+    /// Once the client is initialized, one `notifications/message` warning per server that is
+    /// down, when we declared `logging` ([`crate::availability`]).
+    fn warn_client_about(self: &Arc<Self>, down: Vec<crate::availability::Down>) {
+        if down.is_empty() || !self.passthrough.declared().logging {
+            return;
+        }
+        let proxy = self.clone();
+        tokio::spawn(async move {
+            let mut ready = proxy.client_ready.subscribe();
+            let mut stopping = proxy.shutdown.subscribe();
+            // A client that never finishes initializing must not keep the proxy alive.
+            let ready = tokio::select! {
+                r = ready.wait_for(|r| *r) => r.is_ok(),
+                _ = stopping.wait_for(|stop| *stop) => false,
+            };
+            if ready {
+                for d in &down {
+                    let params = crate::availability::warning_params(d);
+                    proxy
+                        .send(&jsonrpc::notification(
+                            "notifications/message",
+                            Some(params),
+                        ))
+                        .await;
+                }
+            }
+        });
     }
 
     /// Answers one request (other than `initialize`) with a whole JSON-RPC response.

@@ -1,0 +1,65 @@
+//! A server that failed to start is visible to the client: named in the `initialize` answer's
+//! instructions, and sent as a `notifications/message` warning when the proxy declared
+//! `logging` (here: the fixture server with `--features` offers it).
+mod common;
+use common::*;
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn start(features: bool) -> (tempfile::TempDir, RawProxy) {
+    let flags: &[&str] = if features { &["--features"] } else { &[] };
+    let (dir, config) = write_config(&format!(
+        "{}{}",
+        fixture_server("fx", flags, ""),
+        fixture_server(
+            "broken",
+            &["--exit-at-start", "3"],
+            "max_restarts = 0\nstartup_timeout_sec = 5"
+        )
+    ));
+    (dir, RawProxy::start(&config, &[]))
+}
+
+#[test]
+fn a_failed_server_is_named_in_instructions_and_warned_about() {
+    let (_dir, mut p) = start(true);
+    let init = p.initialize("2025-06-18");
+    let text = init["instructions"].as_str().unwrap();
+    assert!(text.contains("\n\n## Unavailable servers\n"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("- broken: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("exit status: 3"), "{line}");
+    assert!(!text.contains("- fx:"), "{text}");
+    assert!(init["capabilities"].get("logging").is_some(), "{init}");
+    let msg = p.recv(LONG);
+    assert_eq!(msg["method"], "notifications/message", "{msg}");
+    assert_eq!(msg["params"]["level"], "warning", "{msg}");
+    assert_eq!(msg["params"]["logger"], "mcp-envelope", "{msg}");
+    let data = msg["params"]["data"].as_str().unwrap();
+    assert!(
+        data.starts_with("server 'broken' is not available"),
+        "{data}"
+    );
+    finish_session(p);
+}
+
+#[test]
+fn without_logging_only_the_instructions_say_it() {
+    let (_dir, mut p) = start(false);
+    let init = p.initialize("2025-06-18");
+    assert!(init["capabilities"].get("logging").is_none(), "{init}");
+    let text = init["instructions"].as_str().unwrap();
+    assert!(text.contains("\n- broken: "), "{text}");
+    p.send(&serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    let (_, others) = p.response(&serde_json::json!(2), LONG);
+    assert!(
+        others
+            .iter()
+            .all(|m| m["method"] != "notifications/message"),
+        "{others:?}"
+    );
+    finish_session(p);
+}
