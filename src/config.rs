@@ -40,6 +40,12 @@
 //! char_budget = 800
 //! tool_timeout_sec = 10
 //! media = "passthrough"
+//!
+//! [mcp_servers.docs]          # a remote server: `url` instead of `command` (see RemoteConfig)
+//! url = "https://mcp.example.com/mcp"     # streamable HTTP, or HTTP+SSE as a fallback
+//! bearer_token_env_var = "DOCS_TOKEN"     # sent as `Authorization: Bearer <value>`
+//! http_headers = { "X-Team" = "t1" }      # fixed values
+//! env_http_headers = { "X-Api-Key" = "DOCS_KEY" }   # values from environment variables
 //! ```
 //!
 //! # Resolution order
@@ -81,6 +87,8 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 mod codex;
+mod remote;
+pub use remote::{display_url, RemoteConfig};
 
 /// Built-in envelope content budget, in characters (Unicode scalar values).
 pub const DEFAULT_CHAR_BUDGET: usize = 2000;
@@ -194,11 +202,11 @@ pub struct Defaults {
 pub struct ServerConfig {
     /// The table name: non-empty, without `__`.
     pub name: String,
-    /// `command` as written (non-empty).
+    /// `command` as written (non-empty); empty for a remote server.
     pub command: String,
     /// What to spawn (directly, never through a shell): a relative `command` containing a path
     /// separator resolved against [`Config::base_dir`]; otherwise `command` as written (an
-    /// absolute path, or a bare name looked up in `PATH`).
+    /// absolute path, or a bare name looked up in `PATH`). Empty for a remote server.
     pub program: PathBuf,
     /// `args`, with `${VAR}` expanded.
     pub args: Vec<String>,
@@ -232,6 +240,9 @@ pub struct ServerConfig {
     /// `[mcp_servers.NAME.tools.TOOL]` overrides, keyed by downstream tool name; every key is a
     /// tool that [`ServerConfig::exposes`].
     pub tools: BTreeMap<String, ToolOverride>,
+    /// `url` and its credentials: a remote server the proxy connects to instead of starting
+    /// one; `None` for a stdio server.
+    pub remote: Option<RemoteConfig>,
 }
 
 /// One `[mcp_servers.S.tools.TOOL]` table; `None` for a key not written.
@@ -599,16 +610,33 @@ struct RawTranscript {
     redact_keys: Option<Vec<String>>,
 }
 
-/// One `[mcp_servers.NAME]` table: a stdio MCP server to start.
+/// One `[mcp_servers.NAME]` table: a stdio MCP server to start (`command`) or a remote one to
+/// connect to (`url`).
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Server")]
+#[schemars(extend("oneOf" = [{"required": ["command"]}, {"required": ["url"]}]))]
 struct RawServer {
     /// Program to run directly (never through a shell); must not be empty; `${VAR}` expands.
     /// A relative path containing `/` is relative to the config file's directory; a bare name
     /// is looked up in PATH. `~` is not expanded (use `${HOME}`).
-    #[schemars(with = "String", required)]
+    #[schemars(with = "Option<String>")]
     command: Option<Spanned<String>>,
+    /// A remote server's endpoint (streamable HTTP, or the older HTTP+SSE transport):
+    /// an http or https URL; `${VAR}` expands. Instead of `command`.
+    #[schemars(with = "Option<String>")]
+    url: Option<Spanned<String>>,
+    /// Remote servers: the environment variable whose value is sent as
+    /// `Authorization: Bearer <value>`.
+    #[schemars(with = "Option<String>")]
+    bearer_token_env_var: Option<Spanned<String>>,
+    /// Remote servers: headers sent with every request, name -> fixed value.
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    http_headers: Option<Spanned<BTreeMap<String, String>>>,
+    /// Remote servers: headers sent with every request, name -> the environment variable
+    /// holding the value.
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    env_http_headers: Option<Spanned<BTreeMap<String, String>>>,
     /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
@@ -667,15 +695,7 @@ struct RawServer {
     #[schemars(skip)]
     experimental_environment: codex::Refused,
     #[schemars(skip)]
-    url: codex::Refused,
-    #[schemars(skip)]
     bearer_token: codex::Refused,
-    #[schemars(skip)]
-    bearer_token_env_var: codex::Refused,
-    #[schemars(skip)]
-    http_headers: codex::Refused,
-    #[schemars(skip)]
-    env_http_headers: codex::Refused,
     #[schemars(skip)]
     scopes: codex::Refused,
     #[schemars(skip)]
@@ -909,25 +929,11 @@ impl Ctx<'_> {
             ));
         }
         let startup_timeout_ms = codex::check(self, &key, &raw)?;
-        let Some(raw_command) = raw.command else {
-            return Err(self.error(Some(span), Some(key), "missing field `command`".into()));
-        };
-        let command_span = raw_command.span();
-        let command = raw_command.get_ref().clone();
-        let expanded_command = self.expand(raw_command, format!("{key}.command"))?;
-        if expanded_command.trim().is_empty() {
-            return Err(self.error(
-                Some(command_span),
-                Some(format!("{key}.command")),
-                "command is empty".into(),
-            ));
-        }
-        let program = if expanded_command.contains('/')
-            || expanded_command.contains(std::path::MAIN_SEPARATOR)
-        {
-            resolve_path(base_dir, &expanded_command)
-        } else {
-            PathBuf::from(&expanded_command)
+        let mut raw = raw;
+        let remote = remote::check(self, &key, span, &mut raw)?;
+        let (command, program) = match raw.command.take() {
+            Some(c) => self.program(c, &key, base_dir)?,
+            None => (String::new(), PathBuf::new()),
         };
         let cwd = match raw.cwd {
             Some(c) => Some(resolve_path(
@@ -974,6 +980,7 @@ impl Ctx<'_> {
             enabled_prompts: raw.enabled_prompts,
             disabled_prompts: raw.disabled_prompts.unwrap_or_default(),
             tools: BTreeMap::new(),
+            remote,
         };
         for (tool, table) in raw.tools {
             if !server.exposes(&tool) {
@@ -999,6 +1006,33 @@ impl Ctx<'_> {
             );
         }
         Ok(server)
+    }
+
+    /// `command` as written and the program it names (see [`ServerConfig::program`]).
+    fn program(
+        &self,
+        command: Spanned<String>,
+        key: &str,
+        base_dir: &Path,
+    ) -> Result<(String, PathBuf), ConfigError> {
+        let command_span = command.span();
+        let written = command.get_ref().clone();
+        let expanded_command = self.expand(command, format!("{key}.command"))?;
+        if expanded_command.trim().is_empty() {
+            return Err(self.error(
+                Some(command_span),
+                Some(format!("{key}.command")),
+                "command is empty".into(),
+            ));
+        }
+        let program = if expanded_command.contains('/')
+            || expanded_command.contains(std::path::MAIN_SEPARATOR)
+        {
+            resolve_path(base_dir, &expanded_command)
+        } else {
+            PathBuf::from(&expanded_command)
+        };
+        Ok((written, program))
     }
 
     fn expand(&self, value: Spanned<String>, key: String) -> Result<String, ConfigError> {
@@ -1264,6 +1298,7 @@ media = "passthrough"
                 enabled_prompts: None,
                 disabled_prompts: vec![],
                 tools,
+                remote: None,
             }]
         );
         let git = config.server("git").unwrap();

@@ -5,6 +5,8 @@
 //! counter. It performs the MCP handshake (`initialize`, `notifications/initialized`, every page
 //! of `tools/list`), restarts the server with exponential backoff when it exits, and stops it on
 //! shutdown: stdin closed, then SIGTERM to its process group, then SIGKILL after a grace period.
+//! A remote server (`url` in the config) is connected to over HTTP instead ([`remote`],
+//! [`http`]) and supervised the same way: a lost connection counts as an exit.
 //!
 //! Sources: MCP specification 2025-06-18 "Lifecycle" (initialization, shutdown over stdio),
 //! "Transports: stdio", "Utilities: Cancellation"; restart policy from issue 5 of the project
@@ -31,6 +33,8 @@ use crate::redact::Redactor;
 
 mod coalesce;
 mod handshake;
+mod http;
+mod remote;
 mod server_requests;
 mod stderr;
 
@@ -98,8 +102,11 @@ pub struct ServerSpec {
     pub startup_timeout: Duration,
     /// Restarts in a row before the server is `unavailable` (until the proxy restarts).
     pub max_restarts: u32,
-    /// Longest line accepted from the server's stdout, in bytes.
+    /// Longest line accepted from the server's stdout, in bytes (for a remote server: the
+    /// longest JSON body or SSE event).
     pub max_message_bytes: usize,
+    /// A remote server to connect to instead of starting `program` (which is then unused).
+    pub remote: Option<crate::config::RemoteConfig>,
 }
 
 /// What the client told us in its `initialize`, forwarded to every server.
@@ -202,6 +209,20 @@ pub enum CallError {
     /// The server is not running.
     #[error("{0}")]
     Unavailable(String),
+    /// A remote server answered the request with an HTTP error status (MCP specification
+    /// 2025-11-25, "Transports: Streamable HTTP"; RFC 9110 for the statuses).
+    #[error("HTTP {status}: {detail}")]
+    HttpStatus {
+        /// The status code (401, 403, 429, 503, ...).
+        status: u16,
+        /// The `Retry-After` header as sent (seconds or an HTTP date), if any.
+        retry_after: Option<String>,
+        /// What it means here, naming credentials by key or variable, never by value.
+        detail: String,
+    },
+    /// The connection to a remote server failed during the request (refused, reset, closed).
+    #[error("{0}")]
+    Connection(String),
 }
 
 enum Reply {
@@ -209,6 +230,7 @@ enum Reply {
     Closed(String),
     TooLong(usize),
     Invalid(String),
+    Failed(CallError),
 }
 
 /// One running child process of a server: its stdin queue and its pending requests.
@@ -311,6 +333,7 @@ impl Connection {
             Ok(Ok(Reply::Response(r))) => Ok(r),
             Ok(Ok(Reply::Closed(reason))) => Err(CallError::Exited(reason)),
             Ok(Ok(Reply::Invalid(detail))) => Err(CallError::Invalid(detail)),
+            Ok(Ok(Reply::Failed(e))) => Err(e),
             Ok(Ok(Reply::TooLong(len))) => Err(CallError::Invalid(format!(
                 "the response is {len} bytes, more than max_message_bytes"
             ))),
@@ -344,13 +367,18 @@ impl Connection {
     }
 
     fn close(&self, reason: &str) {
+        self.close_with(|| Reply::Closed(reason.to_owned()));
+    }
+
+    /// Marks the connection closed and answers every pending request with `reply()`.
+    fn close_with(&self, reply: impl Fn() -> Reply) {
         let drained: Vec<_> = {
             let mut pending = self.pending.lock().unwrap();
             self.closed.store(true, Ordering::Release);
             pending.drain().collect()
         };
         for (_, tx) in drained {
-            let _ = tx.send(Reply::Closed(reason.to_owned()));
+            let _ = tx.send(reply());
         }
     }
 
@@ -546,6 +574,16 @@ impl Downstream {
         self.inner.state.send_replace(state);
     }
 
+    /// `reason` followed by the last lines of the server's stderr; just `reason` for a remote
+    /// server (it has no stderr).
+    fn with_stderr(&self, reason: String) -> String {
+        if self.inner.spec.remote.is_some() {
+            reason
+        } else {
+            format!("{reason}; last stderr: {}", self.stderr_summary())
+        }
+    }
+
     fn stderr_summary(&self) -> String {
         let tail = self.stderr_tail();
         if tail.is_empty() {
@@ -571,11 +609,11 @@ async fn supervise(
             break;
         }
         let started = Instant::now();
-        let reason = match start_once(&ds, &client, &events, &mut shutdown).await {
+        let reason = match remote::start(&ds, &client, &events, &mut shutdown).await {
             Ok(mut running) => {
                 *ds.inner.startup.lock().unwrap() = Some(started.elapsed());
                 info!(server = %spec.name, ms = started.elapsed().as_millis() as u64, "server ready");
-                ds.set_state(ServerState::Ready(running.conn.clone()));
+                ds.set_state(ServerState::Ready(running.conn().clone()));
                 let _ = events.send(DownstreamEvent::ToolsChanged {
                     server: spec.name.clone(),
                 });
@@ -586,7 +624,7 @@ async fn supervise(
                             // It ran fine between crashes: not a crash loop.
                             failures_in_a_row = 0;
                         }
-                        let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
+                        let reason = ds.with_stderr(reason);
                         warn!(server = %spec.name, %reason, "server exited");
                         reason
                     }
@@ -598,7 +636,7 @@ async fn supervise(
             }
             Err(_) if *shutdown.borrow() => break,
             Err(StartError { reason, fatal }) => {
-                let reason = format!("{reason}; last stderr: {}", ds.stderr_summary());
+                let reason = ds.with_stderr(reason);
                 warn!(server = %spec.name, %reason, "server failed to start");
                 if fatal {
                     ds.set_state(ServerState::Unavailable { reason });
@@ -861,40 +899,11 @@ async fn start_once(
         reader_done: Some(done_rx),
         name: spec.name.clone(),
     };
-    let handshake = async {
-        let init = conn
-            .request(
-                "initialize",
-                Some(&json!({
-                    "protocolVersion": client.protocol_version,
-                    "capabilities": client.capabilities,
-                    "clientInfo": client.client_info,
-                })),
-                spec.startup_timeout,
-                &mut |_| {},
-            )
-            .await
-            .map_err(|e| format!("initialize failed: {e}"))?
-            .map_err(|e| format!("initialize was refused: {e}"))?;
-        handshake::check_initialize_result(&init)?;
-        *conn.initialize_result.write().unwrap() = init;
-        conn.notify("notifications/initialized", None);
-        store_tools(ds, list_all_tools(&conn, spec.startup_timeout).await?);
-        Ok::<(), String>(())
-    };
+    let handshake = run_handshake(ds, &conn, client);
     // A server that exits during the handshake fails the start at once (issue 7: `check`
     // reports its exit status instead of waiting out startup_timeout_sec).
-    let (outcome, ended_by_exit) = tokio::select! {
-        r = tokio::time::timeout(spec.startup_timeout, handshake) => (match r {
-            Ok(r) => r,
-            Err(_) => Err(format!(
-                "not ready within {} ms (startup_timeout_sec)",
-                spec.startup_timeout.as_millis()
-            )),
-        }, false),
-        reason = running.closed() => (Err(format!("{reason} during startup")), true),
-        _ = wait_true(shutdown) => (Err("stopped during startup: the proxy is shutting down".to_owned()), true),
-    };
+    let (outcome, ended_by_exit) =
+        settle_startup(spec.startup_timeout, handshake, running.closed(), shutdown).await;
     match outcome {
         Ok(()) => Ok(running),
         Err(reason) => {
@@ -914,6 +923,57 @@ async fn start_once(
             Err(reason.into())
         }
     }
+}
+
+/// Runs `handshake` within `timeout`, racing the server's end (`closed`, its reason) and
+/// shutdown: the outcome, and whether the server ended or shutdown came first.
+async fn settle_startup(
+    timeout: Duration,
+    handshake: impl std::future::Future<Output = Result<(), String>>,
+    closed: impl std::future::Future<Output = String>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> (Result<(), String>, bool) {
+    tokio::select! {
+        r = tokio::time::timeout(timeout, handshake) => (match r {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "not ready within {} ms (startup_timeout_sec)",
+                timeout.as_millis()
+            )),
+        }, false),
+        reason = closed => (Err(format!("{reason} during startup")), true),
+        _ = wait_true(shutdown) => (Err("stopped during startup: the proxy is shutting down".to_owned()), true),
+    }
+}
+
+/// The MCP handshake on a new connection (MCP specification 2025-06-18, "Lifecycle"):
+/// `initialize` with the client's capabilities, `notifications/initialized`, then every page of
+/// `tools/list`, each request within the server's startup timeout.
+async fn run_handshake(
+    ds: &Downstream,
+    conn: &Connection,
+    client: &ClientInit,
+) -> Result<(), String> {
+    let timeout = ds.inner.spec.startup_timeout;
+    let init = conn
+        .request(
+            "initialize",
+            Some(&json!({
+                "protocolVersion": client.protocol_version,
+                "capabilities": client.capabilities,
+                "clientInfo": client.client_info,
+            })),
+            timeout,
+            &mut |_| {},
+        )
+        .await
+        .map_err(|e| format!("initialize failed: {e}"))?
+        .map_err(|e| format!("initialize was refused: {e}"))?;
+    handshake::check_initialize_result(&init)?;
+    *conn.initialize_result.write().unwrap() = init;
+    conn.notify("notifications/initialized", None);
+    store_tools(ds, list_all_tools(conn, timeout).await?);
+    Ok(())
 }
 
 /// Most `tools/list` pages fetched from one server (MCP "Utilities: Pagination" sets no limit;
@@ -1043,31 +1103,42 @@ async fn read_stdout(
                     }
                 }
             }
-            Ok(Some(Frame::Line(line))) => {
-                if line.len() >= LARGE_MESSAGE_BYTES {
-                    LARGE_MESSAGE_SEEN.store(true, Ordering::Release);
-                }
-                let fast = crate::offload::cpu_bound(line.len(), move || fast_response(line));
-                let line = match fast.await {
-                    Ok((id, body)) => {
-                        if !conn.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
-                            conn.unmatched_answer(&server, &id);
-                        }
-                        continue;
-                    }
-                    Err(line) => line,
-                };
-                let (incoming, line) =
-                    crate::offload::cpu_bound(line.len(), move || (jsonrpc::classify(&line), line))
-                        .await;
-                handle_line(&ds, &conn, incoming, &line, &events).await;
-            }
+            Ok(Some(Frame::Line(line))) => dispatch_line(&ds, &conn, line, &events).await,
         }
     };
     // Fail every pending request now, and make new ones wait for the restart, rather than
     // after the child has been reaped (which can take the shutdown grace period).
     conn.close(&reason);
     let _ = done.send(reason);
+}
+
+/// Handles one message line from a server (a stdout line, or a remote server's JSON body or
+/// SSE event): a large plain success response is delivered unparsed ([`ResultBody::Raw`]),
+/// anything else is classified and dispatched ([`handle_line`]), parsing large lines off the
+/// runtime thread.
+async fn dispatch_line(
+    ds: &Downstream,
+    conn: &Arc<Connection>,
+    line: Vec<u8>,
+    events: &mpsc::UnboundedSender<DownstreamEvent>,
+) {
+    let server = ds.name();
+    if line.len() >= LARGE_MESSAGE_BYTES {
+        LARGE_MESSAGE_SEEN.store(true, Ordering::Release);
+    }
+    let fast = crate::offload::cpu_bound(line.len(), move || fast_response(line));
+    let line = match fast.await {
+        Ok((id, body)) => {
+            if !conn.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
+                conn.unmatched_answer(server, &id);
+            }
+            return;
+        }
+        Err(line) => line,
+    };
+    let (incoming, line) =
+        crate::offload::cpu_bound(line.len(), move || (jsonrpc::classify(&line), line)).await;
+    handle_line(ds, conn, incoming, &line, events).await;
 }
 
 /// Pipe capacity asked for on a server's stdout (bytes). Linux pipes hold 64 KiB by default:

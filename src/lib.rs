@@ -13,7 +13,7 @@
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
-//! | [`downstream`] | one supervised task per server: child process, handshake, pending requests, restarts, shutdown | yes |
+//! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake, pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |

@@ -78,8 +78,14 @@ fn subcommand_name(command: Option<&Command>) -> &'static str {
 fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
     let level = global.log_level.unwrap_or(default_level);
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level.as_str()));
+    // The HTTP stack's own debug lines name request URLs, which may carry a secret: they are
+    // shown only when asked for by name in RUST_LOG.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(format!(
+            "{},reqwest=info,hyper=info,hyper_util=info,rustls=info",
+            level.as_str()
+        ))
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false);

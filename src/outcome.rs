@@ -55,6 +55,8 @@ use serde_json::{Map, Value};
 pub use crate::config::MediaMode;
 use crate::envelope::{fill_rows, is_retryable, json_kind, Envelope, Row, Status};
 
+mod remote;
+
 /// What came back from a downstream `tools/call`, exactly as received (serialized into
 /// transcripts, so replay can recompute the envelope).
 ///
@@ -95,6 +97,23 @@ pub enum Outcome {
     },
     /// No tool of that name (answered by the proxy itself).
     NoSuchTool,
+    /// A remote server answered the call's HTTP request with an error status (401, 403, 429,
+    /// 503, ...); see [`remote::map_http_status`] for the mapping.
+    HttpStatus {
+        /// The HTTP status code.
+        status: u16,
+        /// The `Retry-After` header as sent (seconds or an HTTP date), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<String>,
+        /// What it means, in plain words; credentials are named by key or environment
+        /// variable, never by value.
+        detail: String,
+    },
+    /// The connection to a remote server failed during the call (refused, reset, closed).
+    ConnectionFailed {
+        /// What happened, in plain words.
+        detail: String,
+    },
 }
 
 /// Everything [`map_outcome`] needs besides the outcome.
@@ -137,12 +156,12 @@ impl Mapped {
 /// | type | from |
 /// |---|---|
 /// | `timeout` | [`Outcome::Timeout`]; JSON-RPC error -32001 |
-/// | `rate_limit` | `isError` result with `structuredContent.error.type == "rate_limit"`; JSON-RPC error whose `data.type` or `data.error.type` is `"rate_limit"` |
-/// | `server_error` | [`Outcome::ServerExited`], [`Outcome::InvalidResponse`]; JSON-RPC -32603, -32000 and any code not listed here; a result that is not a valid `CallToolResult` |
-/// | `overloaded` | like `rate_limit`, with `"overloaded"` |
+/// | `rate_limit` | [`Outcome::HttpStatus`] 429; `isError` result with `structuredContent.error.type == "rate_limit"`; JSON-RPC error whose `data.type` or `data.error.type` is `"rate_limit"` |
+/// | `server_error` | [`Outcome::ServerExited`], [`Outcome::InvalidResponse`], [`Outcome::ConnectionFailed`], any other [`Outcome::HttpStatus`]; JSON-RPC -32603, -32000 and any code not listed here; a result that is not a valid `CallToolResult` |
+/// | `overloaded` | [`Outcome::HttpStatus`] 503; like `rate_limit`, with `"overloaded"` |
 /// | `not_found` | [`Outcome::NoSuchTool`]; JSON-RPC -32601, -32002 |
 /// | `invalid_argument` | JSON-RPC -32602; `isError` result whose text starts `MCP error -32602` |
-/// | `unavailable` | [`Outcome::Unavailable`] |
+/// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403 |
 /// | `tool_error` | any other `isError: true` result |
 ///
 /// Retryable (see [`is_retryable`]): `timeout`, `rate_limit`, `server_error`, `overloaded`.
@@ -246,6 +265,18 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
         Outcome::NoSuchTool => err(
             ErrorType::NotFound,
             &[&format!("no tool named '{}'", ctx.tool)],
+        ),
+        Outcome::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        } => remote::map_http_status(ctx, *status, retry_after.as_deref(), detail),
+        Outcome::ConnectionFailed { detail } => err(
+            ErrorType::ServerError,
+            &[
+                &format!("the connection to server '{server}' failed during the call: "),
+                detail,
+            ],
         ),
     }
 }

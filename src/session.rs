@@ -249,6 +249,7 @@ impl Proxy {
                 startup_timeout: self.config.startup_timeout(&server.name).value,
                 max_restarts: self.config.max_restarts(&server.name).value,
                 max_message_bytes: self.config.max_message_bytes(),
+                remote: server.remote.clone(),
             };
             let (ds, task) = Downstream::spawn(
                 spec,
@@ -1259,6 +1260,16 @@ fn outcome_of(result: Result<Result<Value, Value>, CallError>, timeout: Duration
         Err(CallError::Exited(detail)) => Outcome::ServerExited { detail },
         Err(CallError::Invalid(detail)) => Outcome::InvalidResponse { detail },
         Err(CallError::Unavailable(reason)) => Outcome::Unavailable { reason },
+        Err(CallError::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        }) => Outcome::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        },
+        Err(CallError::Connection(detail)) => Outcome::ConnectionFailed { detail },
     }
 }
 

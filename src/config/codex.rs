@@ -7,7 +7,9 @@
 //! | `env_vars` (names, or `{name, source}`) | accepted: the proxy's servers inherit its whole environment, so every listed variable reaches them; `source = "remote"` is an error |
 //! | `startup_timeout_ms` | accepted: the startup timeout when `startup_timeout_sec` is absent (Codex's rule), milliseconds > 0 |
 //! | `required`, `supports_parallel_tool_calls`, `default_tools_approval_mode`, `name`, `tools.T.approval_mode` | accepted, no effect: they steer Codex itself; set them on the Codex entry that starts mcp-envelope |
-//! | `url`, `bearer_token`, `bearer_token_env_var`, `http_headers`, `env_http_headers`, `scopes`, `oauth`, `oauth_resource` | config error: remote (streamable HTTP) servers are not supported yet |
+//! | `url`, `bearer_token_env_var`, `http_headers`, `env_http_headers` | a remote server (config/remote.rs) |
+//! | `bearer_token` | config error, as in Codex: a token is not written in the config; name its environment variable in `bearer_token_env_var` |
+//! | `scopes`, `oauth`, `oauth_resource` | config error: OAuth is not supported yet; use a bearer token from the provider |
 //! | `experimental_environment` | config error: the proxy starts servers on its own machine only |
 
 use std::time::Duration;
@@ -48,19 +50,18 @@ pub(super) enum ApprovalMode {
 }
 
 /// Keys that only make sense for a remote server, in the order they are reported.
-const REMOTE_KEYS: [&str; 8] = [
-    "url",
-    "bearer_token",
-    "bearer_token_env_var",
-    "http_headers",
-    "env_http_headers",
-    "scopes",
-    "oauth",
-    "oauth_resource",
+const REMOTE_KEYS: [(&str, &str); 4] = [
+    ("bearer_token", BEARER_REASON),
+    ("scopes", OAUTH_REASON),
+    ("oauth", OAUTH_REASON),
+    ("oauth_resource", OAUTH_REASON),
 ];
 
-/// Why a remote-only key is refused.
-pub(super) const REMOTE_REASON: &str = "remote (streamable HTTP) servers are not supported yet; keep this server in your client's own config";
+/// Why `bearer_token` is refused.
+const BEARER_REASON: &str = "a token is not written in the config: put it in an environment variable and name that variable in `bearer_token_env_var`";
+
+/// Why the OAuth keys are refused.
+const OAUTH_REASON: &str = "OAuth is not supported yet: put a token from the provider in an environment variable and name it in `bearer_token_env_var`, or keep this server in your client's own config";
 
 /// Checks the Codex-only keys of one server table (`key` is its dotted path, e.g.
 /// `mcp_servers.git`) and returns the startup timeout `startup_timeout_ms` gives, if any.
@@ -74,21 +75,17 @@ pub(super) fn check(
     raw: &RawServer,
 ) -> Result<Option<Duration>, ConfigError> {
     let remote = [
-        &raw.url,
         &raw.bearer_token,
-        &raw.bearer_token_env_var,
-        &raw.http_headers,
-        &raw.env_http_headers,
         &raw.scopes,
         &raw.oauth,
         &raw.oauth_resource,
     ];
-    for (name, value) in REMOTE_KEYS.iter().zip(remote) {
+    for ((name, reason), value) in REMOTE_KEYS.iter().zip(remote) {
         if let Some(v) = value {
             return Err(ctx.error(
                 Some(v.span()),
                 Some(format!("{key}.{name}")),
-                REMOTE_REASON.into(),
+                (*reason).into(),
             ));
         }
     }
@@ -183,16 +180,22 @@ approval_mode = "approve"
     }
 
     #[test]
-    fn remote_keys_are_refused_with_the_reason() {
-        let err = parse("[mcp_servers.figma]\nurl = \"https://example.invalid/mcp\"\nbearer_token_env_var = \"T\"\n")
-            .unwrap_err();
+    fn token_and_oauth_keys_are_refused_with_the_reason() {
+        let err = parse(
+            "[mcp_servers.figma]\nurl = \"https://example.invalid/mcp\"\nbearer_token = \"T\"\n",
+        )
+        .unwrap_err();
         assert_eq!(
             err,
-            "/c/x.toml:2:7: mcp_servers.figma.url: remote (streamable HTTP) servers are not supported yet; keep this server in your client's own config"
+            "/c/x.toml:3:16: mcp_servers.figma.bearer_token: a token is not written in the config: put it in an environment variable and name that variable in `bearer_token_env_var`"
         );
-        let err =
-            parse("[mcp_servers.a]\ncommand = \"x\"\nhttp_headers = { X = \"y\" }\n").unwrap_err();
-        assert!(err.contains("mcp_servers.a.http_headers: remote"), "{err}");
+        assert!(!err.contains("\"T\""));
+        let err = parse("[mcp_servers.a]\nurl = \"https://h/\"\noauth = { client_id = \"x\" }\n")
+            .unwrap_err();
+        assert!(
+            err.contains("mcp_servers.a.oauth: OAuth is not supported yet"),
+            "{err}"
+        );
         let err = parse("[mcp_servers.a]\ncommand = \"x\"\nexperimental_environment = \"r\"\n")
             .unwrap_err();
         assert!(

@@ -152,6 +152,11 @@ pub struct RawProxy {
 impl RawProxy {
     /// Starts `mcp-envelope serve --config CONFIG` with extra args.
     pub fn start(config: &Path, extra_args: &[&str]) -> RawProxy {
+        RawProxy::start_env(config, extra_args, &[])
+    }
+
+    /// [`RawProxy::start`] with extra environment variables.
+    pub fn start_env(config: &Path, extra_args: &[&str], env: &[(&str, &str)]) -> RawProxy {
         let stderr_dir = tempfile::tempdir().unwrap();
         let stderr_path = stderr_dir.path().join("stderr.log");
         let stderr = std::fs::File::create(&stderr_path).unwrap();
@@ -160,6 +165,7 @@ impl RawProxy {
             .arg("--config")
             .arg(config)
             .args(extra_args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)

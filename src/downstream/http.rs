@@ -1,0 +1,656 @@
+//! The HTTP client transport of a remote server: the messages a [`Connection`] queues are
+//! POSTed, and the messages that come back (a JSON body, or the events of an SSE stream) are fed
+//! to the same handler as a stdio server's stdout lines ([`super::dispatch_line`]).
+//!
+//! Source: MCP specification 2025-11-25, "Transports: Streamable HTTP":
+//! * every JSON-RPC message is POSTed to the server's URL with
+//!   `Accept: application/json, text/event-stream`; a request is answered by an
+//!   `application/json` body or a `text/event-stream` of messages (server notifications and
+//!   requests, then the response); a notification or response by `202 Accepted`;
+//! * the `Mcp-Session-Id` the server gives with its `initialize` answer is sent on every later
+//!   request, and `MCP-Protocol-Version` (the negotiated version) after `initialize`; a `404` to
+//!   a request with a session id means the session is gone: the connection is reported lost and
+//!   the supervisor connects again with a new `initialize`;
+//! * after `notifications/initialized` a GET opens the stream of server-initiated messages when
+//!   the server offers one (`405` means it does not); a `DELETE` ends the session on shutdown;
+//! * "Backwards compatibility": when the POST of `initialize` is answered `400`, `404` or `405`,
+//!   the older HTTP+SSE transport (2024-11-05) is tried: a GET of the same URL opens an SSE stream
+//!   whose first `endpoint` event names the URL to POST messages to (same origin only); every
+//!   answer then comes on that stream.
+//!
+//! Faults become the calling request's [`CallError`]: a connection that cannot be made or
+//! breaks is [`CallError::Connection`] (and the connection is reported lost, so the supervisor
+//! reconnects with its backoff); an HTTP error status is [`CallError::HttpStatus`], with the
+//! `Retry-After` header, and for `401`/`403` the credentials named (never their values).
+//! A JSON body or an SSE event longer than `max_message_bytes` answers its request as too long.
+//!
+//! Crates: reqwest (HTTP/1.1 client, rustls with the platform's and webpki's root certificates)
+//! and sse-stream (an incremental SSE parser: a large event costs time linear in its size).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
+use serde_json::Value;
+use sse_stream::SseByteStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
+use tracing::{debug, info, warn};
+
+use super::{dispatch_line, CallError, Connection, Downstream, DownstreamEvent, Reply};
+use crate::config::RemoteConfig;
+
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const POST_ACCEPT: &str = "application/json, text/event-stream";
+const EVENT_STREAM: &str = "text/event-stream";
+/// Delay before the GET stream of server messages is opened again after it ended.
+const LISTEN_RETRY: Duration = Duration::from_secs(1);
+
+/// Where messages from the server go: the connection's handler.
+#[derive(Clone)]
+pub(super) struct Sink {
+    pub(super) ds: Downstream,
+    pub(super) conn: Arc<Connection>,
+    pub(super) events: mpsc::UnboundedSender<DownstreamEvent>,
+}
+
+impl Sink {
+    async fn dispatch(&self, line: Vec<u8>) {
+        dispatch_line(&self.ds, &self.conn, line, &self.events).await;
+    }
+
+    /// Answers request `id` (if it is still waiting) with `reply`.
+    fn answer(&self, id: Option<&Value>, reply: Reply) {
+        if let Some(id) = id {
+            self.conn.deliver(id, reply);
+        }
+    }
+}
+
+/// The `id` and `method` of a message we send.
+#[derive(serde::Deserialize, Default)]
+struct Sent {
+    id: Option<Value>,
+    method: Option<String>,
+}
+
+impl Sent {
+    fn of(body: &[u8]) -> Sent {
+        serde_json::from_slice(body).unwrap_or_default()
+    }
+
+    /// The id of a request (a message with both `id` and `method`), which waits for an answer.
+    fn request_id(&self) -> Option<&Value> {
+        self.method.as_ref().and(self.id.as_ref())
+    }
+
+    fn is(&self, method: &str) -> bool {
+        self.method.as_deref() == Some(method)
+    }
+}
+
+/// One remote server's HTTP session: the client with its credentials, the URLs, the session
+/// id and protocol version, and how a lost connection is reported.
+pub(super) struct Transport {
+    server: String,
+    client: reqwest::Client,
+    /// The configured URL (streamable HTTP endpoint, or where the legacy SSE stream is).
+    endpoint: Url,
+    /// Where messages are POSTed: `endpoint`, or the legacy transport's `endpoint` event.
+    post_url: RwLock<Url>,
+    session: RwLock<Option<HeaderValue>>,
+    protocol_version: RwLock<Option<HeaderValue>>,
+    legacy: AtomicBool,
+    /// The credentials in words (for 401/403 messages).
+    credentials: String,
+    max_message_bytes: usize,
+    lost: Mutex<Option<oneshot::Sender<String>>>,
+    /// Set when the server refused our credentials (401/403): a failed start is then final.
+    refused: AtomicBool,
+    /// Tasks reading SSE streams that are not a POST's (GET stream, legacy stream).
+    readers: Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl Transport {
+    /// A transport for `remote`, reading its credentials from the environment through `env`;
+    /// `lost` is sent why once the connection is gone. Errors name a missing or unusable
+    /// variable (never a value).
+    pub(super) fn new(
+        server: &str,
+        remote: &RemoteConfig,
+        max_message_bytes: usize,
+        env: &dyn Fn(&str) -> Option<String>,
+        lost: oneshot::Sender<String>,
+    ) -> Result<Transport, String> {
+        let endpoint = Url::parse(&remote.url).map_err(|e| format!("url: {e}"))?;
+        let client = reqwest::Client::builder()
+            .default_headers(credential_headers(remote, env)?)
+            .user_agent(concat!("mcp-envelope/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+        Ok(Transport {
+            server: server.to_owned(),
+            client,
+            post_url: RwLock::new(endpoint.clone()),
+            endpoint,
+            session: RwLock::new(None),
+            protocol_version: RwLock::new(None),
+            legacy: AtomicBool::new(false),
+            credentials: remote.credentials(),
+            max_message_bytes,
+            lost: Mutex::new(Some(lost)),
+            refused: AtomicBool::new(false),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether the server refused our credentials (HTTP 401 or 403) at some point.
+    pub(super) fn was_refused(&self) -> bool {
+        self.refused.load(Ordering::Acquire)
+    }
+
+    fn legacy(&self) -> bool {
+        self.legacy.load(Ordering::Acquire)
+    }
+
+    /// Reports the connection lost (once).
+    fn lose(&self, reason: String) {
+        if let Some(tx) = self.lost.lock().unwrap().take() {
+            let _ = tx.send(reason);
+        }
+    }
+
+    /// Stops the SSE readers and, in a streamable HTTP session, ends it with `DELETE` (waiting
+    /// at most `grace`; a server that does not allow it answers 405, which is fine).
+    pub(super) async fn end_session(&self, grace: Duration) {
+        for reader in self.readers.lock().unwrap().drain(..) {
+            reader.abort();
+        }
+        if self.legacy() || self.session.read().unwrap().is_none() {
+            return;
+        }
+        let delete = self.request(Method::DELETE, self.endpoint.clone()).send();
+        match tokio::time::timeout(grace, delete).await {
+            Ok(Ok(r)) => debug!(server = %self.server, status = %r.status(), "session ended"),
+            Ok(Err(e)) => debug!(server = %self.server, error = %describe(&e), "DELETE failed"),
+            Err(_) => debug!(server = %self.server, "DELETE timed out"),
+        }
+    }
+
+    /// A request with the session headers (streamable HTTP only); credentials are the
+    /// client's default headers.
+    fn request(&self, method: Method, url: Url) -> RequestBuilder {
+        let mut b = self.client.request(method, url);
+        if !self.legacy() {
+            if let Some(id) = self.session.read().unwrap().clone() {
+                b = b.header(SESSION_ID, id);
+            }
+            if let Some(v) = self.protocol_version.read().unwrap().clone() {
+                b = b.header(PROTOCOL_VERSION, v);
+            }
+        }
+        b
+    }
+
+    /// Sends every message the connection queues until its queue closes: requests each in a
+    /// task of their own (answers may take long), notifications and responses in order.
+    pub(super) async fn run(self: Arc<Self>, sink: Sink, mut rx: mpsc::Receiver<Vec<u8>>) {
+        let mut posts = JoinSet::new();
+        while let Some(mut body) = rx.recv().await {
+            while posts.try_join_next().is_some() {}
+            if body.last() == Some(&b'\n') {
+                body.pop();
+            }
+            let sent = Sent::of(&body);
+            if sent.request_id().is_some() {
+                let (me, sink) = (self.clone(), sink.clone());
+                posts.spawn(async move { me.send(body, sent, &sink).await });
+                continue;
+            }
+            let initialized = sent.is("notifications/initialized");
+            if initialized {
+                let version = sink.conn.initialize_result.read().unwrap()["protocolVersion"]
+                    .as_str()
+                    .and_then(|v| HeaderValue::from_str(v).ok());
+                *self.protocol_version.write().unwrap() = version;
+            }
+            self.send(body, sent, &sink).await;
+            if initialized && !self.legacy() {
+                let listen = tokio::spawn(self.clone().listen(sink.clone()));
+                self.readers.lock().unwrap().push(listen.abort_handle());
+            }
+        }
+    }
+
+    /// POSTs one message and handles what comes back.
+    async fn send(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &Sink) {
+        let initialize = sent.is("initialize");
+        let again = (initialize && !self.legacy()).then(|| body.clone());
+        let url = self.post_url.read().unwrap().clone();
+        let resp = self
+            .request(Method::POST, url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, POST_ACCEPT)
+            .body(body)
+            .send()
+            .await;
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => return self.broken(&sent, describe(&e), sink),
+        };
+        let status = resp.status();
+        if let Some(body) = again.filter(|_| matches!(status.as_u16(), 400 | 404 | 405)) {
+            info!(server = %self.server, %status, "streamable HTTP refused; trying the HTTP+SSE transport");
+            drop(resp);
+            return Box::pin(self.fall_back(body, sent, sink)).await;
+        }
+        if initialize {
+            if let Some(id) = resp.headers().get(SESSION_ID) {
+                *self.session.write().unwrap() = Some(id.clone());
+            }
+        }
+        if status.is_success() {
+            if !self.legacy() {
+                self.read_answer(resp, &sent, sink).await;
+            }
+        } else if status == StatusCode::NOT_FOUND && self.session.read().unwrap().is_some() {
+            self.broken(
+                &sent,
+                "the server ended the session (HTTP 404)".into(),
+                sink,
+            );
+        } else {
+            let fault = self.status_fault(resp).await;
+            match sent.request_id() {
+                Some(id) => sink.answer(Some(id), Reply::Failed(fault)),
+                None => warn!(server = %self.server, error = %fault, "message not accepted"),
+            }
+        }
+    }
+
+    /// A connection that cannot be made or broke: the request (if any) fails, and the
+    /// connection is reported lost.
+    fn broken(&self, sent: &Sent, detail: String, sink: &Sink) {
+        debug!(server = %self.server, %detail, "connection lost");
+        sink.answer(
+            sent.request_id(),
+            Reply::Failed(CallError::Connection(detail.clone())),
+        );
+        self.lose(detail);
+    }
+
+    /// Reads a successful POST's answer: a JSON body or an SSE stream; a request not answered
+    /// by it fails (a 202 leaves it to the GET stream).
+    async fn read_answer(&self, mut resp: Response, sent: &Sent, sink: &Sink) {
+        let id = sent.request_id();
+        if resp.status() == StatusCode::ACCEPTED {
+            return;
+        }
+        match content_type(&resp).as_str() {
+            EVENT_STREAM => {
+                if let Err(detail) = self.read_events(resp, id, sink).await {
+                    sink.answer(id, Reply::Failed(CallError::Connection(detail)));
+                    return;
+                }
+            }
+            "application/json" => match read_limited(&mut resp, self.max_message_bytes).await {
+                Ok(body) if body.trim_ascii().is_empty() => {}
+                Ok(body) => sink.dispatch(body).await,
+                Err(BodyError::TooLong(len)) => return sink.answer(id, Reply::TooLong(len)),
+                Err(BodyError::Http(e)) => {
+                    let detail = describe(&e);
+                    return sink.answer(id, Reply::Failed(CallError::Connection(detail)));
+                }
+            },
+            _ if id.is_none() => return,
+            other => {
+                let detail = format!("the answer has content type `{other}`, not JSON or SSE");
+                return sink.answer(id, Reply::Invalid(detail));
+            }
+        }
+        let unanswered = "the server ended its answer without a response to the request";
+        sink.answer(id, Reply::Failed(CallError::Connection(unanswered.into())));
+    }
+
+    /// Feeds the `message` events of a response's SSE stream to the sink ([`Transport::pump`]).
+    async fn read_events(
+        &self,
+        resp: Response,
+        owner: Option<&Value>,
+        sink: &Sink,
+    ) -> Result<(), String> {
+        let events = std::pin::pin!(SseByteStream::new(resp.bytes_stream()));
+        self.pump(events, owner, sink).await
+    }
+
+    /// Feeds the `message` events of an SSE stream to the sink until it ends (`Ok`) or breaks
+    /// (`Err` with why). An event longer than `max_message_bytes` answers `owner` as too long.
+    async fn pump<E>(&self, mut events: E, owner: Option<&Value>, sink: &Sink) -> Result<(), String>
+    where
+        E: futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Unpin,
+    {
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| format!("the SSE stream broke: {e}"))?;
+            let Some(data) = event.data.filter(|d| !d.is_empty()) else {
+                continue;
+            };
+            match event.event.as_deref() {
+                None | Some("message") => {}
+                Some(other) => {
+                    debug!(server = %self.server, event = other, "SSE event of another type skipped");
+                    continue;
+                }
+            }
+            if data.len() > self.max_message_bytes {
+                warn!(server = %self.server, bytes = data.len(), "message longer than max_message_bytes rejected");
+                sink.answer(owner, Reply::TooLong(data.len()));
+                continue;
+            }
+            sink.dispatch(data.into_bytes()).await;
+        }
+        Ok(())
+    }
+
+    /// The [`CallError::HttpStatus`] of an error answer; 401 and 403 name the credentials.
+    async fn status_fault(&self, resp: Response) -> CallError {
+        let status = resp.status().as_u16();
+        let header = |name| {
+            let v = resp.headers().get(name)?.to_str().ok()?;
+            Some(v.to_owned())
+        };
+        let retry_after = header(reqwest::header::RETRY_AFTER);
+        let detail = match status {
+            401 | 403 => {
+                self.refused.store(true, Ordering::Release);
+                let oauth = header(reqwest::header::WWW_AUTHENTICATE)
+                    .is_some_and(|h| h.contains("resource_metadata"));
+                auth_detail(status, &self.credentials, oauth)
+            }
+            _ => match resp.text().await {
+                Ok(text) => super::truncate_chars(text.trim(), 200),
+                Err(e) => describe(&e),
+            },
+        };
+        CallError::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        }
+    }
+
+    /// Opens the GET stream of server-initiated messages and reads it, again after it ends,
+    /// until the connection closes; stops for good on an error status (405: none offered).
+    async fn listen(self: Arc<Self>, sink: Sink) {
+        loop {
+            let resp = self
+                .request(Method::GET, self.endpoint.clone())
+                .header(ACCEPT, EVENT_STREAM)
+                .send()
+                .await;
+            match resp {
+                Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => {
+                    if let Err(e) = self.read_events(r, None, &sink).await {
+                        debug!(server = %self.server, error = %e, "GET stream ended");
+                    }
+                }
+                Ok(r) => {
+                    debug!(server = %self.server, status = %r.status(), "no GET stream for server messages");
+                    return;
+                }
+                Err(e) => {
+                    debug!(server = %self.server, error = %describe(&e), "GET stream failed");
+                    return;
+                }
+            }
+            if sink.conn.is_closed() {
+                return;
+            }
+            tokio::time::sleep(LISTEN_RETRY).await;
+        }
+    }
+
+    /// The HTTP+SSE transport: GET the configured URL, take the POST URL from its `endpoint`
+    /// event, read the rest of the stream in a task of its own, and POST `initialize` again.
+    async fn fall_back(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &Sink) {
+        let resp = self
+            .client
+            .get(self.endpoint.clone())
+            .header(ACCEPT, EVENT_STREAM)
+            .send()
+            .await;
+        let resp = match resp {
+            Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => r,
+            Ok(r) => {
+                let fault = self.status_fault(r).await;
+                return sink.answer(sent.request_id(), Reply::Failed(fault));
+            }
+            Err(e) => return self.broken(&sent, describe(&e), sink),
+        };
+        let mut events = Box::pin(SseByteStream::new(resp.bytes_stream()));
+        let endpoint = loop {
+            match events.next().await {
+                Some(Ok(e)) if e.event.as_deref() == Some("endpoint") => {
+                    break e.data.unwrap_or_default();
+                }
+                Some(Ok(_)) => continue,
+                _ => {
+                    let why = "the SSE stream ended before its `endpoint` event";
+                    return self.broken(&sent, why.into(), sink);
+                }
+            }
+        };
+        let post_url = match same_origin_join(&self.endpoint, endpoint.trim()) {
+            Ok(u) => u,
+            Err(why) => return self.broken(&sent, why, sink),
+        };
+        *self.post_url.write().unwrap() = post_url;
+        self.legacy.store(true, Ordering::Release);
+        let (me, reader_sink) = (self.clone(), sink.clone());
+        let reader = tokio::spawn(async move {
+            let why = match me.pump(events, None, &reader_sink).await {
+                Ok(()) => "the server closed its SSE stream".to_owned(),
+                Err(e) => e,
+            };
+            me.lose(why);
+        });
+        self.readers.lock().unwrap().push(reader.abort_handle());
+        self.send(body, sent, sink).await;
+    }
+}
+
+/// The media type of a response, lower-case, without parameters (`text/event-stream`).
+fn content_type(resp: &Response) -> String {
+    let value = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let value = value.unwrap_or("").split(';').next().unwrap_or("");
+    value.trim().to_ascii_lowercase()
+}
+
+enum BodyError {
+    TooLong(usize),
+    Http(reqwest::Error),
+}
+
+/// The body, read chunk by chunk, refused once longer than `max` bytes.
+async fn read_limited(resp: &mut Response, max: usize) -> Result<Vec<u8>, BodyError> {
+    let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0).min(1 << 20) as usize);
+    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Http)? {
+        if body.len() + chunk.len() > max {
+            return Err(BodyError::TooLong(body.len() + chunk.len()));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A reqwest error in plain words, without the URL (which may hold a secret): the innermost
+/// cause, e.g. `cannot connect: Connection refused (os error 111)`.
+pub(super) fn describe(e: &reqwest::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let inner = cause.to_string();
+    if e.is_connect() {
+        format!("cannot connect: {inner}")
+    } else if e.is_timeout() {
+        format!("timed out: {inner}")
+    } else {
+        inner
+    }
+}
+
+/// The `detail` of a 401/403: which credentials were refused, by key and variable name.
+fn auth_detail(status: u16, credentials: &str, oauth: bool) -> String {
+    let mut detail = if credentials.starts_with("no credentials") {
+        format!("it needs credentials and got {credentials}")
+    } else if status == 401 {
+        format!("it did not accept {credentials}")
+    } else {
+        format!("it refused access with {credentials}")
+    };
+    if oauth {
+        detail.push_str("; it asks for OAuth, which mcp-envelope does not do: put a token from the provider in an environment variable named by bearer_token_env_var");
+    }
+    detail
+}
+
+/// `relative` (the legacy transport's `endpoint` event) against `base`, required to be on the
+/// same origin (scheme, host, port), so credentials never go to another host.
+fn same_origin_join(base: &Url, relative: &str) -> Result<Url, String> {
+    let url = base
+        .join(relative)
+        .map_err(|e| format!("the `endpoint` event is not a valid URL: {e}"))?;
+    if url.origin() != base.origin() {
+        return Err("the `endpoint` event names another origin; refused".into());
+    }
+    Ok(url)
+}
+
+/// The headers every request carries: `http_headers`, `env_http_headers` (read through `env`)
+/// and `Authorization: Bearer` from `bearer_token_env_var`, all marked sensitive (kept out of
+/// debug output). Errors name the key and the variable, never a value.
+pub(super) fn credential_headers(
+    remote: &RemoteConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    let mut put = |name: &str, value: String, key: &str| -> Result<(), String> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{key}: not a valid header name"))?;
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("{key}: the value is not a valid HTTP header value"))?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+        Ok(())
+    };
+    let var = |var: &str, key: &str| {
+        env(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("{key} names ${var}, which is not set"))
+    };
+    for (name, value) in &remote.http_headers {
+        put(name, value.clone(), &format!("http_headers.{name}"))?;
+    }
+    for (name, v) in &remote.env_http_headers {
+        let key = format!("env_http_headers.{name} (${v})");
+        put(name, var(v, &format!("env_http_headers.{name}"))?, &key)?;
+    }
+    if let Some(v) = &remote.bearer_token_env_var {
+        let token = var(v, "bearer_token_env_var")?;
+        let key = format!("bearer_token_env_var (${v})");
+        put(AUTHORIZATION.as_str(), format!("Bearer {token}"), &key)?;
+    }
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote() -> RemoteConfig {
+        RemoteConfig {
+            url: "https://mcp.example.com/mcp".into(),
+            bearer_token_env_var: Some("TOKEN".into()),
+            http_headers: vec![("X-Team".into(), "t-1".into())],
+            env_http_headers: vec![("X-Api-Key".into(), "KEY".into())],
+        }
+    }
+
+    #[test]
+    fn credential_headers_come_from_the_environment_and_are_sensitive() {
+        let env = |name: &str| match name {
+            "TOKEN" => Some("s3cret".to_owned()),
+            "KEY" => Some("k3y".to_owned()),
+            _ => None,
+        };
+        let headers = credential_headers(&remote(), &env).unwrap();
+        assert_eq!(headers["authorization"], "Bearer s3cret");
+        assert_eq!(headers["x-api-key"], "k3y");
+        assert_eq!(headers["x-team"], "t-1");
+        assert!(headers.values().all(HeaderValue::is_sensitive));
+        assert!(!format!("{headers:?}").contains("s3cret"));
+        let unset = |_: &str| None;
+        assert_eq!(
+            credential_headers(&remote(), &unset).unwrap_err(),
+            "env_http_headers.X-Api-Key names $KEY, which is not set"
+        );
+        let bad = |name: &str| (name == "KEY").then(|| "a\nb".to_owned());
+        let mut r = remote();
+        r.bearer_token_env_var = None;
+        let err = credential_headers(&r, &bad).unwrap_err();
+        assert_eq!(
+            err,
+            "env_http_headers.X-Api-Key ($KEY): the value is not a valid HTTP header value"
+        );
+    }
+
+    #[test]
+    fn legacy_endpoints_stay_on_the_same_origin() {
+        let base = Url::parse("http://127.0.0.1:3001/sse").unwrap();
+        assert_eq!(
+            same_origin_join(&base, "/message?sessionId=1")
+                .unwrap()
+                .as_str(),
+            "http://127.0.0.1:3001/message?sessionId=1"
+        );
+        assert!(same_origin_join(&base, "http://evil.example/m").is_err());
+        assert!(same_origin_join(&base, "https://127.0.0.1:3001/m").is_err());
+    }
+
+    #[test]
+    fn auth_details_name_credentials_and_oauth() {
+        assert_eq!(
+            auth_detail(
+                401,
+                "the bearer token from $T (bearer_token_env_var)",
+                false
+            ),
+            "it did not accept the bearer token from $T (bearer_token_env_var)"
+        );
+        assert!(auth_detail(403, "header X (http_headers)", false)
+            .starts_with("it refused access with header X"));
+        let none = auth_detail(401, "no credentials (set bearer_token_env_var)", true);
+        assert!(
+            none.starts_with("it needs credentials and got no credentials"),
+            "{none}"
+        );
+        assert!(none.contains("asks for OAuth"), "{none}");
+    }
+
+    #[test]
+    fn sent_messages_are_told_apart() {
+        let req = Sent::of(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#);
+        assert_eq!(req.request_id(), Some(&Value::from(3)));
+        let note = Sent::of(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert!(note.request_id().is_none() && note.is("notifications/initialized"));
+        let resp = Sent::of(br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#);
+        assert!(resp.request_id().is_none());
+    }
+}

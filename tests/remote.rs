@@ -1,0 +1,338 @@
+//! Remote downstream servers: the proxy connects over streamable HTTP (and the older HTTP+SSE
+//! transport) to real servers started on 127.0.0.1 with a free port: server-everything in its
+//! `streamableHttp` and `sse` modes, a Python SDK server requiring a bearer token, and a small
+//! fault server (tests/fixtures/http_servers.py) for 401, 429, 503, a slow call and a crash.
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LONG: Duration = Duration::from_secs(60);
+const SECRET: &str = "tok-9f8e7d6c5b4a";
+
+/// A server process started for one test; killed when dropped.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl HttpServer {
+    /// Starts `command` (which listens on `port`) and waits until the port accepts.
+    fn start(mut command: Command, port: u16) -> HttpServer {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = HttpServer { child, port };
+        let deadline = Instant::now() + LONG;
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(server.child.try_wait().unwrap().is_none(), "server exited");
+            assert!(Instant::now() < deadline, "server not listening on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn everything(mode: &str) -> HttpServer {
+    let port = free_port();
+    let mut c = Command::new(tools().join("npm/node_modules/.bin/mcp-server-everything"));
+    c.arg(mode).env("PORT", port.to_string());
+    HttpServer::start(c, port)
+}
+
+/// The Python SDK fixture server on `port` (a new free one when `None`), requiring the bearer
+/// token [`SECRET`].
+fn sdk_server(port: Option<u16>, flags: &[&str]) -> HttpServer {
+    let port = port.unwrap_or_else(free_port);
+    let mut c = Command::new(python());
+    c.arg(root().join("tests/fixtures/http_servers.py"))
+        .args([
+            "sdk",
+            "--port",
+            &port.to_string(),
+            "--token-env",
+            "FIXTURE_TOKEN",
+        ])
+        .args(flags)
+        .env("FIXTURE_TOKEN", SECRET);
+    HttpServer::start(c, port)
+}
+
+fn fault_server(log: &Path) -> HttpServer {
+    let port = free_port();
+    let mut c = Command::new(python());
+    c.arg(root().join("tests/fixtures/http_servers.py"))
+        .args(["faults", "--port", &port.to_string(), "--log"])
+        .arg(log);
+    HttpServer::start(c, port)
+}
+
+/// A config with one remote server `remote` at `url`, plus extra lines in its table.
+fn remote_config(url: &str, extra: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    write_config(&format!("[mcp_servers.remote]\nurl = {url:?}\n{extra}\n"))
+}
+
+fn call_envelope(p: &mut RawProxy, id: i64, tool: &str, args: Value) -> Value {
+    envelope_of(&p.call(json!(id), tool, args, LONG))
+}
+
+fn assert_ok(env: &Value, text: &str) {
+    assert_eq!(env["status"], "ok", "{env}");
+    assert!(
+        env["content"].as_str().unwrap().contains(text),
+        "want {text:?}: {env}"
+    );
+}
+
+fn assert_error(env: &Value, error_type: &str, needle: &str, retryable: bool) {
+    assert_eq!(env["status"], "error", "{env}");
+    let content = env["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(&format!("{error_type}: ")) && content.contains(needle),
+        "want {error_type} with {needle:?}, got {env}"
+    );
+    assert_eq!(env["retryable"], json!(retryable), "{env}");
+}
+
+#[test]
+fn everything_over_streamable_http_lists_calls_and_streams_progress() {
+    let server = everything("streamableHttp");
+    let (_d, cfg) = remote_config(&server.url("/mcp"), "char_budget = 500");
+    let report = sdk_session(
+        &cfg,
+        &json!([
+            {"op": "list_tools"},
+            {"op": "call", "name": "echo", "arguments": {"message": "over http"}},
+            {"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 40}},
+            {"op": "call", "name": "trigger-long-running-operation",
+             "arguments": {"duration": 1, "steps": 3}, "progress": true},
+        ]),
+        &[],
+    );
+    let steps = &report["steps"];
+    let names: Vec<&str> = steps[0]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"get-sum"),
+        "{names:?}"
+    );
+    let echo = &steps[1]["structuredContent"];
+    assert_eq!(echo["status"], "ok", "{report}");
+    assert!(
+        echo["content"]
+            .as_str()
+            .unwrap()
+            .contains("Echo: over http"),
+        "{echo}"
+    );
+    let sum = &steps[2]["structuredContent"];
+    assert!(sum["content"].as_str().unwrap().contains("42"), "{sum}");
+    let progress = steps[3]["progress"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(
+        progress.len(),
+        3,
+        "progress over the SSE answer stream: {report}"
+    );
+    assert_eq!(steps[3]["structuredContent"]["status"], "ok", "{report}");
+}
+
+#[test]
+fn everything_over_the_legacy_sse_transport() {
+    let server = everything("sse");
+    // The streamable POST to /sse is refused (404): the proxy falls back to GET /sse.
+    let (_d, cfg) = remote_config(&server.url("/sse"), "");
+    let mut p = RawProxy::start(&cfg, &["--log-level", "debug"]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "echo", json!({"message": "legacy"}));
+    assert_ok(&env, "Echo: legacy");
+    let env = call_envelope(&mut p, 2, "get-sum", json!({"a": 1, "b": 2}));
+    assert!(env["content"].as_str().unwrap().contains('3'), "{env}");
+    assert!(p.stderr().contains("HTTP+SSE"), "{}", p.stderr());
+    finish_session(p);
+}
+
+#[test]
+fn python_sdk_server_with_a_bearer_token() {
+    let server = sdk_server(None, &[]);
+    let extra = "bearer_token_env_var = \"REMOTE_TOKEN\"\nchar_budget = 300";
+    let (_d, cfg) = remote_config(&server.url("/mcp"), extra);
+    let args = ["--log-level", "trace"];
+    let mut p = RawProxy::start_env(&cfg, &args, &[("REMOTE_TOKEN", SECRET)]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "echo", json!({"text": "with token"}));
+    assert_ok(&env, "with token");
+    let env = call_envelope(&mut p, 2, "rows", json!({"n": 500}));
+    assert_eq!(env["status"], "truncated", "{env}");
+    assert!(env["omitted"].as_u64().unwrap() > 400, "{env}");
+    assert!(env["content"].as_str().unwrap().contains("row-0"), "{env}");
+    let stderr = p.stderr();
+    finish_session(p);
+    assert!(
+        !stderr.contains(SECRET),
+        "the token reached the log:\n{stderr}"
+    );
+
+    // A wrong token: 401 at initialize, so the server is unavailable at once; `check` names
+    // the variable, never the value.
+    let wrong = "wrong-7a6b5c4d";
+    let out = check_with(&cfg, &[("REMOTE_TOKEN", wrong)]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("HTTP 401: it did not accept the bearer token from $REMOTE_TOKEN (bearer_token_env_var)"), "{text}");
+    assert!(!text.contains(wrong), "{text}");
+
+    // No token at all: the variable is named as not set.
+    let out = check_with(&cfg, &[]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("bearer_token_env_var names $REMOTE_TOKEN, which is not set"),
+        "{text}"
+    );
+}
+
+/// `mcp-envelope check --config CONFIG` with extra environment variables.
+fn check_with(config: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(bin())
+        .args(["check", "--log-level", "trace", "--config"])
+        .arg(config)
+        .env_remove("REMOTE_TOKEN")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn http_faults_map_to_their_error_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let server = fault_server(&log);
+    let mut tables = String::from("bearer_token_env_var = \"FAULT_TOKEN\"\nmax_restarts = 0\n");
+    tables.push_str("[mcp_servers.remote.tools.slow]\ntool_timeout_sec = 1\n");
+    tables.push_str("[mcp_servers.remote.tools.echo]\nchar_budget = 100\n");
+    let (_d, cfg) = remote_config(&server.url("/mcp"), &tables);
+    let mut p = RawProxy::start_env(&cfg, &[], &[("FAULT_TOKEN", SECRET)]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "echo", json!({"text": "fine"}));
+    assert_eq!(env["content"], "fine", "{env}");
+    let env = call_envelope(&mut p, 2, "rate_limited", json!({}));
+    assert_error(
+        &env,
+        "rate_limit",
+        "is rate limited (HTTP 429 Too Many Requests); retry after 7 s",
+        true,
+    );
+    let env = call_envelope(&mut p, 3, "overloaded", json!({}));
+    assert_error(
+        &env,
+        "overloaded",
+        "(HTTP 503 Service Unavailable); retry after 30 s",
+        true,
+    );
+    let env = call_envelope(&mut p, 4, "unauthorized", json!({}));
+    assert_error(
+        &env,
+        "unavailable",
+        "HTTP 401 Unauthorized: it did not accept the bearer token from $FAULT_TOKEN",
+        false,
+    );
+    let env = call_envelope(&mut p, 5, "slow", json!({}));
+    assert_error(
+        &env,
+        "timeout",
+        "no response from server 'remote' within 1s",
+        true,
+    );
+    let env = call_envelope(&mut p, 6, "crash", json!({}));
+    assert_error(
+        &env,
+        "server_error",
+        "the connection to server 'remote' failed during the call",
+        true,
+    );
+    let stderr = p.stderr();
+    finish_session(p);
+    assert!(!stderr.contains(SECRET), "{stderr}");
+
+    // What the server saw: the session id and protocol version after initialize, the token
+    // on every request, the GET stream asked for once, cancellation of the timed-out call.
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(requests[0]["rpc"], "initialize");
+    assert_eq!(requests[0]["session"], Value::Null);
+    for r in &requests[1..] {
+        assert_eq!(r["session"], "fault-session-1", "{r}");
+        assert_eq!(r["version"], "2025-11-25", "{r}");
+    }
+    assert!(requests.iter().all(|r| r["auth"] == true));
+    let rpcs: Vec<&str> = requests.iter().filter_map(|r| r["rpc"].as_str()).collect();
+    assert!(
+        rpcs.contains(&"notifications/initialized") && rpcs.contains(&"notifications/cancelled"),
+        "{rpcs:?}"
+    );
+    assert_eq!(
+        requests.iter().filter(|r| r["method"] == "GET").count(),
+        1,
+        "{requests:?}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_call_is_a_retryable_error_and_is_reconnected() {
+    let server = sdk_server(None, &["--json"]);
+    let port = server.port;
+    let extra = "bearer_token_env_var = \"REMOTE_TOKEN\"\ntool_timeout_sec = 30";
+    let (_d, cfg) = remote_config(&server.url("/mcp"), extra);
+    let mut p = RawProxy::start_env(&cfg, &[], &[("REMOTE_TOKEN", SECRET)]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "add", json!({"a": 2, "b": 3}));
+    assert!(env["content"].as_str().unwrap().contains('5'), "{env}");
+    p.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":20}}}));
+    std::thread::sleep(Duration::from_millis(800));
+    drop(server);
+    let (resp, _) = p.response(&json!(2), LONG);
+    let env = envelope_of(&resp);
+    assert_error(&env, "server_error", "server 'remote'", true);
+    // The same server comes back on the same port: the proxy connects again (new session).
+    let _server = sdk_server(Some(port), &["--json"]);
+    let env = call_envelope(&mut p, 3, "echo", json!({"text": "back"}));
+    assert_eq!(env["status"], "ok", "{env}; stderr:\n{}", p.stderr());
+    finish_session(p);
+}
