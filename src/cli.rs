@@ -46,6 +46,16 @@ pub struct GlobalArgs {
     pub log_file: Option<PathBuf>,
 }
 
+/// How `serve --cassette` answers a call the cassette has no recorded answer for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CassetteMode {
+    /// No server is started; such a call gets a `not_found` error envelope.
+    #[default]
+    Strict,
+    /// The servers are started; such a call is forwarded and appended to the cassette.
+    RecordMissing,
+}
+
 /// Log levels for `--log-level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum LogLevel {
@@ -89,6 +99,20 @@ pub enum Command {
         /// Append one JSON line per tools/call to this transcript (overrides `[transcript] path`).
         #[arg(long, value_name = "PATH")]
         transcript: Option<PathBuf>,
+        /// Serve this recorded transcript instead of the servers: its tools, and each
+        /// tools/call answered with the recorded outcome of the same call (tool and arguments),
+        /// mapped with the current config's budgets.
+        #[arg(long, value_name = "TRANSCRIPT")]
+        cassette: Option<PathBuf>,
+        /// `strict`: start no server; a call with no recorded answer gets a `not_found` error
+        /// envelope naming the closest recorded call. `record-missing`: start the servers and
+        /// forward such calls to them, appending them to the cassette.
+        #[arg(long, value_enum, default_value_t = CassetteMode::Strict, requires = "cassette")]
+        cassette_mode: CassetteMode,
+        /// An argument key (at any depth) left out when matching calls to the cassette, such as
+        /// a request id or timestamp that differs every run; repeatable.
+        #[arg(long, value_name = "KEY", requires = "cassette")]
+        cassette_ignore: Vec<String>,
     },
     /// Start the configured servers, make one tools/call exactly as `serve` would, print the
     /// envelope as one line of JSON, stop. Exit 0 when the envelope is not an error, 1 when it is.

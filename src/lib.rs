@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod availability;
+pub mod cassette;
 pub mod catalog;
 pub mod check;
 pub mod cli;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use mcp_envelope::cli::{Cli, Command, GlobalArgs, LogLevel};
+use mcp_envelope::cli::{CassetteMode, Cli, Command, GlobalArgs, LogLevel};
 use mcp_envelope::config::{self, Config};
 use mcp_envelope::downstream::ClientInit;
 use mcp_envelope::envelope::{summarize_tool_result, Envelope, ToolResult};
@@ -113,8 +113,16 @@ fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => run_serve(&cli.global, None),
-        Some(Command::Serve { transcript }) => run_serve(&cli.global, transcript),
+        None => run_serve(&cli.global, None, None),
+        Some(Command::Serve {
+            transcript,
+            cassette,
+            cassette_mode,
+            cassette_ignore,
+        }) => {
+            let cassette = cassette.map(|path| (path, cassette_mode, cassette_ignore));
+            run_serve(&cli.global, transcript, cassette)
+        }
         Some(Command::Call {
             tool,
             args_json,
@@ -218,15 +226,63 @@ fn headless_client(name: &str) -> ClientInit {
 /// Exit code for a command stopped by a signal (128 + SIGINT, the shell convention).
 const EXIT_INTERRUPTED: u8 = 130;
 
-fn run_serve(global: &GlobalArgs, transcript: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = load_config(global)?;
+/// `serve --cassette`: the transcript, the mode and the ignored argument keys.
+type CassetteArgs = (PathBuf, CassetteMode, Vec<String>);
+
+/// Reads the cassette for `serve --cassette` (a bad transcript is a usage error naming its
+/// line); with `record-missing` it is also where new calls are recorded unless `--transcript`
+/// says otherwise.
+fn load_cassette(
+    args: Option<CassetteArgs>,
+    transcript: &mut Option<PathBuf>,
+) -> anyhow::Result<Option<mcp_envelope::cassette::Playback>> {
+    let Some((path, mode, ignored)) = args else {
+        return Ok(None);
+    };
+    let record_missing = mode == CassetteMode::RecordMissing;
+    // Recording into a cassette that does not exist yet starts it (the first run of a test).
+    let t = if record_missing && !path.exists() {
+        transcript::Transcript::default()
+    } else {
+        transcript::read_transcript(&path).map_err(usage)?
+    };
+    if let Some(w) = &t.broken_last_line {
+        tracing::warn!("{w}");
+    }
+    if record_missing && transcript.is_none() {
+        *transcript = Some(path);
+    }
+    let cassette = mcp_envelope::cassette::Cassette::new(&t, ignored);
+    Ok(Some(mcp_envelope::cassette::Playback::new(
+        cassette,
+        record_missing,
+    )))
+}
+
+fn run_serve(
+    global: &GlobalArgs,
+    mut transcript: Option<PathBuf>,
+    cassette: Option<CassetteArgs>,
+) -> anyhow::Result<ExitCode> {
+    let strict_cassette = cassette
+        .as_ref()
+        .is_some_and(|(_, mode, _)| *mode == CassetteMode::Strict);
+    let config = match load_config(global) {
+        // A strict cassette starts no server: it needs no config file (budgets are built-in).
+        Err(_) if strict_cassette && global.config.is_none() => {
+            let none = Path::new("(no config file)");
+            Arc::new(Config::parse("", none, &|k: &str| std::env::var(k).ok()).map_err(usage)?)
+        }
+        other => other?,
+    };
+    let cassette = load_cassette(cassette, &mut transcript)?;
     let rt = runtime()?;
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
         let stop = stop_signal();
         let (stdio, _restore_flags) = mcp_envelope::stdio::open()?;
         tracing::debug!(reactor_driven = stdio.reactor_driven, "stdin/stdout opened");
-        session::serve(config, stdio.input, stdio.output, writer, stop).await
+        session::serve(config, stdio.input, stdio.output, writer, cassette, stop).await
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     Ok(ExitCode::SUCCESS)
@@ -349,8 +405,7 @@ fn run_replay(global: &GlobalArgs, path: &Path, update: bool) -> anyhow::Result<
     writeln!(out, "{passed} passed, {failed} failed")?;
     if update && failed > 0 {
         transcript::apply_update(&mut t.records, results, config.as_ref());
-        transcript::rewrite(path, &t.records)
-            .with_context(|| format!("rewriting {}", path.display()))?;
+        transcript::rewrite(path, &t).with_context(|| format!("rewriting {}", path.display()))?;
         writeln!(out, "updated {failed} envelope(s) in {}", path.display())?;
         return Ok(ExitCode::SUCCESS);
     }

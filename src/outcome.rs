@@ -114,6 +114,12 @@ pub enum Outcome {
         /// What happened, in plain words.
         detail: String,
     },
+    /// A cassette (`serve --cassette`) has no recorded answer for the call; `detail` names
+    /// the closest recorded call (answered by the proxy itself; maps to `not_found`).
+    NotRecorded {
+        /// Why, in plain words.
+        detail: String,
+    },
 }
 
 /// Everything [`map_outcome`] needs besides the outcome.
@@ -159,7 +165,7 @@ impl Mapped {
 /// | `rate_limit` | [`Outcome::HttpStatus`] 429; `isError` result with `structuredContent.error.type == "rate_limit"`; JSON-RPC error whose `data.type` or `data.error.type` is `"rate_limit"` |
 /// | `server_error` | [`Outcome::ServerExited`], [`Outcome::InvalidResponse`], [`Outcome::ConnectionFailed`], any other [`Outcome::HttpStatus`]; JSON-RPC -32603, -32000 and any code not listed here; a result that is not a valid `CallToolResult` |
 /// | `overloaded` | [`Outcome::HttpStatus`] 503; like `rate_limit`, with `"overloaded"` |
-/// | `not_found` | [`Outcome::NoSuchTool`]; JSON-RPC -32601, -32002 |
+/// | `not_found` | [`Outcome::NoSuchTool`], [`Outcome::NotRecorded`]; JSON-RPC -32601, -32002 |
 /// | `invalid_argument` | JSON-RPC -32602; `isError` result whose text starts `MCP error -32602` |
 /// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403 |
 /// | `tool_error` | any other `isError: true` result |
@@ -278,6 +284,7 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
                 detail,
             ],
         ),
+        Outcome::NotRecorded { detail } => err(ErrorType::NotFound, &[detail]),
     }
 }
 

@@ -189,6 +189,10 @@ pub struct Proxy {
     tracks: Mutex<HashMap<u64, CallTrack>>,
     /// Resources, prompts, completion and logging ([`crate::passthrough`]).
     passthrough: crate::passthrough::Passthrough,
+    /// `serve --cassette`: recorded answers served instead of (or before) the servers'.
+    cassette: OnceLock<crate::cassette::Playback>,
+    /// The tool list last written to the transcript per server, to record only changes.
+    recorded_tool_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
 }
 
 impl Proxy {
@@ -219,7 +223,16 @@ impl Proxy {
             exposed_names: Mutex::default(),
             names_given: Default::default(),
             passthrough: Default::default(),
+            cassette: OnceLock::new(),
+            recorded_tool_lists: Mutex::default(),
         })
+    }
+
+    /// Serves a cassette (before [`Proxy::start_servers`]): in strict mode no server is started
+    /// and every tool comes from the recording; with `record-missing` the servers start as usual
+    /// and answer the calls the cassette has no answer for.
+    pub fn set_cassette(&self, playback: crate::cassette::Playback) {
+        let _ = self.cassette.set(playback);
     }
 
     /// The current catalog.
@@ -236,6 +249,13 @@ impl Proxy {
     /// `startup_timeout_sec`; servers not ready by then go on starting (or restarting) in the
     /// background and their tools appear later. Calling it twice does nothing the second time.
     pub async fn start_servers(self: &Arc<Self>, client: ClientInit) {
+        if self.cassette.get().is_some_and(|c| !c.record_missing) {
+            if self.servers.set(Vec::new()).is_ok() {
+                self.names_given.store(true, Ordering::Release);
+                self.rebuild_catalog();
+            }
+            return;
+        }
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let mut servers = Vec::new();
         let mut tasks = Vec::new();
@@ -284,29 +304,41 @@ impl Proxy {
     /// Rebuilds the catalog from every server's last tool list; returns whether the exposed set
     /// of tools changed.
     fn rebuild_catalog(&self) -> bool {
-        let lists: Vec<(String, Arc<Vec<Value>>)> = self
+        let mut lists: Vec<(String, Arc<Vec<Value>>)> = self
             .servers()
             .iter()
             .filter_map(|ds| ds.tools().map(|t| (ds.name().to_owned(), t)))
             .collect();
+        self.record_tool_lists(&lists);
+        if let Some(playback) = self.cassette.get() {
+            for (server, tools) in playback.tool_lists() {
+                if !lists.iter().any(|(s, _)| *s == server) {
+                    lists.push((server, Arc::new(tools)));
+                }
+            }
+            // Collisions resolve in config order; servers the config lacks come last.
+            let servers = &self.config.servers;
+            let rank = |name: &str| servers.iter().position(|s| s.name == name);
+            lists.sort_by_key(|(name, _)| rank(name).unwrap_or(usize::MAX));
+        }
+        // A cassette may hold servers the config does not name: all their tools, no prefix.
         let filters: Vec<_> = lists
             .iter()
-            .map(|(name, _)| {
-                self.config
-                    .server(name)
-                    .expect("servers come from the config")
-            })
+            .map(|(name, _)| self.config.server(name))
             .collect();
         let closures: Vec<ToolFilter<'_>> = filters
             .iter()
-            .map(|s| Box::new(move |t: &str| s.exposes(t)) as Box<dyn Fn(&str) -> bool>)
+            .map(|s| {
+                Box::new(move |t: &str| s.map_or(true, |s| s.exposes(t)))
+                    as Box<dyn Fn(&str) -> bool>
+            })
             .collect();
         let inputs: Vec<ServerTools<'_>> = lists
             .iter()
             .zip(filters.iter().zip(closures.iter()))
             .map(|((name, tools), (server, exposes))| ServerTools {
                 server: name,
-                prefix: &server.tool_prefix,
+                prefix: server.map_or("", |s| s.tool_prefix.as_str()),
                 tools,
                 exposes: exposes.as_ref(),
             })
@@ -322,10 +354,9 @@ impl Proxy {
             }
         };
         for (name, tools) in &lists {
-            let server = self
-                .config
-                .server(name)
-                .expect("servers come from the config");
+            let Some(server) = self.config.server(name) else {
+                continue;
+            };
             let offered: Vec<&str> = tools
                 .iter()
                 .filter_map(|t| t.get("name")?.as_str())
@@ -349,6 +380,22 @@ impl Proxy {
         let changed = current.tools() != catalog.tools();
         *current = Arc::new(catalog);
         changed
+    }
+
+    /// Writes each server's tool list to the transcript when it is new or changed, so the
+    /// recording can be served again as a cassette.
+    fn record_tool_lists(&self, lists: &[(String, Arc<Vec<Value>>)]) {
+        let Some(writer) = &self.transcript else {
+            return;
+        };
+        let mut recorded = self.recorded_tool_lists.lock().unwrap();
+        for (server, tools) in lists {
+            if recorded.get(server).is_some_and(|r| r == tools) {
+                continue;
+            }
+            writer.record_tools(server, tools);
+            recorded.insert(server.clone(), tools.clone());
+        }
     }
 
     async fn handle_events(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<DownstreamEvent>) {
@@ -1038,11 +1085,18 @@ impl Proxy {
                         },
                     );
                 }
-                let received = match self.servers().iter().find(|d| d.name() == route.server) {
-                    None => Received::Outcome(Outcome::Unavailable {
+                let arguments = params.get("arguments").unwrap_or(&Value::Null);
+                let recorded = self
+                    .cassette
+                    .get()
+                    .and_then(|c| c.answer(&route.server, &route.tool, &name, arguments));
+                let server = self.servers().iter().find(|d| d.name() == route.server);
+                let received = match (recorded, server) {
+                    (Some(outcome), _) => Received::Outcome(outcome),
+                    (None, None) => Received::Outcome(Outcome::Unavailable {
                         reason: "not started".into(),
                     }),
-                    Some(ds) => {
+                    (None, Some(ds)) => {
                         let timeout = settings.tool_timeout.value;
                         let forwarded = Value::Object(std::mem::take(&mut params));
                         let result = ds
@@ -1280,6 +1334,7 @@ pub async fn serve<R, W, S>(
     input: R,
     output: W,
     transcript: Option<TranscriptWriter>,
+    cassette: Option<crate::cassette::Playback>,
     stop: S,
 ) -> std::io::Result<()>
 where
@@ -1303,6 +1358,9 @@ where
         }
     };
     let proxy = Proxy::new(config.clone(), out_tx, transcript);
+    if let Some(playback) = cassette {
+        proxy.set_cassette(playback);
+    }
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
     let mut reader = LineReader::new(
         BufReader::with_capacity(256 * 1024, input),

@@ -72,6 +72,29 @@ pub struct CallRecord {
     pub events: Vec<Value>,
 }
 
+/// A server's tool list as the proxy saw it, recorded when the list is first seen and each time
+/// it changes, so a recording can be served again without the server (`serve --cassette`).
+///
+/// One line `{"v":1,"kind":"tools","recorded_at":"<RFC 3339>","server":"git","tools":[<Tool>…]}`
+/// with each tool definition as the server sent it. Call records have no `kind`; transcripts
+/// written before tool lists were recorded have none of these lines and read as before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolListRecord {
+    /// Format version ([`FORMAT_VERSION`]).
+    pub v: u32,
+    /// Always [`TOOL_LIST_KIND`].
+    pub kind: String,
+    /// When the list was seen: RFC 3339, UTC, milliseconds.
+    pub recorded_at: String,
+    /// The server's config name.
+    pub server: String,
+    /// The server's tool definitions (MCP `Tool` objects), in the server's order.
+    pub tools: Vec<Value>,
+}
+
+/// The `kind` of a [`ToolListRecord`] line.
+pub const TOOL_LIST_KIND: &str = "tools";
+
 /// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T03:48:18.123Z`.
 pub fn rfc3339_utc_millis(t: SystemTime) -> String {
     let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -176,6 +199,8 @@ pub struct TranscriptWriter {
 enum WriterMsg {
     /// A record, and for a large success result the whole response line it came in.
     Record(Box<CallRecord>, Option<String>),
+    /// A whole line (without its newline) of another kind, e.g. a [`ToolListRecord`].
+    Line(Vec<u8>),
     Flush(std_mpsc::Sender<()>),
 }
 
@@ -215,6 +240,19 @@ impl TranscriptWriter {
     pub fn record_response_line(&self, record: CallRecord, response_line: String) {
         let msg = WriterMsg::Record(Box::new(record), Some(response_line));
         let _ = self.tx.send(msg);
+    }
+
+    /// Queues a [`ToolListRecord`] of `server`'s `tools`, stamped now.
+    pub fn record_tools(&self, server: &str, tools: &[Value]) {
+        let record = ToolListRecord {
+            v: FORMAT_VERSION,
+            kind: TOOL_LIST_KIND.to_owned(),
+            recorded_at: rfc3339_utc_millis(SystemTime::now()),
+            server: server.to_owned(),
+            tools: tools.to_vec(),
+        };
+        let line = serde_json::to_vec(&record).expect("tool lists always serialize");
+        let _ = self.tx.send(WriterMsg::Line(line));
     }
 
     /// Waits (up to 5 s) until every queued record has been written.
@@ -336,6 +374,16 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
             WriterMsg::Flush(done) => {
                 let _ = done.send(());
             }
+            WriterMsg::Line(mut line) => {
+                let Some(f) = file.as_mut() else { continue };
+                line.push(b'\n');
+                if let Err(e) = f.write_all(&line) {
+                    if !failed_once {
+                        warn!(path = %path.display(), error = %e, "writing the transcript failed; calls go on");
+                        failed_once = true;
+                    }
+                }
+            }
             WriterMsg::Record(record, raw) => {
                 let Some(f) = file.as_mut() else { continue };
                 let mut line = match &raw {
@@ -362,10 +410,13 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
 }
 
 /// A transcript read back.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Transcript {
-    /// The records in file order.
+    /// The call records in file order.
     pub records: Vec<CallRecord>,
+    /// The tool-list records in file order (none in transcripts written before they were
+    /// recorded).
+    pub tool_lists: Vec<ToolListRecord>,
     /// A warning when the last line was broken and skipped (e.g. the proxy was killed while
     /// writing it).
     pub broken_last_line: Option<String>,
@@ -404,10 +455,23 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
         .map(|(i, l)| (i + 1, l))
         .collect();
     let mut records = Vec::with_capacity(lines.len());
+    let mut tool_lists = Vec::new();
     let mut broken_last_line = None;
+    let mut seen: std::collections::HashMap<(u64, String), usize> = Default::default();
     let last = lines.len();
+    let bad = |line: usize, message: String| ReadError::BadLine {
+        path: path.to_owned(),
+        line,
+        message,
+    };
     for (n, (line_no, line)) in lines.into_iter().enumerate() {
         if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(line) {
+            if obj.get("kind").and_then(Value::as_str) == Some(TOOL_LIST_KIND) {
+                let list = serde_json::from_str::<ToolListRecord>(line)
+                    .map_err(|e| bad(line_no, format!("not a tool-list record: {e}")))?;
+                tool_lists.push(list);
+                continue;
+            }
             match obj.get("v").and_then(Value::as_u64) {
                 Some(v) if v == u64::from(FORMAT_VERSION) => {}
                 other => {
@@ -421,9 +485,38 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
                     });
                 }
             }
+            match obj.get("arguments") {
+                None | Some(Value::Object(_)) => {}
+                Some(other) => {
+                    let what = match other {
+                        Value::Array(_) => "an array",
+                        Value::String(_) => "a string",
+                        Value::Number(_) => "a number",
+                        Value::Bool(_) => "a boolean",
+                        _ => "null",
+                    };
+                    return Err(bad(
+                        line_no,
+                        format!("`arguments` must be an object, not {what}"),
+                    ));
+                }
+            }
         }
         match serde_json::from_str::<CallRecord>(line) {
-            Ok(r) => records.push(r),
+            Ok(r) => {
+                // The same call (start order, start time and id) twice: a file appended twice.
+                let key = (r.seq, format!("{} {}", r.started_at, r.call_id));
+                if let Some(first) = seen.insert(key, line_no) {
+                    return Err(bad(
+                        line_no,
+                        format!(
+                            "duplicate call record: line {first} already holds call seq {} started at {}",
+                            r.seq, r.started_at
+                        ),
+                    ));
+                }
+                records.push(r);
+            }
             Err(e) if n + 1 == last && (!text.ends_with('\n') || e.is_eof()) => {
                 broken_last_line = Some(format!(
                     "{}:{line_no}: the last line is incomplete and was skipped ({e})",
@@ -441,6 +534,7 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
     }
     Ok(Transcript {
         records,
+        tool_lists,
         broken_last_line,
     })
 }
@@ -541,10 +635,11 @@ pub fn apply_update(
     }
 }
 
-/// Replaces the transcript at `path` with `records`, atomically (a temporary file in the same
+/// Replaces the transcript at `path` with `transcript` (its tool lists, then its call records),
+/// atomically (a temporary file in the same
 /// folder, then a rename) and keeping the file's permission bits (0600 when it had none). A
 /// symlink is followed: the file it points to is replaced.
-pub fn rewrite(path: &Path, records: &[CallRecord]) -> std::io::Result<()> {
+pub fn rewrite(path: &Path, transcript: &Transcript) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     // Replace the file a symlink points to, not the link.
     let path = &std::fs::canonicalize(path)?;
@@ -561,7 +656,14 @@ pub fn rewrite(path: &Path, records: &[CallRecord]) -> std::io::Result<()> {
         .mode(mode)
         .open(&tmp)?;
     file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-    file.write_all(to_text(records).as_bytes())?;
+    // Tool lists first (their order among themselves kept), then the calls in order.
+    let mut text = String::new();
+    for list in &transcript.tool_lists {
+        text.push_str(&serde_json::to_string(list).expect("tool lists always serialize"));
+        text.push('\n');
+    }
+    text.push_str(&to_text(&transcript.records));
+    file.write_all(text.as_bytes())?;
     file.sync_all()?;
     std::fs::rename(&tmp, path)
 }
@@ -773,7 +875,7 @@ mod tests {
         let mut t = read_transcript(&path).unwrap();
         let results = replay(&t, Some(&cfg));
         apply_update(&mut t.records, results, Some(&cfg));
-        rewrite(&path, &t.records).unwrap();
+        rewrite(&path, &t).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600

@@ -92,11 +92,17 @@ fn recorded_session_replays_updates_and_renders() {
     assert_eq!(mode, 0o600, "mode {mode:o}");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("s3cret"), "secret written to the transcript");
-    let records: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (lists, records) = split_lines(&text);
     assert_eq!(records.len(), 4);
+    let mut servers: Vec<&str> = lists
+        .iter()
+        .map(|l| l["server"].as_str().unwrap())
+        .collect();
+    servers.sort_unstable();
+    assert_eq!(servers, ["fx", "git", "time"], "one tool list per server");
+    assert!(lists
+        .iter()
+        .all(|l| l["v"] == 1 && l["tools"].as_array().is_some_and(|t| !t.is_empty())));
     for (i, r) in records.iter().enumerate() {
         let keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
         for k in &keys {
@@ -189,15 +195,10 @@ fn recorded_session_replays_updates_and_renders() {
     let out = cli(&["--config", s(&small), "replay", s(&updated)]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).ends_with("4 passed, 0 failed\n"));
-    // The updated envelopes are the small-budget ones.
-    let first: Value = serde_json::from_str(
-        std::fs::read_to_string(&updated)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    // The updated envelopes are the small-budget ones; the tool lists are kept.
+    let (lists, records) = split_lines(&std::fs::read_to_string(&updated).unwrap());
+    assert_eq!(lists.len(), 3, "--update keeps the tool lists");
+    let first = &records[0];
     assert_eq!(first["envelope"]["status"], "truncated");
     assert_eq!(first["envelope"]["content"], "");
 
@@ -278,6 +279,13 @@ fn broken_last_line_warns_and_broken_middle_line_fails() {
             "{cmd}: {err}"
         );
     }
+}
+
+/// A transcript's lines parsed: (tool-list records, call records).
+fn split_lines(text: &str) -> (Vec<Value>, Vec<Value>) {
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .partition(|v| v["kind"] == "tools")
 }
 
 fn golden_dir() -> PathBuf {
@@ -399,10 +407,7 @@ fn large_results_are_recorded_verbatim_and_replay_the_same() {
     }
     finish_session(p);
     let text = std::fs::read_to_string(&path).unwrap();
-    let records: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (_, records) = split_lines(&text);
     assert_eq!(records.len(), calls.len());
     for (record, envelope) in records.iter().zip(&sent) {
         assert_eq!(&record["envelope"], envelope);
@@ -607,5 +612,142 @@ fn replay_live_reports_drift_after_the_server_changes() {
     assert!(
         o.contains("  content:") && o.contains("later commit"),
         "{o}"
+    );
+}
+
+/// The plan of calls recorded and then played back from a cassette.
+fn cassette_plan(repo: &Path) -> Value {
+    json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "get_current_time", "arguments": {"timezone": "Europe/Warsaw"}},
+        {"op": "call", "name": "get_current_time", "arguments": {"timezone": "Mars/Phobos"}},
+        {"op": "call", "name": "git_log", "arguments": {"repo_path": repo.display().to_string(), "max_count": 40}},
+        {"op": "call", "name": "echo", "arguments": {"message": "hi"}},
+        {"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 3}},
+        {"op": "call", "name": "get-tiny-image", "arguments": {}},
+    ])
+}
+
+/// Servers of the recording's names whose programs do not exist: a proxy that tried to start
+/// one would find it unavailable.
+fn uninstalled_servers(git_log_budget: usize) -> String {
+    format!(
+        "[mcp_servers.everything]\ncommand = \"/nonexistent/mcp-server-everything\"\n\
+         [mcp_servers.time]\ncommand = \"mcp-server-time-not-installed\"\n\
+         [mcp_servers.git]\ncommand = \"mcp-server-git-not-installed\"\n\
+         [mcp_servers.git.tools.git_log]\nchar_budget = {git_log_budget}\n"
+    )
+}
+
+/// A session recorded against the real servers, then served from the cassette to the Python
+/// SDK client with none of the servers installed: the same tools and identical envelopes; a
+/// budget change applies to the recorded data; an unrecorded call names the closest one.
+#[test]
+fn cassette_serves_a_recorded_session_without_its_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let repo = git_repo(40);
+    let (_d, cfg) = write_config(&format!(
+        "{}{}{}",
+        real_server("everything", ""),
+        real_server("time", ""),
+        git_server(
+            repo.path(),
+            "[mcp_servers.git.tools.git_log]\nchar_budget = 300"
+        )
+    ));
+    let plan = cassette_plan(repo.path());
+    let live = sdk_session(&cfg, &plan, &["--transcript", s(&path)]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.matches("\"kind\":\"tools\"").count(),
+        3,
+        "one tool list per server"
+    );
+
+    let (_d2, offline) = write_config(&uninstalled_servers(300));
+    let played = sdk_session(&offline, &plan, &["--cassette", s(&path)]);
+    let names = |report: &Value| {
+        let mut v: Vec<(String, String)> = report["steps"][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].to_string(), t["inputSchema"].to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names(&played),
+        names(&live),
+        "the same tools with the same schemas"
+    );
+    for i in 1..plan.as_array().unwrap().len() {
+        assert_eq!(
+            played["steps"][i], live["steps"][i],
+            "step {i}: {}",
+            plan[i]
+        );
+    }
+    assert_eq!(live["steps"][3]["structuredContent"]["status"], "truncated");
+
+    // Budgets come from the current config: git_log at 100 characters omits more.
+    let (_d3, smaller) = write_config(&uninstalled_servers(100));
+    let mut plan2 = plan.as_array().unwrap().clone();
+    plan2.push(json!({"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 4}}));
+    let replayed = sdk_session(&smaller, &Value::Array(plan2), &["--cassette", s(&path)]);
+    let (before, after) = (
+        &live["steps"][3]["structuredContent"],
+        &replayed["steps"][3]["structuredContent"],
+    );
+    assert!(
+        after["omitted"].as_u64() > before["omitted"].as_u64(),
+        "{before} {after}"
+    );
+    let miss = &replayed["steps"][7]["structuredContent"];
+    assert_eq!(miss["status"], "error", "{miss}");
+    let content = miss["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("not_found: ")
+            && content.contains(r#"closest recorded call is get-sum {"a":2,"b":3}"#),
+        "{content}"
+    );
+}
+
+/// `--cassette-mode record-missing`: a call the cassette lacks goes to the real server and is
+/// appended; the next strict run answers it from the cassette.
+#[test]
+fn cassette_record_missing_appends_new_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.jsonl");
+    let (_d, cfg) = write_config(&fixture_server("fx", &[], ""));
+    let call = |mode: &str, text: &str| {
+        let mut p = RawProxy::start(&cfg, &["--cassette", s(&path), "--cassette-mode", mode]);
+        p.initialize("2025-06-18");
+        let env = envelope_of(&p.call(json!(1), "echo", json!({"text": text}), LONG));
+        finish_session(p);
+        env
+    };
+    let first = call("record-missing", "a");
+    assert_eq!(first["status"], "ok", "{first}");
+    assert_eq!(call("strict", "a"), first);
+    assert_eq!(
+        call("strict", "b")["content"]
+            .as_str()
+            .unwrap()
+            .split(':')
+            .next(),
+        Some("not_found")
+    );
+    let b = call("record-missing", "b");
+    assert_eq!(b["status"], "ok", "{b}");
+    assert_eq!(call("strict", "b"), b);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| !l.contains("\"kind\":\"tools\""))
+            .count(),
+        2,
+        "{text}"
     );
 }
