@@ -402,6 +402,16 @@ impl Proxy {
         while let Some(event) = rx.recv().await {
             match event {
                 DownstreamEvent::ToolsChanged { server } => {
+                    let proxy = self.clone();
+                    let name = server.clone();
+                    tokio::spawn(async move {
+                        let up = proxy.upstream(None);
+                        for method in proxy.passthrough.on_server_changed(&up, &name).await {
+                            if proxy.is_client_ready() {
+                                proxy.send(&jsonrpc::notification(method, None)).await;
+                            }
+                        }
+                    });
                     if self.rebuild_catalog() && self.is_client_ready() {
                         info!(%server, tools = self.catalog().len(), "tool list changed");
                         self.send(&jsonrpc::notification(

@@ -449,3 +449,46 @@ fn check_lists_prompts_resources_and_templates_per_server() {
     }
     assert!(!text.contains("prompt: secret"), "{text}");
 }
+
+#[test]
+fn a_restarted_server_gets_the_logging_level_again_and_the_client_hears_of_its_lists() {
+    let (_d, cfg) = write_config(&fixture_server("a", &["--features"], ""));
+    let plan = json!([
+        {"op": "set_level", "level": "error"},
+        {"op": "call", "name": "log_level", "arguments": {}},
+        {"op": "call", "name": "crash", "arguments": {}},
+        {"op": "wait", "seconds": 3},
+        {"op": "call", "name": "log_level", "arguments": {}},
+        {"op": "list_prompts"}
+    ]);
+    let r = sdk_session(&cfg, &plan, &[]);
+    let s = &r["steps"];
+    let env = |i: usize| envelope_of(&json!({"result": s[i]}));
+    assert_eq!(env(1)["content"], "error");
+    assert!(
+        env(2)["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("server_error: "),
+        "{}",
+        env(2)
+    );
+    // The new process starts with no level; the proxy sent the client's again.
+    assert_eq!(env(4)["content"], "error", "{}", env(4));
+    assert_eq!(
+        notes(&r, "notifications/resources/list_changed").len(),
+        1,
+        "{}",
+        r["notifications"]
+    );
+    assert_eq!(
+        notes(&r, "notifications/prompts/list_changed").len(),
+        1,
+        "{}",
+        r["notifications"]
+    );
+    assert_eq!(
+        names_of(&s[5]["prompts"], "name"),
+        ["greet", "only_a", "secret"]
+    );
+}

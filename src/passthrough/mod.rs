@@ -12,7 +12,10 @@
 //!   ([`prompts`]), completions by their `ref` ([`completion`]); `logging/setLevel` goes to every
 //!   server that offers logging ([`logging`]);
 //! - what servers answer passes through unchanged (resource contents are not enveloped, URIs are
-//!   never rewritten); only prompt names are renamed like tool names.
+//!   never rewritten); only prompt names are renamed like tool names;
+//! - a server that (re)starts after `initialize` gets the client's last logging level again,
+//!   and the client gets `notifications/resources/list_changed` / `prompts/list_changed` for
+//!   it ([`Passthrough::on_server_changed`]).
 //!
 //! Results of `tools/call` that are not plain tool results are handled in [`results`].
 
@@ -32,7 +35,7 @@ use serde_json::{json, Value};
 use tracing::{debug, warn};
 
 use crate::config::Config;
-use crate::downstream::{CallError, Downstream, ServerState};
+use crate::downstream::{CallError, Connection, Downstream, ServerState};
 use crate::jsonrpc;
 use crate::session::DownstreamSlot;
 
@@ -262,6 +265,18 @@ pub fn server_instructions(ds: &Downstream) -> Option<String> {
     }
 }
 
+/// Remembers the connection `ds` is ready on; whether it is one not seen before (its first
+/// start, or a restart).
+fn record_connection(seen: &mut HashMap<String, Arc<Connection>>, ds: &Downstream) -> bool {
+    let ServerState::Ready(conn) = ds.state() else {
+        return false;
+    };
+    match seen.insert(ds.name().to_owned(), conn.clone()) {
+        Some(old) => !Arc::ptr_eq(&old, &conn),
+        None => true,
+    }
+}
+
 /// The session's passthrough state: what was declared and what routing needs to remember.
 #[derive(Default)]
 pub struct Passthrough {
@@ -272,12 +287,24 @@ pub struct Passthrough {
     prompt_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
     /// Subscribed URI → the server that accepted the subscription.
     subscriptions: Mutex<HashMap<String, String>>,
+    /// Per server, the connection last seen ready, to notice a (re)start (held, so that a new
+    /// connection can never reuse its address).
+    connections: Mutex<HashMap<String, Arc<Connection>>>,
+    /// The params of the last `logging/setLevel` a server accepted, sent again to a server
+    /// that (re)starts.
+    log_level: Mutex<Option<Value>>,
 }
 
 impl Passthrough {
     /// Decides what to declare from the servers ready now (once; later calls return the first
     /// answer) and returns our `capabilities` object.
     pub fn declare(&self, servers: &[Downstream]) -> Value {
+        // Under the lock, so that a server found on a new connection by
+        // [`Passthrough::on_server_changed`] is one that started after this.
+        let mut seen = self.connections.lock().unwrap();
+        for ds in servers {
+            record_connection(&mut seen, ds);
+        }
         let caps: Vec<Value> = servers.iter().filter_map(server_capabilities).collect();
         self.declared
             .get_or_init(|| Declared::from_capabilities(&caps))
@@ -333,7 +360,13 @@ impl Passthrough {
             "prompts/list" => self.list_prompts(up, &params).await,
             "prompts/get" => self.get_prompt(up, params).await,
             "completion/complete" => self.complete(up, params).await,
-            "logging/setLevel" => logging::set_level(up, &params).await,
+            "logging/setLevel" => {
+                let answer = logging::set_level(up, &params).await;
+                if answer.is_ok() {
+                    *self.log_level.lock().unwrap() = Some(params);
+                }
+                answer
+            }
             _ => return None,
         };
         Some(answer)
@@ -362,6 +395,47 @@ impl Passthrough {
             }
             _ => NotificationAction::Forward(params),
         }
+    }
+
+    /// After a server's state or tools changed: when it is ready on a new connection (it
+    /// started after `initialize`, or restarted), the last logging level is sent to it again
+    /// and its resources and prompts are read again. Returns the list_changed notifications
+    /// to send the client (for the capabilities we declared that the server offers).
+    pub async fn on_server_changed(&self, up: &Upstream<'_>, server: &str) -> Vec<&'static str> {
+        let Some(ds) = up.server(server) else {
+            return Vec::new();
+        };
+        let started_after_initialize = {
+            let mut seen = self.connections.lock().unwrap();
+            record_connection(&mut seen, ds) && self.declared.get().is_some()
+        };
+        if !started_after_initialize {
+            return Vec::new();
+        }
+        let d = self.declared();
+        let offers = |key: &str| {
+            server_capabilities(ds).is_some_and(|c| c.get(key).is_some_and(|v| !v.is_null()))
+        };
+        let level = self.log_level.lock().unwrap().clone();
+        if let Some(params) = level.filter(|_| offers("logging")) {
+            if let Err(e) = up.ask(ds, "logging/setLevel", &params).await {
+                warn!(%server, error = %e, "logging/setLevel after a restart refused");
+            }
+        }
+        let mut changed = Vec::new();
+        if d.resources && offers("resources") {
+            if let Err(e) = self.refresh_resources(up, ds).await {
+                warn!(%server, error = %e, "reading resources after a start failed");
+            }
+            changed.push("notifications/resources/list_changed");
+        }
+        if d.prompts && offers("prompts") {
+            if let Err(e) = self.refresh_prompts(up, &[ds]).await {
+                warn!(%server, error = %e, "reading prompts after a start failed");
+            }
+            changed.push("notifications/prompts/list_changed");
+        }
+        changed
     }
 
     /// Refreshes what we know of one server's list after it said the list changed.
