@@ -55,7 +55,11 @@ fn result_mapping(c: &mut Criterion) {
         call_id: "1",
         tool: "bench",
         server: "bench",
-        char_budget: 2_000,
+        budget: mcp_envelope::budget::Budget::chars(2_000),
+        text: mcp_envelope::outcome::TextShape {
+            long_rows: mcp_envelope::budget::LongRows::Keep,
+            ..Default::default()
+        },
         media: MediaMode::Passthrough,
     };
     let mut group = c.benchmark_group("result_mapping");
@@ -66,7 +70,7 @@ fn result_mapping(c: &mut Criterion) {
         b.iter(|| black_box(map_outcome(black_box(&outcome), &ctx)))
     });
     let ctx_all = MappingContext {
-        char_budget: usize::MAX,
+        budget: mcp_envelope::budget::Budget::chars(usize::MAX),
         ..ctx
     };
     group.bench_function("structured_200k_rows_all_rows", |b| {
@@ -141,7 +145,11 @@ fn message_lines(c: &mut Criterion) {
         call_id: "1",
         tool: "bench",
         server: "bench",
-        char_budget: 2_000,
+        budget: mcp_envelope::budget::Budget::chars(2_000),
+        text: mcp_envelope::outcome::TextShape {
+            long_rows: mcp_envelope::budget::LongRows::Keep,
+            ..Default::default()
+        },
         media: MediaMode::Passthrough,
     };
     group.bench_function("map_raw_response_one_large_response_budget_2000", |b| {

@@ -8,29 +8,32 @@
 //! # Table
 //!
 //! ```text
-//! SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TIMEOUT
+//! SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TOKEN_BUDGET            TIMEOUT
 //! broken         failed    -
 //!   reason: restarting (attempt 1): server 'broken' exited (exit status: 3); last stderr: boom
 //!   stderr: boom
 //! fx             ready     412 ms
-//!   rows                            40 (defaults)  60s (built-in)
+//!   rows                            40 (defaults)  -                       60s (built-in)
+//!   fx_tokens                       -              300 cl100k_base (tool)  60s (built-in)
 //! old            disabled
 //!
-//! 1 of 2 enabled server(s) ready, 1 tool(s)
+//! 1 of 2 enabled server(s) ready, 2 tool(s)
 //! ```
 //!
 //! Tools are listed under their server by the name the client sees (after `tool_prefix` and
 //! collision renaming), each budget and timeout followed by where it came from: `tool`,
-//! `server`, `defaults` or `built-in`.
+//! `server`, `defaults` or `built-in`. A token budget names its tokenizer; `-` marks a budget
+//! that does not apply (no token budget, or the built-in character budget beside a token one).
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::catalog::requires_task;
-use crate::config::{Config, Setting};
+use crate::config::{Config, Setting, Source};
 use crate::downstream::ServerState;
 use crate::passthrough::inventory::Offered;
 use crate::session::Proxy;
+use crate::settings::BudgetRules;
 
 /// How many stderr lines of a failed server the table shows.
 pub const STDERR_LINES_SHOWN: usize = 5;
@@ -88,6 +91,8 @@ pub struct ToolReport {
     pub name: String,
     /// Effective envelope budget, characters, and its source.
     pub char_budget: Setting<usize>,
+    /// `token_budget` (with its source), `tokenizer`, `long_rows`, `text_rows`.
+    pub budget_rules: BudgetRules,
     /// Effective tools/call timeout and its source.
     pub tool_timeout: Setting<Duration>,
 }
@@ -149,6 +154,7 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
                         ToolReport {
                             name: name.to_owned(),
                             char_budget: settings.char_budget,
+                            budget_rules: settings.budget_rules,
                             tool_timeout: settings.tool_timeout,
                         }
                     })
@@ -216,14 +222,35 @@ fn secs(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
 
+/// The CHAR_BUDGET and TOKEN_BUDGET cells of a tool: `600 (tool)`, `500 o200k_base (server)`,
+/// `-` for a budget that does not apply (the built-in character budget beside a token budget).
+fn budget_cells(t: &ToolReport) -> [String; 2] {
+    let token = t.budget_rules.token_budget;
+    let chars = match (token, t.char_budget.source) {
+        (Some(_), Source::BuiltIn) => "-".to_owned(),
+        _ => format!("{} ({})", t.char_budget.value, t.char_budget.source),
+    };
+    let tokens = token.map_or_else(
+        || "-".to_owned(),
+        |b| {
+            format!(
+                "{} {} ({})",
+                b.value, t.budget_rules.tokenizer.value, b.source
+            )
+        },
+    );
+    [chars, tokens]
+}
+
 /// The table `check` prints (see the module doc), ending with a summary line and a newline.
 pub fn render(report: &CheckReport) -> String {
     // Rows of cells; `None` marks a free-text line written as is.
-    let mut rows: Vec<Result<[String; 5], String>> = vec![Ok([
+    let mut rows: Vec<Result<[String; 6], String>> = vec![Ok([
         "SERVER / TOOL".into(),
         "STATE".into(),
         "STARTUP".into(),
         "CHAR_BUDGET".into(),
+        "TOKEN_BUDGET".into(),
         "TIMEOUT".into(),
     ])];
     let (mut enabled, mut ready, mut tools) = (0usize, 0usize, 0usize);
@@ -248,6 +275,7 @@ pub fn render(report: &CheckReport) -> String {
             startup,
             String::new(),
             String::new(),
+            String::new(),
         ]));
         match &s.status {
             ServerStatus::Ready => {
@@ -261,7 +289,8 @@ pub fn render(report: &CheckReport) -> String {
                         format!("  {}", t.name),
                         String::new(),
                         String::new(),
-                        format!("{} ({})", t.char_budget.value, t.char_budget.source),
+                        budget_cells(t)[0].clone(),
+                        budget_cells(t)[1].clone(),
                         format!("{} ({})", secs(t.tool_timeout.value), t.tool_timeout.source),
                     ]));
                 }
@@ -290,7 +319,7 @@ pub fn render(report: &CheckReport) -> String {
             rows.push(Err(format!("  warning: {w}")));
         }
     }
-    let mut widths = [0usize; 5];
+    let mut widths = [0usize; 6];
     for cells in rows.iter().flatten() {
         for (w, c) in widths.iter_mut().zip(cells) {
             *w = (*w).max(c.chars().count());
@@ -348,7 +377,6 @@ fn offered_lines(o: &Offered) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Source;
 
     fn tool(name: &str, budget: (usize, Source), timeout: (f64, Source)) -> ToolReport {
         ToolReport {
@@ -357,6 +385,7 @@ mod tests {
                 value: budget.0,
                 source: budget.1,
             },
+            budget_rules: BudgetRules::default(),
             tool_timeout: Setting {
                 value: Duration::from_secs_f64(timeout.0),
                 source: timeout.1,
@@ -387,6 +416,24 @@ mod tests {
                     tools: vec![
                         tool("rows", (40, Source::Defaults), (60.0, Source::BuiltIn)),
                         tool("fx_echo", (500, Source::Tool), (0.5, Source::Server)),
+                        ToolReport {
+                            budget_rules: BudgetRules {
+                                token_budget: Some(Setting {
+                                    value: 300,
+                                    source: Source::Tool,
+                                }),
+                                tokenizer: Setting {
+                                    value: crate::budget::Tokenizer::Cl100kBase,
+                                    source: Source::Server,
+                                },
+                                ..BudgetRules::default()
+                            },
+                            ..tool(
+                                "fx_tokens",
+                                (2000, Source::BuiltIn),
+                                (60.0, Source::BuiltIn),
+                            )
+                        },
                     ],
                     warnings: vec![
                         "disabled_tools names \"ehco\", which the server does not offer".into(),
@@ -409,7 +456,7 @@ mod tests {
     fn renders_aligned_table() {
         let text = render(&sample());
         let expected = "\
-SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TIMEOUT
+SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TOKEN_BUDGET            TIMEOUT
 broken         failed    -
   reason: restarting (attempt 1): exited
   stderr: line 3
@@ -418,12 +465,13 @@ broken         failed    -
   stderr: line 6
   stderr: line 7
 fx             ready     412 ms
-  rows                            40 (defaults)  60s (built-in)
-  fx_echo                         500 (tool)     0.5s (server)
+  rows                            40 (defaults)  -                       60s (built-in)
+  fx_echo                         500 (tool)     -                       0.5s (server)
+  fx_tokens                       -              300 cl100k_base (tool)  60s (built-in)
   warning: disabled_tools names \"ehco\", which the server does not offer
 old            disabled
 
-1 of 2 enabled server(s) ready, 2 tool(s)
+1 of 2 enabled server(s) ready, 3 tool(s)
 ";
         assert_eq!(text, expected, "\n{text}");
     }

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::budget::Tokenizer;
+
 /// An MCP stdio proxy that rewrites every tool result into a six-key envelope
 /// (call_id, tool, status, content, omitted, retryable) within a per-tool character budget.
 ///
@@ -211,13 +213,21 @@ pub enum Command {
     /// Print a transcript as the numbered tool trajectory a summarizer reads.
     ///
     /// Example: mcp-envelope render calls.jsonl --budget 4000
+    /// Example: mcp-envelope render calls.jsonl --budget 1000 --budget-unit tokens
     #[command(after_help = "Exit codes: 0 printed, 2 unreadable transcript.")]
     Render {
         /// The transcript (JSONL) to render.
         transcript: PathBuf,
-        /// Keep whole calls, oldest first, within this many characters (newlines included).
+        /// Keep whole calls, oldest first, within this many characters (newlines included),
+        /// or tokens with `--budget-unit tokens`.
         #[arg(long, value_name = "N")]
         budget: Option<usize>,
+        /// What `--budget` counts: `chars` (Unicode scalar values) or `tokens`.
+        #[arg(long, value_enum, default_value_t = BudgetUnit::Chars, requires = "budget")]
+        budget_unit: BudgetUnit,
+        /// The tokenizer `--budget-unit tokens` counts with: `o200k_base` or `cl100k_base`.
+        #[arg(long, value_name = "NAME", default_value = "o200k_base", value_parser = parse_tokenizer)]
+        tokenizer: Tokenizer,
     },
     /// Per tool over a transcript: calls, errors by type, how often truncated, raw result size
     /// against envelope size in characters (what the envelope saved), p50/p95 duration, and a
@@ -256,4 +266,19 @@ pub struct InstallArgs {
     /// Print the diffs of both files and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// The unit of `render --budget`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BudgetUnit {
+    /// Unicode scalar values.
+    Chars,
+    /// Tokens of `--tokenizer`.
+    Tokens,
+}
+
+fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {
+    Tokenizer::parse(name).ok_or_else(|| {
+        format!("unknown tokenizer `{name}`; expected `o200k_base` or `cl100k_base`")
+    })
 }

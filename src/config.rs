@@ -10,7 +10,11 @@
 //!
 //! ```toml
 //! [defaults]
-//! char_budget = 2000          # envelope content, in characters (Unicode scalar values)
+//! char_budget = 2000          # envelope content, in characters (Unicode scalar values), >= 1
+//! token_budget = 1000         # optional: also at most this many tokens (>= 1); the tighter wins
+//! tokenizer = "o200k_base"    # or "cl100k_base": whose tokens token_budget counts
+//! long_rows = "split"         # or "keep": text rows longer than the budget cut into pieces
+//! text_rows = "lines"         # or "blocks": plain text as one row per blank-line-separated block
 //! tool_timeout_sec = 60       # per tools/call; integer or float seconds, > 0
 //! startup_timeout_sec = 20    # spawn + initialize of one server; seconds, > 0
 //! max_restarts = 5            # restarts in a row before a crashed server is `unavailable`
@@ -50,8 +54,9 @@
 //!
 //! # Resolution order
 //!
-//! * `char_budget`, `tool_timeout_sec`, `media`: the tool table, then the server table, then
-//!   `[defaults]`, then the built-in value ([`Config::tool_settings`]).
+//! * `char_budget`, `token_budget`, `tokenizer`, `long_rows`, `text_rows`, `tool_timeout_sec`,
+//!   `media`: the tool table, then the server table, then `[defaults]`, then the built-in value
+//!   ([`Config::tool_settings`]; the budget rule is in [`crate::settings`]).
 //! * `startup_timeout_sec`, `max_restarts`: the server table, then `[defaults]`, then built-in.
 //! * `max_message_bytes`: `[defaults]`, then built-in.
 //!
@@ -85,6 +90,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
+
+use crate::budget::{LongRows, TextRows, Tokenizer};
+use crate::settings::{BudgetKeys, BudgetRules, PositiveCount};
 
 mod codex;
 mod remote;
@@ -162,6 +170,8 @@ pub struct ToolSettings {
     pub tool_timeout: Setting<Duration>,
     /// Treatment of image/audio blocks.
     pub media: Setting<MediaMode>,
+    /// `token_budget`, `tokenizer`, `long_rows`, `text_rows`.
+    pub budget_rules: BudgetRules,
 }
 
 /// A validated configuration file.
@@ -195,6 +205,8 @@ pub struct Defaults {
     pub max_message_bytes: Option<usize>,
     /// `media`.
     pub media: Option<MediaMode>,
+    /// `token_budget`, `tokenizer`, `long_rows`, `text_rows`.
+    pub budget_keys: BudgetKeys,
 }
 
 /// One `[mcp_servers.NAME]` table.
@@ -226,6 +238,8 @@ pub struct ServerConfig {
     pub max_restarts: Option<u32>,
     /// `media` for this server's tools.
     pub media: Option<MediaMode>,
+    /// `token_budget`, `tokenizer`, `long_rows`, `text_rows` for this server's tools.
+    pub budget_keys: BudgetKeys,
     /// `enabled_tools`: when given, only these downstream tools are exposed.
     pub enabled_tools: Option<Vec<String>>,
     /// `disabled_tools`: these downstream tools are never exposed (default empty).
@@ -254,6 +268,8 @@ pub struct ToolOverride {
     pub tool_timeout: Option<Duration>,
     /// `media`.
     pub media: Option<MediaMode>,
+    /// `token_budget`, `tokenizer`, `long_rows`, `text_rows`.
+    pub budget_keys: BudgetKeys,
 }
 
 /// The `[transcript]` table.
@@ -279,7 +295,7 @@ impl Default for TranscriptConfig {
 /// characters) and key path when known, and what is wrong.
 ///
 /// Display: `<path>:<line>:<column>: <key>: <message>`, parts omitted when unknown, e.g.
-/// ``config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`, expected usize``
+/// ``config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`, expected a whole number of at least 1``
 /// or `x.toml: cannot read: No such file or directory`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.render())]
@@ -454,6 +470,11 @@ impl Config {
                 self.defaults.media,
                 MediaMode::Passthrough,
             ),
+            budget_rules: BudgetRules::resolve(
+                over.map(|t| &t.budget_keys),
+                srv.map(|s| &s.budget_keys),
+                &self.defaults.budget_keys,
+            ),
         }
     }
 
@@ -580,9 +601,20 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Defaults")]
 struct RawDefaults {
-    /// Envelope content budget per tool result, in characters (Unicode scalar values).
-    /// Built-in: 2000.
-    char_budget: Option<usize>,
+    /// Envelope content budget per tool result, in characters (Unicode scalar values), at
+    /// least 1. Built-in: 2000 (only for tools without a token_budget).
+    char_budget: Option<PositiveCount>,
+    /// Envelope content budget per tool result, in tokens of `tokenizer` (at least 1). With
+    /// char_budget also set, the tighter one wins. Built-in: none.
+    token_budget: Option<PositiveCount>,
+    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base". Built-in: "o200k_base".
+    tokenizer: Option<Tokenizer>,
+    /// Text rows (lines or blocks) longer than the budget: "split" into pieces that fit, or
+    /// "keep" them whole (then left out). Built-in: "split".
+    long_rows: Option<LongRows>,
+    /// Plain text as one row per line ("lines") or per blank-line-separated block ("blocks").
+    /// Built-in: "lines".
+    text_rows: Option<TextRows>,
     /// Timeout of one tools/call, in seconds (integer or float, > 0). Built-in: 60.
     tool_timeout_sec: Option<Seconds>,
     /// Seconds for spawning one server and completing initialize + tools/list (> 0).
@@ -651,8 +683,16 @@ struct RawServer {
     cwd: Option<Spanned<String>>,
     /// `false` keeps the table but starts nothing. Default: true.
     enabled: Option<bool>,
-    /// Default envelope budget for this server's tools, in characters.
-    char_budget: Option<usize>,
+    /// Default envelope budget for this server's tools, in characters (at least 1).
+    char_budget: Option<PositiveCount>,
+    /// Default token budget for this server's tools (at least 1).
+    token_budget: Option<PositiveCount>,
+    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base".
+    tokenizer: Option<Tokenizer>,
+    /// "split" or "keep" text rows longer than the budget.
+    long_rows: Option<LongRows>,
+    /// "lines" or "blocks".
+    text_rows: Option<TextRows>,
     /// Default tools/call timeout for this server's tools, in seconds (> 0).
     tool_timeout_sec: Option<Seconds>,
     /// Seconds for spawn + initialize + tools/list of this server (> 0).
@@ -709,8 +749,16 @@ struct RawServer {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Tool")]
 struct RawTool {
-    /// Envelope budget for this tool, in characters (Unicode scalar values).
-    char_budget: Option<usize>,
+    /// Envelope budget for this tool, in characters (Unicode scalar values, at least 1).
+    char_budget: Option<PositiveCount>,
+    /// Envelope budget for this tool, in tokens of `tokenizer` (at least 1).
+    token_budget: Option<PositiveCount>,
+    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base".
+    tokenizer: Option<Tokenizer>,
+    /// "split" or "keep" text rows longer than the budget.
+    long_rows: Option<LongRows>,
+    /// "lines" or "blocks".
+    text_rows: Option<TextRows>,
     /// tools/call timeout for this tool, in seconds (> 0).
     tool_timeout_sec: Option<Seconds>,
     /// What to do with image/audio blocks of this tool.
@@ -829,6 +877,18 @@ fn strip_null(value: &mut serde_json::Value) {
 // ---------------------------------------------------------------------------------------------
 // Validation and conversion.
 
+/// The [`BudgetKeys`] of a raw table (the same four fields in each).
+macro_rules! budget_keys {
+    ($raw:expr) => {
+        BudgetKeys {
+            token_budget: $raw.token_budget.map(|c| c.0),
+            tokenizer: $raw.tokenizer,
+            long_rows: $raw.long_rows,
+            text_rows: $raw.text_rows,
+        }
+    };
+}
+
 struct Ctx<'a> {
     path: &'a Path,
     text: &'a str,
@@ -877,7 +937,8 @@ impl Ctx<'_> {
     fn convert(&self, raw: RawConfig, base_dir: PathBuf) -> Result<Config, ConfigError> {
         let d = raw.defaults;
         let defaults = Defaults {
-            char_budget: d.char_budget,
+            char_budget: d.char_budget.map(|c| c.0),
+            budget_keys: budget_keys!(d),
             tool_timeout: d.tool_timeout_sec.map(|s| s.0),
             startup_timeout: d.startup_timeout_sec.map(|s| s.0),
             max_restarts: d.max_restarts,
@@ -969,7 +1030,8 @@ impl Ctx<'_> {
             env,
             cwd,
             enabled: raw.enabled.unwrap_or(true),
-            char_budget: raw.char_budget,
+            char_budget: raw.char_budget.map(|c| c.0),
+            budget_keys: budget_keys!(raw),
             tool_timeout: raw.tool_timeout_sec.map(|s| s.0),
             startup_timeout: raw.startup_timeout_sec.map(|s| s.0).or(startup_timeout_ms),
             max_restarts: raw.max_restarts,
@@ -999,7 +1061,8 @@ impl Ctx<'_> {
             server.tools.insert(
                 tool,
                 ToolOverride {
-                    char_budget: t.char_budget,
+                    char_budget: t.char_budget.map(|c| c.0),
+                    budget_keys: budget_keys!(t),
                     tool_timeout: t.tool_timeout_sec.map(|s| s.0),
                     media: t.media,
                 },
@@ -1259,6 +1322,7 @@ media = "passthrough"
                 max_restarts: Some(5),
                 max_message_bytes: Some(64 * 1024 * 1024),
                 media: Some(MediaMode::Passthrough),
+                budget_keys: BudgetKeys::default(),
             }
         );
         assert_eq!(
@@ -1275,6 +1339,7 @@ media = "passthrough"
                 char_budget: Some(800),
                 tool_timeout: Some(Duration::from_secs(10)),
                 media: Some(MediaMode::Passthrough),
+                budget_keys: BudgetKeys::default(),
             },
         );
         assert_eq!(
@@ -1292,6 +1357,7 @@ media = "passthrough"
                 startup_timeout: Some(Duration::from_secs(20)),
                 max_restarts: Some(5),
                 media: Some(MediaMode::Describe),
+                budget_keys: BudgetKeys::default(),
                 enabled_tools: Some(vec!["git_log".into(), "git_status".into()]),
                 disabled_tools: vec!["git_commit".into()],
                 tool_prefix: "git_".into(),
@@ -1444,6 +1510,7 @@ command = "y"
                     value: MediaMode::Passthrough,
                     source: Source::BuiltIn
                 },
+                budget_rules: BudgetRules::default(),
             }
         );
         assert_eq!(
@@ -1500,7 +1567,7 @@ command = "y"
             3,
             15,
             "mcp_servers.git.char_budget",
-            "invalid value: integer `-5`, expected usize",
+            "invalid value: integer `-5`, expected a whole number of at least 1",
         );
         assert_error(
             &format!("{GIT}max_restarts = -1\n"),
@@ -1521,13 +1588,13 @@ command = "y"
             4,
             15,
             "mcp_servers.git.tools.t.char_budget",
-            "expected usize",
+            "expected a whole number of at least 1",
         );
         // The exact example message from the brief.
         let err = parse(&format!("{GIT}char_budget = -5\n")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "/cfg/x.toml:3:15: mcp_servers.git.char_budget: invalid value: integer `-5`, expected usize"
+            "/cfg/x.toml:3:15: mcp_servers.git.char_budget: invalid value: integer `-5`, expected a whole number of at least 1"
         );
     }
 

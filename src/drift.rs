@@ -57,8 +57,12 @@ pub fn row_count(record: &CallRecord) -> Option<u64> {
         call_id: &record.call_id,
         tool: &record.tool,
         server: &record.server,
-        char_budget: 0,
+        budget: crate::budget::Budget::chars(0),
         media: record.media,
+        text: crate::outcome::TextShape {
+            long_rows: crate::budget::LongRows::Keep,
+            ..record.budget.text_shape()
+        },
     };
     let envelope = map_outcome(&record.outcome, &ctx).envelope;
     (envelope.status != Status::Error).then_some(envelope.omitted)
@@ -102,13 +106,14 @@ pub fn compare(
     opts: DriftOptions,
 ) -> Verdict {
     let old = recompute(recorded, Some(config));
-    let (char_budget, media) = settings_for(recorded, Some(config));
+    let (char_budget, budget, media) = settings_for(recorded, Some(config));
     let ctx = MappingContext {
         call_id: &recorded.call_id,
         tool: &recorded.tool,
         server: &live.server,
-        char_budget,
+        budget: budget.budget(char_budget),
         media,
+        text: budget.text_shape(),
     };
     let new = map_outcome(&live.outcome, &ctx).envelope;
     let mut lines = Vec::new();

@@ -28,6 +28,8 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::budget::{Budget, Meter, RenderBound};
+
 /// The error types for which a retry could plausibly succeed (exact, case-sensitive match).
 /// Source: seed 000, "Error path".
 pub const RETRYABLE_ERROR_TYPES: [&str; 4] =
@@ -291,12 +293,57 @@ pub enum Row<'a> {
     /// A line of plain text (from a text content block): rendered as the line itself. Two
     /// consecutive line rows are joined with `\n` instead of `; ` (issue 3's mapping contract).
     Line(Cow<'a, str>),
+    /// A blank-line-separated block of plain text (`text_rows = "blocks"`): rendered as
+    /// itself; joined to a neighbouring text row with [`BLOCK_SEPARATOR`].
+    Block(Cow<'a, str>),
+    /// The continuation of the previous line or block, cut off it to fit the budget
+    /// (`long_rows = "split"`): joined to it with no separator at all. `true` when it
+    /// continues a [`Row::Block`].
+    Continued(Cow<'a, str>, bool),
+}
+
+impl Row<'_> {
+    /// Plain-text rows (lines, blocks and their continuations) give their text.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Row::Object(_) => None,
+            Row::Line(t) | Row::Block(t) | Row::Continued(t, _) => Some(t),
+        }
+    }
+
+    fn kind(&self) -> RowKind {
+        match self {
+            Row::Object(_) => RowKind::Object,
+            Row::Line(_) | Row::Continued(_, false) => RowKind::Line,
+            Row::Block(_) | Row::Continued(_, true) => RowKind::Block,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    Object,
+    Line,
+    Block,
+}
+
+/// The separator written before `row` when the previous row was of kind `previous`.
+fn separator_before(previous: Option<RowKind>, row: &Row<'_>) -> &'static str {
+    match (previous, row.kind()) {
+        (None, _) => "",
+        (Some(_), _) if matches!(row, Row::Continued(..)) => "",
+        (Some(RowKind::Line), RowKind::Line) => LINE_SEPARATOR,
+        (Some(RowKind::Line | RowKind::Block), RowKind::Line | RowKind::Block) => BLOCK_SEPARATOR,
+        (Some(_), _) => ROW_SEPARATOR,
+    }
 }
 
 /// The separator between two object rows, or an object row and a line row (seed 000).
 pub const ROW_SEPARATOR: &str = "; ";
 /// The separator between two consecutive line rows (issue 3).
 pub const LINE_SEPARATOR: &str = "\n";
+/// The separator between two text rows when one of them is a block: a blank line.
+pub const BLOCK_SEPARATOR: &str = "\n\n";
 
 /// The outcome of a greedy fill: the content and how many rows were kept and left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -337,51 +384,59 @@ pub fn fill_rows<'a, I>(rows: I, char_budget: usize) -> Filled
 where
     I: IntoIterator<Item = Row<'a>>,
 {
+    fill_rows_within(rows, &Budget::chars(char_budget))
+}
+
+/// The seed's greedy fill within any [`Budget`]: a row is added when the content with it
+/// (separator included) still fits every limit of `budget`, counted exactly on that content
+/// (token counts are not additive, so the candidate content is what is counted; see
+/// [`crate::budget::Meter`]); the first row that does not fit stops the fill.
+/// With [`Budget::chars`] this is [`fill_rows`].
+pub fn fill_rows_within<'a, I>(rows: I, budget: &Budget) -> Filled
+where
+    I: IntoIterator<Item = Row<'a>>,
+{
     let mut rows = rows.into_iter();
     let mut content = String::new();
-    let mut used = 0usize;
+    let mut meter = Meter::new(budget);
     let mut kept = 0u64;
-    let mut previous_was_line: Option<bool> = None;
+    let mut previous: Option<RowKind> = None;
     let mut scratch = Vec::new();
     while let Some(row) = rows.next() {
-        let is_line = matches!(row, Row::Line(_));
-        let separator = match previous_was_line {
-            None => "",
-            Some(true) if is_line => LINE_SEPARATOR,
-            Some(_) => ROW_SEPARATOR,
-        };
-        let separator_len = separator.chars().count();
-        let fits = char_budget
-            .checked_sub(used + separator_len)
-            .and_then(|room| render_row_within(&row, room, &mut scratch));
-        match fits {
-            Some(row_len) => {
-                content.push_str(separator);
+        let separator = separator_before(previous, &row);
+        let fits = meter
+            .bound(separator)
+            .and_then(|bound| render_row_within(&row, bound, &mut scratch))
+            .filter(|&row_chars| {
                 // The scratch buffer holds only whole UTF-8 text written by `render_row_within`.
-                content.push_str(std::str::from_utf8(&scratch).expect("rows render as UTF-8"));
-                used += separator_len + row_len;
-                kept += 1;
-                previous_was_line = Some(is_line);
-            }
-            None => {
-                // The rest are only counted: in O(1) when the iterator knows its length.
-                let rest = match rows.size_hint() {
-                    (low, Some(high)) if low == high => low,
-                    _ => rows.count(),
-                };
-                let omitted = 1 + rest as u64;
-                return Filled {
-                    content,
-                    kept,
-                    omitted,
-                };
-            }
+                let text = std::str::from_utf8(&scratch).expect("rows render as UTF-8");
+                meter.admit(&content, separator, text, row_chars)
+            });
+        if fits.is_none() {
+            // The rest are only counted: in O(1) when the iterator knows its length.
+            let rest = match rows.size_hint() {
+                (low, Some(high)) if low == high => low,
+                _ => rows.count(),
+            };
+            let omitted = 1 + rest as u64;
+            let dropped = meter.verify(&mut content) as u64;
+            return Filled {
+                content,
+                kept: kept - dropped,
+                omitted: omitted + dropped,
+            };
         }
+        content.push_str(separator);
+        content.push_str(std::str::from_utf8(&scratch).expect("rows render as UTF-8"));
+        meter.commit(content.len());
+        kept += 1;
+        previous = Some(row.kind());
     }
+    let dropped = meter.verify(&mut content) as u64;
     Filled {
         content,
-        kept,
-        omitted: 0,
+        kept: kept - dropped,
+        omitted: dropped,
     }
 }
 
@@ -389,7 +444,11 @@ where
 /// need the full text).
 pub fn render_row(row: &Row<'_>) -> String {
     let mut buf = Vec::new();
-    render_row_within(row, usize::MAX, &mut buf).expect("an unlimited render always fits");
+    let unlimited = RenderBound {
+        chars: usize::MAX,
+        bytes: usize::MAX,
+    };
+    render_row_within(row, unlimited, &mut buf).expect("an unlimited render always fits");
     String::from_utf8(buf).expect("rows render as UTF-8")
 }
 
@@ -407,17 +466,17 @@ fn utf8_char_count(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
 }
 
-/// A writer that refuses to grow past `limit` characters.
+/// A writer that refuses to grow past a [`RenderBound`] (characters and bytes).
 struct CharLimited<'b> {
     buf: &'b mut Vec<u8>,
     chars: usize,
-    limit: usize,
+    limit: RenderBound,
 }
 
 impl CharLimited<'_> {
     fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
         let n = utf8_char_count(bytes);
-        if self.chars + n > self.limit {
+        if self.chars + n > self.limit.chars || self.buf.len() + bytes.len() > self.limit.bytes {
             return Err(io::Error::other("over budget"));
         }
         self.chars += n;
@@ -436,9 +495,9 @@ impl io::Write for CharLimited<'_> {
     }
 }
 
-/// Renders `row` into `buf` (cleared first) if it fits in `limit` characters; returns its length
+/// Renders `row` into `buf` (cleared first) if it stays within `limit`; returns its length
 /// in characters, or `None` when it does not fit.
-fn render_row_within(row: &Row<'_>, limit: usize, buf: &mut Vec<u8>) -> Option<usize> {
+fn render_row_within(row: &Row<'_>, limit: RenderBound, buf: &mut Vec<u8>) -> Option<usize> {
     buf.clear();
     let mut out = CharLimited {
         buf,
@@ -446,7 +505,9 @@ fn render_row_within(row: &Row<'_>, limit: usize, buf: &mut Vec<u8>) -> Option<u
         limit,
     };
     let ok = match row {
-        Row::Line(line) => out.push(line.as_bytes()).is_ok(),
+        Row::Line(text) | Row::Block(text) | Row::Continued(text, _) => {
+            out.push(text.as_bytes()).is_ok()
+        }
         Row::Object(map) => render_object_row(map, &mut out).is_ok(),
     };
     ok.then_some(out.chars)
@@ -657,5 +718,160 @@ mod tests {
         let filled = fill_rows(vec![Row::Line(Cow::Borrowed(big.as_str()))], 10);
         assert_eq!(filled.content, "");
         assert_eq!(filled.omitted, 1);
+    }
+
+    mod tokens {
+        use super::*;
+        use crate::budget::{Measure, TokenLimit, Tokenizer};
+        use proptest::prelude::*;
+
+        /// The greedy fill computed the slow, obvious way: count the whole candidate content.
+        fn naive_fill(rows: &[Row<'_>], budget: &Budget) -> (String, u64) {
+            let mut content = String::new();
+            let mut previous = None;
+            for (i, row) in rows.iter().enumerate() {
+                let candidate = format!(
+                    "{content}{}{}",
+                    separator_before(previous, row),
+                    render_row(row)
+                );
+                if !budget.fits(&candidate) {
+                    return (content, (rows.len() - i) as u64);
+                }
+                content = candidate;
+                previous = Some(row.kind());
+            }
+            (content, 0)
+        }
+
+        fn line(s: &str) -> Row<'_> {
+            Row::Line(Cow::Borrowed(s))
+        }
+
+        #[test]
+        fn token_budget_counts_the_whole_content() {
+            let rows = vec![
+                line("hello world"),
+                line("hello world"),
+                line("hello world"),
+            ];
+            // "hello world\nhello world" is 5 tokens: the newline is a token of its own.
+            let t = Tokenizer::O200kBase;
+            assert_eq!(t.count("hello world\nhello world"), 5);
+            let filled = fill_rows_within(rows.clone(), &Budget::tokens(5, t));
+            assert_eq!(filled.content, "hello world\nhello world");
+            assert_eq!((filled.kept, filled.omitted), (2, 1));
+            let filled = fill_rows_within(rows, &Budget::tokens(4, t));
+            assert_eq!((filled.kept, filled.omitted), (1, 2));
+        }
+
+        #[test]
+        fn the_tighter_budget_wins() {
+            let rows = || vec![line("aaaa"), line("bbbb"), line("cccc")];
+            let both = |chars, tokens| Budget {
+                chars: Some(chars),
+                tokens: Some(TokenLimit {
+                    limit: tokens,
+                    tokenizer: Tokenizer::Cl100kBase,
+                }),
+            };
+            // Characters bind: 9 characters hold two rows.
+            assert_eq!(fill_rows_within(rows(), &both(9, 100)).kept, 2);
+            // Tokens bind.
+            let one = Tokenizer::Cl100kBase.count("aaaa");
+            assert_eq!(fill_rows_within(rows(), &both(100, one)).kept, 1);
+        }
+
+        #[test]
+        fn first_row_over_a_token_budget_gives_empty_content() {
+            let text = "word ".repeat(100);
+            let filled =
+                fill_rows_within(vec![line(&text)], &Budget::tokens(10, Tokenizer::O200kBase));
+            assert_eq!((filled.content.as_str(), filled.omitted), ("", 1));
+        }
+
+        #[test]
+        fn continued_rows_join_without_separator_and_blocks_with_a_blank_line() {
+            let rows = vec![
+                Row::Block(Cow::Borrowed("a\nb")),
+                Row::Block(Cow::Borrowed("c")),
+                Row::Continued(Cow::Borrowed("d"), true),
+                Row::Line(Cow::Borrowed("e")),
+            ];
+            assert_eq!(fill_rows(rows, 100).content, "a\nb\n\ncd\n\ne");
+        }
+
+        fn row_text() -> impl Strategy<Value = String> {
+            let atoms = prop::sample::select(vec![
+                "a",
+                "Hello",
+                " ",
+                "  ",
+                "\t",
+                "\n",
+                "\r\n",
+                "/",
+                ";",
+                "; ",
+                ",",
+                "=",
+                "12345",
+                "数据",
+                "😀",
+                "👍🏽",
+                "é",
+                "e\u{301}",
+                "'s",
+                "--",
+                "{\"k\":1}",
+                "    ",
+                "x/y",
+            ]);
+            prop::collection::vec(atoms, 0..8).prop_map(|v| v.concat())
+        }
+
+        fn any_row() -> impl Strategy<Value = (u8, String)> {
+            (0u8..4, row_text())
+        }
+
+        fn to_row((kind, text): &(u8, String)) -> Row<'_> {
+            match kind {
+                0 => Row::Line(Cow::Borrowed(text)),
+                1 => Row::Block(Cow::Borrowed(text)),
+                2 => Row::Continued(Cow::Borrowed(text), false),
+                _ => {
+                    let mut map = Map::new();
+                    map.insert("k".to_owned(), Value::from(text.as_str()));
+                    Row::Object(Cow::Owned(map))
+                }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+
+            /// The meter's incremental count gives exactly the obvious greedy fill, and the
+            /// content never exceeds either limit.
+            #[test]
+            fn meter_matches_the_obvious_fill(
+                raw in prop::collection::vec(any_row(), 0..12),
+                tokens in 1usize..40,
+                chars in prop::option::of(1usize..120),
+                cl100k in any::<bool>(),
+            ) {
+                let tokenizer = if cl100k { Tokenizer::Cl100kBase } else { Tokenizer::O200kBase };
+                let budget = Budget { chars, tokens: Some(TokenLimit { limit: tokens, tokenizer }) };
+                let rows: Vec<Row<'_>> = raw.iter().map(to_row).collect();
+                let filled = fill_rows_within(rows.clone(), &budget);
+                let (content, omitted) = naive_fill(&rows, &budget);
+                prop_assert_eq!(&filled.content, &content);
+                prop_assert_eq!(filled.omitted, omitted);
+                prop_assert_eq!(filled.kept + filled.omitted, rows.len() as u64);
+                prop_assert!(Measure::Tokens(tokenizer).count(&filled.content) <= tokens);
+                if let Some(c) = chars {
+                    prop_assert!(Measure::Chars.count(&filled.content) <= c);
+                }
+            }
+        }
     }
 }

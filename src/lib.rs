@@ -4,12 +4,15 @@
 //! # Module map
 //! | module | what it owns | I/O? |
 //! |---|---|---|
+//! | [`budget`] | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` | no |
 //! | [`envelope`] | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
+//! | [`message_cut`] | error messages cut to a character or token budget with one marker | no |
 //! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`exposed_names`] | the names given to tools, kept for the session | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
 //! | [`availability`] | servers that are down, named in `initialize`'s instructions and sent as a `notifications/message` warning | no |
+//! | [`settings`] | `token_budget`, `tokenizer`, `long_rows`, `text_rows` per level, resolved; a tool's Budget and mapping context | no |
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
@@ -18,6 +21,7 @@
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits | no |
+//! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces | no |
 //! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
 //! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
@@ -30,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod availability;
+pub mod budget;
 pub mod cassette;
 pub mod catalog;
 pub mod check;
@@ -42,13 +47,16 @@ pub mod exposed_names;
 pub mod import;
 pub mod install;
 pub mod jsonrpc;
+pub mod message_cut;
 pub mod offload;
 pub mod outcome;
 pub mod passthrough;
 pub mod redact;
 pub mod session;
+pub mod settings;
 pub mod stats;
 pub mod stdio;
+pub mod text_rows;
 pub mod tool_validation;
 pub mod trajectory;
 pub mod transcript;

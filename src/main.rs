@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use mcp_envelope::cli::{CassetteMode, Cli, Command, GlobalArgs, LogLevel};
+use mcp_envelope::cli::{BudgetUnit, CassetteMode, Cli, Command, GlobalArgs, LogLevel};
 use mcp_envelope::config::{self, Config};
 use mcp_envelope::downstream::ClientInit;
 use mcp_envelope::envelope::{summarize_tool_result, Envelope, ToolResult};
@@ -138,7 +138,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Replay {
             transcript, update, ..
         }) => run_replay(&cli.global, &transcript, update),
-        Some(Command::Render { transcript, budget }) => run_render(&transcript, budget),
+        Some(Command::Render {
+            transcript,
+            budget,
+            budget_unit,
+            tokenizer,
+        }) => {
+            let tokens = (budget_unit == BudgetUnit::Tokens).then_some(tokenizer);
+            run_render(&transcript, trajectory::RenderOptions { budget, tokens })
+        }
         Some(Command::Stats {
             transcript,
             json,
@@ -518,12 +526,12 @@ fn run_replay_live(
     })
 }
 
-fn run_render(path: &Path, budget: Option<usize>) -> anyhow::Result<ExitCode> {
+fn run_render(path: &Path, opts: trajectory::RenderOptions) -> anyhow::Result<ExitCode> {
     let t = transcript::read_transcript(path).map_err(usage)?;
     if let Some(w) = &t.broken_last_line {
         eprintln!("warning: {w}");
     }
-    let text = trajectory::render(&t.records, &trajectory::RenderOptions { budget });
+    let text = trajectory::render(&t.records, &opts);
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())

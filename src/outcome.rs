@@ -52,8 +52,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::budget::{Budget, LongRows, TextRows};
 pub use crate::config::MediaMode;
-use crate::envelope::{fill_rows, is_retryable, json_kind, Envelope, Row, Status};
+use crate::envelope::{fill_rows_within, is_retryable, json_kind, Envelope, Row, Status};
+use crate::text_rows::{plain_text_rows, TextRules};
 
 mod remote;
 
@@ -131,10 +133,32 @@ pub struct MappingContext<'a> {
     pub tool: &'a str,
     /// The downstream server's name in the config; `""` for [`Outcome::NoSuchTool`].
     pub server: &'a str,
-    /// The tool's budget for `content`, in characters (Unicode scalar values).
-    pub char_budget: usize,
+    /// The tool's budget for `content`: characters, tokens or both.
+    pub budget: Budget,
     /// How media blocks are handled.
     pub media: MediaMode,
+    /// How plain text becomes rows (`text_rows`) and what happens to rows longer than the
+    /// budget (`long_rows`).
+    pub text: TextShape,
+}
+
+/// The `text_rows` and `long_rows` settings of a tool (see [`crate::text_rows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextShape {
+    /// Lines or blocks.
+    pub text_rows: TextRows,
+    /// Split or keep rows longer than the budget.
+    pub long_rows: LongRows,
+}
+
+impl MappingContext<'_> {
+    fn text_rules(&self) -> TextRules {
+        TextRules {
+            text_rows: self.text.text_rows,
+            long_rows: self.text.long_rows,
+            budget: self.budget,
+        }
+    }
 }
 
 /// The result of [`map_outcome`]: the envelope and the media blocks passed through.
@@ -367,7 +391,7 @@ fn error_mapped<'s>(
     error_type: ErrorType,
     pieces: impl IntoIterator<Item = &'s str>,
 ) -> Mapped {
-    let message = cut_message(pieces, ctx.char_budget);
+    let message = crate::message_cut::cut_message_within(pieces, &ctx.budget);
     Mapped {
         envelope: Envelope::error(ctx.call_id, ctx.tool, error_type.as_str(), &message),
         media: Vec::new(),
@@ -380,7 +404,7 @@ fn error_mapped<'s>(
 
 /// The marker that replaces the cut part of a message: `… [N characters cut]`
 /// (`… [1 character cut]` for one).
-fn cut_marker(cut: usize) -> String {
+pub(crate) fn cut_marker(cut: usize) -> String {
     if cut == 1 {
         "… [1 character cut]".to_owned()
     } else {
@@ -401,19 +425,7 @@ fn cut_marker(cut: usize) -> String {
 ///
 /// Only the first `char_budget` characters are ever copied, so a huge text costs one scan.
 pub fn cut_message<'s>(pieces: impl IntoIterator<Item = &'s str>, char_budget: usize) -> String {
-    let mut head = String::new();
-    let mut head_chars = 0usize;
-    let mut total = 0usize;
-    for piece in pieces {
-        let room = char_budget - head_chars;
-        let (end, taken) = prefix_end(piece, room);
-        head.push_str(&piece[..end]);
-        head_chars += taken;
-        total += taken;
-        if end < piece.len() {
-            total += piece[end..].chars().count();
-        }
-    }
+    let (mut head, _, total) = message_head(pieces, char_budget);
     if total <= char_budget {
         return head;
     }
@@ -430,9 +442,30 @@ pub fn cut_message<'s>(pieces: impl IntoIterator<Item = &'s str>, char_budget: u
     head
 }
 
+/// The first `max_chars` characters of the joined `pieces`, how many characters that is, and
+/// how many the whole message has (counted without copying the rest).
+pub(crate) fn message_head<'s>(
+    pieces: impl IntoIterator<Item = &'s str>,
+    max_chars: usize,
+) -> (String, usize, usize) {
+    let mut head = String::new();
+    let mut head_chars = 0usize;
+    let mut total = 0usize;
+    for piece in pieces {
+        let (end, taken) = prefix_end(piece, max_chars - head_chars);
+        head.push_str(&piece[..end]);
+        head_chars += taken;
+        total += taken;
+        if end < piece.len() {
+            total += piece[end..].chars().count();
+        }
+    }
+    (head, head_chars, total)
+}
+
 /// The byte index just after the first `max_chars` characters of `s` (or `s.len()`), and how
 /// many characters that is.
-fn prefix_end(s: &str, max_chars: usize) -> (usize, usize) {
+pub(crate) fn prefix_end(s: &str, max_chars: usize) -> (usize, usize) {
     if s.len() <= max_chars {
         return (s.len(), s.chars().count());
     }
@@ -454,19 +487,43 @@ fn prefix_end(s: &str, max_chars: usize) -> (usize, usize) {
 ///
 /// `raw` must be valid JSON.
 pub fn map_raw_result(raw: &str, ctx: &MappingContext<'_>) -> Mapped {
-    match lazy_result(raw, ctx.char_budget) {
-        Some((substitute, skipped)) => {
-            let mut mapped = map_result(&substitute, ctx);
-            if skipped > 0 {
-                mapped.envelope.omitted += skipped;
-            }
-            mapped
-        }
+    let limit = lazy_row_limit(&ctx.budget);
+    match lazy_result(raw, limit).and_then(|(sub, skipped)| lazy_mapped(&sub, skipped, limit, ctx))
+    {
+        Some(mapped) => mapped,
         None => {
             let result: Value = serde_json::from_str(raw).expect("a raw result is valid JSON");
             map_result(&result, ctx)
         }
     }
+}
+
+/// How many row items the lazy path parses: one more than a fill can keep when that is
+/// provable ([`Budget::max_object_rows`]); for a token budget alone, two more than its tokens
+/// (a row costs at least one token in practice; [`lazy_mapped`] checks it did).
+fn lazy_row_limit(budget: &Budget) -> usize {
+    match (budget.max_object_rows(), budget.tokens) {
+        (Some(rows), _) => rows + 1,
+        (None, Some(t)) => t.limit.saturating_add(2),
+        (None, None) => usize::MAX,
+    }
+}
+
+/// Maps the cut `substitute` of a result of which `skipped` row items were only counted;
+/// `None` when the fill kept every parsed item (`limit` of them), so that it might have kept
+/// some of the skipped ones too: the result is then parsed in full.
+fn lazy_mapped(
+    substitute: &Value,
+    skipped: u64,
+    limit: usize,
+    ctx: &MappingContext<'_>,
+) -> Option<Mapped> {
+    let (mut mapped, kept) = map_result_from(substitute, ctx, 0);
+    if skipped > 0 && kept >= limit as u64 {
+        return None;
+    }
+    mapped.envelope.omitted += skipped;
+    Some(mapped)
 }
 
 /// [`map_raw_result`] for a whole JSON-RPC response line `{"jsonrpc":"2.0","id":…,"result":…}`
@@ -477,13 +534,10 @@ pub fn map_raw_result(raw: &str, ctx: &MappingContext<'_>) -> Mapped {
 /// the line in full and maps it as usual.
 pub fn map_raw_response(line: &str, ctx: &MappingContext<'_>) -> Option<Mapped> {
     let mut de = serde_json::Deserializer::from_str(line);
-    let (substitute, skipped) = ResponseSeed(ctx.char_budget / 2 + 2)
-        .deserialize(&mut de)
-        .ok()?;
+    let limit = lazy_row_limit(&ctx.budget);
+    let (substitute, skipped) = ResponseSeed(limit).deserialize(&mut de).ok()?;
     de.end().ok()?;
-    let mut mapped = map_result(&substitute, ctx);
-    mapped.envelope.omitted += skipped;
-    Some(mapped)
+    lazy_mapped(&substitute, skipped, limit, ctx)
 }
 
 /// A response object whose `result` goes through [`ResultSeed`].
@@ -530,10 +584,10 @@ impl<'de> Visitor<'de> for ResponseSeed {
 
 /// A result equivalent to `raw` for [`map_result`] within `budget`, and how many rows it leaves
 /// out, built in one pass over `raw`; `None` when the shortcut does not apply (then `raw` is
-/// parsed in full).
-fn lazy_result(raw: &str, budget: usize) -> Option<(Value, u64)> {
+/// parsed in full); `limit` row items are parsed.
+fn lazy_result(raw: &str, limit: usize) -> Option<(Value, u64)> {
     let mut de = serde_json::Deserializer::from_str(raw);
-    let out = ResultSeed(budget / 2 + 2).deserialize(&mut de).ok()?;
+    let out = ResultSeed(limit).deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(out)
 }
@@ -795,13 +849,23 @@ fn invalid_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
 /// behind an envelope first ([`crate::passthrough::results`]), then the rules above; the
 /// result's `_meta` is kept.
 fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
-    let mut mapped = crate::passthrough::results::special_result(result, ctx)
-        .unwrap_or_else(|| map_plain_result(result, ctx));
-    mapped.meta = result.get("_meta").filter(|m| !m.is_null()).cloned();
-    mapped
+    map_result_from(result, ctx, 0).0
 }
 
-fn map_plain_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
+/// The envelope of a result's rows from row `first_row` on (0: the whole result; a later page
+/// leaves out the rows before it and passes no media), and how many rows it kept. Error
+/// results, and the results [`crate::passthrough::results`] handles, map as usual whatever
+/// `first_row` is.
+pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
+    let (mut mapped, kept) = match crate::passthrough::results::special_result(result, ctx) {
+        Some(special) => (special, 0),
+        None => map_plain_result(result, ctx, first_row),
+    };
+    mapped.meta = result.get("_meta").filter(|m| !m.is_null()).cloned();
+    (mapped, kept)
+}
+
+fn map_plain_result(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
     let invalid = |what: String| {
         error_mapped(
             ctx,
@@ -813,45 +877,61 @@ fn map_plain_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
         )
     };
     let Some(obj) = result.as_object() else {
-        return invalid(format!(
-            "the result is {}, not an object",
-            json_kind(result)
-        ));
+        return (
+            invalid(format!(
+                "the result is {}, not an object",
+                json_kind(result)
+            )),
+            0,
+        );
     };
     let structured = obj.get("structuredContent").filter(|v| !v.is_null());
     let blocks: &[Value] = match (obj.get("content"), structured) {
         (Some(Value::Array(blocks)), _) => blocks,
         (_, Some(_)) => &[],
-        (None, None) => return invalid("`content` is missing".to_owned()),
+        (None, None) => return (invalid("`content` is missing".to_owned()), 0),
         (Some(other), None) => {
-            return invalid(format!("`content` is {}, not an array", json_kind(other)))
+            return (
+                invalid(format!("`content` is {}, not an array", json_kind(other))),
+                0,
+            )
         }
     };
     if obj.get("isError") == Some(&Value::Bool(true)) {
-        return map_tool_error(blocks, structured, ctx);
+        return (map_tool_error(blocks, structured, ctx), 0);
     }
 
-    let budget = ctx.char_budget;
+    let budget = ctx.budget.unreachable_chars();
     let mode = ctx.media;
-    let media = passed_media(blocks, mode);
+    let rules = ctx.text_rules();
+    let media = match first_row {
+        0 => passed_media(blocks, mode),
+        _ => Vec::new(),
+    };
+    let skip = usize::try_from(first_row).unwrap_or(usize::MAX);
     let filled = match structured {
         Some(sc) => {
             let described = blocks
                 .iter()
                 .filter(move |_| mode == MediaMode::Describe)
                 .filter_map(move |b| describe_media(b, budget));
-            fill_rows(value_rows(sc, budget).chain(described), budget)
+            let rows = value_rows(sc, budget).chain(described);
+            fill_rows_within(rows.skip(skip), &ctx.budget)
         }
-        None => fill_rows(
-            blocks.iter().flat_map(move |b| block_rows(b, mode, budget)),
-            budget,
-        ),
+        None => {
+            let rows = blocks
+                .iter()
+                .flat_map(move |b| block_rows(b, mode, budget, rules));
+            fill_rows_within(rows.skip(skip), &ctx.budget)
+        }
     };
-    Mapped {
+    let kept = filled.kept;
+    let mapped = Mapped {
         envelope: filled.into_envelope(ctx.call_id, ctx.tool),
         media,
         meta: None,
-    }
+    };
+    (mapped, kept)
 }
 
 fn map_tool_error(
@@ -1032,9 +1112,9 @@ fn owned_item_row<'a>(item: Value) -> Row<'a> {
     }
 }
 
-/// A text block's rows: the JSON rule when the whole text is a JSON object or array, else one
-/// line row per line.
-fn text_rows(text: &str) -> Rows<'_> {
+/// A text block's rows: the JSON rule when the whole text is a JSON object or array, else
+/// its plain-text rows ([`plain_text_rows`]: lines or blocks, long ones split).
+fn text_rows(text: &str, rules: TextRules) -> Rows<'_> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         if let Ok(value @ (Value::Object(_) | Value::Array(_))) =
@@ -1043,14 +1123,7 @@ fn text_rows(text: &str) -> Rows<'_> {
             return owned_value_rows(value);
         }
     }
-    if text.is_empty() {
-        return no_rows();
-    }
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    Box::new(
-        body.split('\n')
-            .map(|line| Row::Line(Cow::Borrowed(line.strip_suffix('\r').unwrap_or(line)))),
-    )
+    plain_text_rows(text, rules)
 }
 
 /// The base64 `data` of an `image` / `audio` block or the `blob` of a `resource` block; `None`
@@ -1109,7 +1182,7 @@ pub(crate) fn describe_media<'a>(block: &Value, budget: usize) -> Option<Row<'a>
 }
 
 /// The rows of one content block (media blocks give none in passthrough mode).
-fn block_rows(block: &Value, mode: MediaMode, budget: usize) -> Rows<'_> {
+fn block_rows(block: &Value, mode: MediaMode, budget: usize, rules: TextRules) -> Rows<'_> {
     let Value::Object(map) = block else {
         return one_row(wrapped_value(bounded_clone(block, budget)));
     };
@@ -1122,7 +1195,7 @@ fn block_rows(block: &Value, mode: MediaMode, budget: usize) -> Rows<'_> {
     }
     match map.get("type").and_then(Value::as_str) {
         Some("text") => match map.get("text") {
-            Some(Value::String(text)) => text_rows(text),
+            Some(Value::String(text)) => text_rows(text, rules),
             _ => as_is(),
         },
         Some("resource_link") => {
@@ -1143,7 +1216,7 @@ fn block_rows(block: &Value, mode: MediaMode, budget: usize) -> Rows<'_> {
                         row.insert("uri".to_owned(), bounded_clone(uri, budget));
                         owned_row(row)
                     });
-                    Box::new(uri.into_iter().chain(text_rows(text)))
+                    Box::new(uri.into_iter().chain(text_rows(text, rules)))
                 }
                 _ => as_is(),
             },
@@ -1166,7 +1239,11 @@ mod tests {
             call_id: "c7",
             tool: "git_log",
             server: SERVER,
-            char_budget: budget,
+            budget: crate::budget::Budget::chars(budget),
+            text: crate::outcome::TextShape {
+                long_rows: crate::budget::LongRows::Keep,
+                ..Default::default()
+            },
             media,
         }
     }
@@ -1595,7 +1672,11 @@ mod tests {
                 call_id: "9",
                 tool: "x",
                 server: "",
-                char_budget: 500,
+                budget: crate::budget::Budget::chars(500),
+                text: crate::outcome::TextShape {
+                    long_rows: crate::budget::LongRows::Keep,
+                    ..Default::default()
+                },
                 media: MediaMode::Passthrough,
             },
         );
@@ -2103,7 +2184,11 @@ mod tests {
                 call_id: "c1",
                 tool: "t",
                 server: "s",
-                char_budget: budget,
+                budget: crate::budget::Budget::chars(budget),
+                text: crate::outcome::TextShape {
+                    long_rows: crate::budget::LongRows::Keep,
+                    ..Default::default()
+                },
                 media,
             },
         )

@@ -49,6 +49,7 @@ use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
 use crate::passthrough::results::is_url_elicitation_required;
 use crate::passthrough::NotificationAction;
+use crate::settings::RecordedBudget;
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
@@ -1146,8 +1147,7 @@ impl Proxy {
             call_id: call_id.clone(),
             tool: name.clone(),
             server: server.clone(),
-            char_budget: settings.char_budget.value,
-            media: settings.media.value,
+            settings,
         };
         let timeout = settings.tool_timeout.value;
         let (mapped, payload, outcome) = match received {
@@ -1161,13 +1161,7 @@ impl Proxy {
                 (mapped, Some(raw), parsed)
             }
             Received::Outcome(outcome) => {
-                let ctx = MappingContext {
-                    call_id: &call_id,
-                    tool: &name,
-                    server: &server,
-                    char_budget: settings.char_budget.value,
-                    media: settings.media.value,
-                };
+                let ctx = settings.mapping_context(&call_id, &name, &server);
                 (map_outcome(&outcome, &ctx), None, Some(outcome))
             }
         };
@@ -1203,6 +1197,7 @@ impl Proxy {
                     duration,
                     events,
                 )
+                .with_budget(RecordedBudget::of(&settings))
             };
             match (outcome, payload.take()) {
                 (Some(outcome), _) => writer.record(record(outcome)),
@@ -1282,19 +1277,13 @@ struct OwnedContext {
     call_id: String,
     tool: String,
     server: String,
-    char_budget: usize,
-    media: crate::config::MediaMode,
+    settings: crate::config::ToolSettings,
 }
 
 impl OwnedContext {
     fn borrow(&self) -> MappingContext<'_> {
-        MappingContext {
-            call_id: &self.call_id,
-            tool: &self.tool,
-            server: &self.server,
-            char_budget: self.char_budget,
-            media: self.media,
-        }
+        self.settings
+            .mapping_context(&self.call_id, &self.tool, &self.server)
     }
 }
 

@@ -99,8 +99,9 @@ fn answered_chars(record: &CallRecord) -> usize {
         call_id: &record.call_id,
         tool: &record.tool,
         server: &record.server,
-        char_budget: record.char_budget,
+        budget: record.budget.budget(record.char_budget),
         media: record.media,
+        text: record.budget.text_shape(),
     };
     let media = map_outcome(&record.outcome, &ctx).media;
     let envelope = serde_json::to_string(&record.envelope).unwrap_or_default();
@@ -118,8 +119,12 @@ fn full_content_chars(record: &CallRecord) -> Option<usize> {
         call_id: &record.call_id,
         tool: &record.tool,
         server: &record.server,
-        char_budget: UNLIMITED,
+        budget: crate::budget::Budget::chars(UNLIMITED),
         media: record.media,
+        text: crate::outcome::TextShape {
+            long_rows: crate::budget::LongRows::Keep,
+            ..Default::default()
+        },
     };
     let envelope = map_outcome(&record.outcome, &ctx).envelope;
     (envelope.status != Status::Error).then(|| envelope.content.chars().count())

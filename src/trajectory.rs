@@ -81,7 +81,10 @@
 //! # Budget
 //! With [`RenderOptions::budget`] = `Some(N)`, whole groups are kept, oldest first, while the
 //! running length of the output stays within `N` characters (Unicode scalar values; the number
-//! prefixes and newlines count). The first group that does not fit stops the rendering (a later,
+//! prefixes and newlines count), or `N` tokens of [`RenderOptions::tokens`] when set. Every group
+//! ends with a newline and the next starts with its number, a point at which the tokenizers
+//! always cut (see [`crate::budget::safe_cut`]), so the tokens of the output are the sum of its
+//! groups' tokens. The first group that does not fit stops the rendering (a later,
 //! smaller group is never taken instead), and a final line
 //! `(3 more calls omitted for budget)` (`(1 more call omitted for budget)` for one) says how
 //! many groups were left out; that line has no number and is not counted in the budget.
@@ -90,6 +93,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
+use crate::budget::{Measure, Tokenizer};
 use crate::envelope::Status;
 use crate::transcript::CallRecord;
 
@@ -108,6 +112,8 @@ pub struct RenderOptions {
     /// kept groups may take; `None` keeps everything. The closing
     /// `(N more calls omitted for budget)` line is not counted. See the module docs.
     pub budget: Option<usize>,
+    /// Count `budget` in tokens of this tokenizer instead of characters.
+    pub tokens: Option<Tokenizer>,
 }
 
 /// Renders records as the numbered trajectory text (issue 4, seed 004): one group per record,
@@ -127,7 +133,10 @@ pub fn render(records: &[CallRecord], opts: &RenderOptions) -> String {
             let _ = writeln!(text, "{}. {}", next + k, item);
         }
         if let Some(budget) = opts.budget {
-            let len = text.chars().count();
+            let len = match opts.tokens {
+                Some(t) => Measure::Tokens(t).count(&text),
+                None => Measure::Chars.count(&text),
+            };
             if used.saturating_add(len) > budget {
                 let left = order.len() - i;
                 let noun = if left == 1 { "call" } else { "calls" };
@@ -601,7 +610,10 @@ mod tests {
     }
 
     fn budget(n: usize) -> RenderOptions {
-        RenderOptions { budget: Some(n) }
+        RenderOptions {
+            budget: Some(n),
+            tokens: None,
+        }
     }
 
     fn s2c(m: Value) -> Value {
@@ -1050,6 +1062,27 @@ mod tests {
     }
 
     #[test]
+    fn token_budget_counts_tokens_of_whole_groups() {
+        let records = seed_records();
+        let t = Tokenizer::O200kBase;
+        let full = render(&records, &all());
+        let n = t.count(&full);
+        let opts = |n| RenderOptions {
+            budget: Some(n),
+            tokens: Some(t),
+        };
+        // The sum of the groups' tokens is the output's: exactly n keeps everything.
+        assert_eq!(render(&records, &opts(n)), full);
+        let short = render(&records, &opts(n - 1));
+        assert!(
+            short.ends_with("(1 more call omitted for budget)\n"),
+            "{short}"
+        );
+        let kept = short.rsplit_once("(1 more").unwrap().0;
+        assert!(t.count(kept) < n);
+    }
+
+    #[test]
     fn budget_counts_characters_and_number_prefixes() {
         // 'é' is one character, two bytes.
         let r = ok(0, 0, "", "t", json!({}), "é");
@@ -1198,7 +1231,7 @@ mod tests {
             let expected: usize = records.iter().map(|r| r.events.len() + 2).sum();
             prop_assert_eq!(lines.len(), expected);
 
-            let out = render(&records, &RenderOptions { budget: b });
+            let out = render(&records, &RenderOptions { budget: b, tokens: None });
             let lines: Vec<&str> = out.split_terminator('\n').collect();
             let kept: Vec<&&str> = lines.iter().filter(|l| numbered(l)).collect();
             let kept_len: usize = kept.iter().map(|l| l.chars().count() + 1).sum();

@@ -27,6 +27,7 @@ use tracing::warn;
 use crate::config::{Config, MediaMode};
 use crate::envelope::Envelope;
 use crate::outcome::{map_outcome, MappingContext, Outcome};
+use crate::settings::RecordedBudget;
 
 /// The transcript format version written in every record's `v`.
 pub const FORMAT_VERSION: u32 = 1;
@@ -54,6 +55,10 @@ pub struct CallRecord {
     pub arguments: Value,
     /// The char_budget in force (Unicode scalar values).
     pub char_budget: usize,
+    /// The other budget settings in force (`token_budget`, `tokenizer`, `long_rows`, ...),
+    /// written flat beside `char_budget`.
+    #[serde(flatten)]
+    pub budget: RecordedBudget,
     /// The tool timeout in force, in milliseconds.
     pub timeout_ms: u64,
     /// The media mode in force.
@@ -146,6 +151,12 @@ pub fn redact(value: &mut Value, keys: &[String]) {
 }
 
 impl CallRecord {
+    /// The record with the budget settings beside `char_budget` that the call used.
+    pub fn with_budget(mut self, budget: RecordedBudget) -> CallRecord {
+        self.budget = budget;
+        self
+    }
+
     /// Builds a record; `arguments` and `events` are redacted with `redact_keys` here.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -179,6 +190,7 @@ impl CallRecord {
             server_tool: server_tool.to_owned(),
             arguments,
             char_budget,
+            budget: RecordedBudget::default(),
             timeout_ms: timeout.as_millis() as u64,
             media,
             outcome,
@@ -316,6 +328,8 @@ fn record_line_with_raw_result(record: &CallRecord, response_line: &str) -> Vec<
         server_tool: &'a str,
         arguments: &'a Value,
         char_budget: usize,
+        #[serde(flatten)]
+        budget: &'a RecordedBudget,
         timeout_ms: u64,
         media: MediaMode,
         outcome: OutcomeOut<'a>,
@@ -345,6 +359,7 @@ fn record_line_with_raw_result(record: &CallRecord, response_line: &str) -> Vec<
         server_tool: &r.server_tool,
         arguments: &r.arguments,
         char_budget: r.char_budget,
+        budget: &r.budget,
         timeout_ms: r.timeout_ms,
         media: r.media,
         outcome,
@@ -551,13 +566,14 @@ pub fn read_transcript(path: &Path) -> Result<Transcript, ReadError> {
 /// The envelope a record's raw outcome gives today: with the budget and media of `config` for
 /// its server and tool when given, else those recorded.
 pub fn recompute(record: &CallRecord, config: Option<&Config>) -> Envelope {
-    let (char_budget, media) = settings_for(record, config);
+    let (char_budget, budget, media) = settings_for(record, config);
     let ctx = MappingContext {
         call_id: &record.call_id,
         tool: &record.tool,
         server: &record.server,
-        char_budget,
+        budget: budget.budget(char_budget),
         media,
+        text: budget.text_shape(),
     };
     map_outcome(&record.outcome, &ctx).envelope
 }
@@ -609,14 +625,17 @@ pub fn replay(transcript: &Transcript, config: Option<&Config>) -> Vec<ReplayRes
 }
 
 /// The settings `recompute` uses for a record: `config`'s for its server and tool, else the
-/// recorded ones. Returns `(char_budget, media)`.
-pub fn settings_for(record: &CallRecord, config: Option<&Config>) -> (usize, MediaMode) {
+/// recorded ones. Returns `(char_budget, the other budget settings, media)`.
+pub fn settings_for(
+    record: &CallRecord,
+    config: Option<&Config>,
+) -> (usize, RecordedBudget, MediaMode) {
     match config {
         Some(c) => {
             let s = c.tool_settings(&record.server, &record.server_tool);
-            (s.char_budget.value, s.media.value)
+            (s.char_budget.value, RecordedBudget::of(&s), s.media.value)
         }
-        None => (record.char_budget, record.media),
+        None => (record.char_budget, record.budget, record.media),
     }
 }
 
@@ -628,8 +647,9 @@ pub fn apply_update(
     config: Option<&Config>,
 ) {
     for (record, result) in records.iter_mut().zip(results) {
-        let (char_budget, media) = settings_for(record, config);
+        let (char_budget, budget, media) = settings_for(record, config);
         record.char_budget = char_budget;
+        record.budget = budget;
         record.media = media;
         record.envelope = result.recomputed;
     }
@@ -782,7 +802,11 @@ mod tests {
             call_id,
             tool: "t",
             server: "s",
-            char_budget: budget,
+            budget: crate::budget::Budget::chars(budget),
+            text: crate::outcome::TextShape {
+                long_rows: crate::budget::LongRows::Keep,
+                ..Default::default()
+            },
             media: MediaMode::Passthrough,
         };
         let envelope = map_outcome(&outcome, &ctx).envelope;

@@ -37,8 +37,8 @@ fn good_config_lists_ready_server_and_tools_with_sources() {
     };
     assert!(line("fx ").starts_with("fx ready "), "{text}");
     assert!(line("fx ").ends_with(" ms"), "{text}");
-    assert_eq!(line("  fx_rows "), "fx_rows 40 (defaults) 30s (server)");
-    assert_eq!(line("  fx_echo "), "fx_echo 40 (defaults) 2.5s (tool)");
+    assert_eq!(line("  fx_rows "), "fx_rows 40 (defaults) - 30s (server)");
+    assert_eq!(line("  fx_echo "), "fx_echo 40 (defaults) - 2.5s (tool)");
     assert_eq!(line("off "), "off disabled");
     assert!(text.contains("1 of 1 enabled server(s) ready"), "{text}");
     // Quiet by default: a healthy check logs nothing (no INFO lines, no shutdown noise).

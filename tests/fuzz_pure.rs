@@ -84,7 +84,11 @@ fn ctx(budget: usize) -> MappingContext<'static> {
         call_id: "c",
         tool: "t",
         server: "s",
-        char_budget: budget,
+        budget: mcp_envelope::budget::Budget::chars(budget),
+        text: mcp_envelope::outcome::TextShape {
+            long_rows: mcp_envelope::budget::LongRows::Keep,
+            ..Default::default()
+        },
         media: MediaMode::Passthrough,
     }
 }

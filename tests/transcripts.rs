@@ -35,7 +35,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-const RECORD_KEYS: [&str; 15] = [
+const RECORD_KEYS: [&str; 20] = [
     "v",
     "started_at",
     "seq",
@@ -45,12 +45,17 @@ const RECORD_KEYS: [&str; 15] = [
     "server_tool",
     "arguments",
     "char_budget",
+    "long_rows",
+    "text_rows",
     "timeout_ms",
     "media",
     "outcome",
     "envelope",
     "duration_ms",
     "events",
+    "token_budget",
+    "tokenizer",
+    "chars_unlimited",
 ];
 
 /// Records a session with time, git (git_log budget 300) and the fixture into `path`.
@@ -108,7 +113,7 @@ fn recorded_session_replays_updates_and_renders() {
         for k in &keys {
             assert!(RECORD_KEYS.contains(k), "unexpected key {k}");
         }
-        for k in &RECORD_KEYS[..14] {
+        for k in &RECORD_KEYS[..16] {
             assert!(keys.contains(k), "record {i} lacks {k}: {r}");
         }
         assert_eq!(r["v"], 1);

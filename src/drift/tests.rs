@@ -20,7 +20,11 @@ fn record(outcome: Outcome) -> CallRecord {
         call_id: "1",
         tool: "git_log",
         server: "git",
-        char_budget: 1000,
+        budget: crate::budget::Budget::chars(1000),
+        text: crate::outcome::TextShape {
+            long_rows: crate::budget::LongRows::Keep,
+            ..Default::default()
+        },
         media: MediaMode::Passthrough,
     };
     let envelope = map_outcome(&outcome, &ctx).envelope;

@@ -81,7 +81,8 @@ mod tests {
             call_id: "1",
             tool: "t",
             server: "docs",
-            char_budget: 2000,
+            budget: crate::budget::Budget::chars(2000),
+            text: crate::outcome::TextShape::default(),
             media: MediaMode::Passthrough,
         };
         let env = map_outcome(outcome, &ctx).envelope;

@@ -15,10 +15,10 @@
 
 use serde_json::Value;
 
+use crate::budget::Meter;
 use crate::envelope::{render_row, Envelope, Status, LINE_SEPARATOR, ROW_SEPARATOR};
-use crate::outcome::{
-    cut_message, describe_media, passed_media, Mapped, MappingContext, MediaMode,
-};
+use crate::message_cut::cut_message_within;
+use crate::outcome::{describe_media, passed_media, Mapped, MappingContext, MediaMode};
 
 /// JSON-RPC error code of the URL-elicitation-required error (MCP 2025-11-25).
 pub const URL_ELICITATION_REQUIRED: i64 = -32042;
@@ -71,7 +71,7 @@ pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped
 }
 
 fn error(ctx: &MappingContext<'_>, error_type: &str, message: &str) -> Mapped {
-    let message = cut_message([message], ctx.char_budget);
+    let message = cut_message_within([message], &ctx.budget);
     Mapped {
         envelope: Envelope::error(ctx.call_id, ctx.tool, error_type, &message),
         media: Vec::new(),
@@ -126,14 +126,14 @@ pub fn split_rows(content: &str) -> Vec<(&'static str, &str)> {
 /// greedily within our budget, and `omitted` is ours plus its own. `call_id` and `tool` are
 /// ours. Media blocks after its text block pass through as usual.
 pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> Mapped {
-    let budget = ctx.char_budget;
+    let budget = ctx.budget.unreachable_chars();
     let media = passed_media(blocks, ctx.media);
     if inner.status == Status::Error {
         let (error_type, message) = inner
             .content
             .split_once(": ")
             .unwrap_or(("unknown", &inner.content));
-        let message = cut_message([message], budget);
+        let message = cut_message_within([message], &ctx.budget);
         let mut envelope = Envelope::error(ctx.call_id, ctx.tool, error_type, &message);
         envelope.retryable = inner.retryable;
         return Mapped {
@@ -154,22 +154,27 @@ pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> M
         .into_iter()
         .chain(described.iter().map(|d| (ROW_SEPARATOR, d.as_str())));
     let mut content = String::new();
-    let mut used = 0usize;
+    let mut meter = Meter::new(&ctx.budget);
     let mut omitted = inner.omitted;
     let mut first = true;
     let mut rows = rows.peekable();
     while let Some((separator, row)) = rows.next() {
         let separator = if first { "" } else { separator };
-        let cost = separator.chars().count() + row.chars().count();
-        if used + cost > budget {
+        let row_chars = row.chars().count();
+        let fits = meter
+            .bound(separator)
+            .is_some_and(|b| row_chars <= b.chars && row.len() <= b.bytes)
+            && meter.admit(&content, separator, row, row_chars);
+        if !fits {
             omitted += 1 + rows.count() as u64;
             break;
         }
         content.push_str(separator);
         content.push_str(row);
-        used += cost;
+        meter.commit(content.len());
         first = false;
     }
+    omitted += meter.verify(&mut content) as u64;
     let envelope = Envelope {
         call_id: ctx.call_id.to_owned(),
         tool: ctx.tool.to_owned(),
@@ -199,8 +204,9 @@ mod tests {
             call_id: "9",
             tool: "outer_tool",
             server: "inner",
-            char_budget: budget,
+            budget: crate::budget::Budget::chars(budget),
             media: MediaMode::Passthrough,
+            text: crate::outcome::TextShape::default(),
         }
     }
 

@@ -11,7 +11,11 @@ fn record(tool: &str, outcome: Outcome, char_budget: usize, duration_ms: u64) ->
         call_id: "1",
         tool,
         server: "git",
-        char_budget,
+        budget: crate::budget::Budget::chars(char_budget),
+        text: crate::outcome::TextShape {
+            long_rows: crate::budget::LongRows::Keep,
+            ..Default::default()
+        },
         media: MediaMode::Passthrough,
     };
     let envelope = map_outcome(&outcome, &ctx).envelope;
@@ -85,7 +89,11 @@ fn suggested_budget_keeps_ninety_percent_whole() {
                 call_id: "1",
                 tool: "t",
                 server: "git",
-                char_budget: 90,
+                budget: crate::budget::Budget::chars(90),
+                text: crate::outcome::TextShape {
+                    long_rows: crate::budget::LongRows::Keep,
+                    ..Default::default()
+                },
                 media: MediaMode::Passthrough,
             };
             map_outcome(&r.outcome, &ctx).envelope.status == Status::Ok
