@@ -6,10 +6,13 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use mcp_envelope::budget::{Budget, Tokenizer};
 use mcp_envelope::config::MediaMode;
 use mcp_envelope::envelope::{summarize_tool_result, ToolResult};
 use mcp_envelope::jsonrpc::LineReader;
+use mcp_envelope::outcome::TextShape;
 use mcp_envelope::outcome::{map_outcome, map_raw_response, MappingContext, Outcome};
+use mcp_envelope::paging::{PageKey, PageStore, StoredCall, DEFAULT_MAX_BYTES, DEFAULT_TTL};
 use serde_json::{json, Value};
 
 fn rows(n: usize) -> Vec<Value> {
@@ -168,5 +171,114 @@ fn message_lines(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, envelope_core, result_mapping, message_lines);
+/// A git log like text of `commits` commits (about 200 bytes each).
+fn git_log_text(commits: usize) -> String {
+    (0..commits)
+        .map(|i| {
+            format!(
+                "Commit: '{i:040x}'\nAuthor: <Test <t@example.invalid>>\nDate: 2026-01-01 00:00:00+00:00\nMessage: 'commit number {i} fixes the parser'\n\n"
+            )
+        })
+        .collect()
+}
+
+/// Tokenizer throughput (MB/s of text counted), and what a token budget adds to mapping a
+/// text result over a character budget of about the same size (about 4 characters a token).
+fn token_budgets(c: &mut Criterion) {
+    let text = git_log_text(5_000);
+    let mut group = c.benchmark_group("tokens");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    for tokenizer in Tokenizer::ALL {
+        tokenizer.preload();
+        group.bench_function(format!("count_{tokenizer}_1MB_git_log"), |b| {
+            b.iter(|| black_box(tokenizer.count(black_box(&text))))
+        });
+    }
+    let result = json!({"content": [{"type": "text", "text": git_log_text(500)}]});
+    let outcome = Outcome::Result { result };
+    group.throughput(Throughput::Elements(1));
+    let budgets = [
+        ("chars_2000", Budget::chars(2_000)),
+        (
+            "o200k_500_tokens",
+            Budget::tokens(500, Tokenizer::O200kBase),
+        ),
+        (
+            "chars_and_tokens",
+            Budget {
+                chars: Some(2_000),
+                tokens: Budget::tokens(500, Tokenizer::O200kBase).tokens,
+            },
+        ),
+    ];
+    for (label, budget) in budgets {
+        let ctx = MappingContext {
+            call_id: "1",
+            tool: "git_log",
+            server: "git",
+            budget,
+            media: MediaMode::Passthrough,
+            text: TextShape::default(),
+        };
+        group.bench_function(format!("map_git_log_500_commits_{label}"), |b| {
+            b.iter(|| black_box(map_outcome(black_box(&outcome), &ctx)))
+        });
+    }
+    group.finish();
+    paging_store_memory();
+}
+
+/// Not a timing: the paging store's bytes and this process's resident memory after 1,000
+/// truncated results of 100 kB each are kept in a store of the default 32 MiB (printed).
+fn paging_store_memory() {
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .unwrap_or(0)
+    };
+    let before = rss();
+    let mut store = PageStore::new(DEFAULT_MAX_BYTES, DEFAULT_TTL);
+    let now = std::time::Instant::now();
+    let text = git_log_text(500);
+    for i in 0..1_000 {
+        let result = json!({"content": [{"type": "text", "text": format!("{i}{text}")}]});
+        let call = StoredCall {
+            result_json: result.to_string(),
+            tool: "git_log".into(),
+            server: "git".into(),
+            server_tool: "git_log".into(),
+            budget: Budget::chars(2_000),
+            media: MediaMode::Passthrough,
+            text: TextShape::default(),
+        };
+        let key = PageKey {
+            session: 1,
+            call_id: i.to_string(),
+        };
+        store.insert(key, call, 490, now).unwrap();
+    }
+    let after = rss();
+    println!(
+        "paging store: 1000 truncated results of {} kB kept in {} MiB: {} entries, {:.1} MiB held, process RSS {:.1} -> {:.1} MiB",
+        text.len() / 1000,
+        DEFAULT_MAX_BYTES >> 20,
+        store.len(),
+        store.used_bytes() as f64 / 1048576.0,
+        before as f64 / 1024.0,
+        after as f64 / 1024.0,
+    );
+}
+
+criterion_group!(
+    benches,
+    envelope_core,
+    result_mapping,
+    message_lines,
+    token_budgets
+);
 criterion_main!(benches);

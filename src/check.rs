@@ -489,12 +489,12 @@ old            disabled
         let text = render(&r);
         assert!(
             text.contains(
-                "  fx_echo                         500 (tool)     0.5s (server)\n  prompt: fx_greet\n  resource: fixture://fx/doc/0\n  resource: shared://doc\n  template: fixture://fx/item/{id}\n  warning: prompts/list failed: boom\n"
+                "  fx_tokens                       -              300 cl100k_base (tool)  60s (built-in)\n  prompt: fx_greet\n  resource: fixture://fx/doc/0\n  resource: shared://doc\n  template: fixture://fx/item/{id}\n  warning: prompts/list failed: boom\n"
             ),
             "{text}"
         );
         assert!(
-            text.ends_with("1 of 2 enabled server(s) ready, 2 tool(s), 1 prompt(s), 2 resource(s), 1 resource template(s)\n"),
+            text.ends_with("1 of 2 enabled server(s) ready, 3 tool(s), 1 prompt(s), 2 resource(s), 1 resource template(s)\n"),
             "{text}"
         );
     }

@@ -92,6 +92,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::budget::{LongRows, TextRows, Tokenizer};
+use crate::page_tool::{PagingConfig, RawPaging};
 use crate::settings::{BudgetKeys, BudgetRules, PositiveCount};
 
 mod codex;
@@ -188,6 +189,8 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// The `[transcript]` table (defaults when absent).
     pub transcript: TranscriptConfig,
+    /// The `[paging]` table (defaults when absent).
+    pub paging: PagingConfig,
 }
 
 /// The `[defaults]` table; `None` for a key not written.
@@ -589,6 +592,8 @@ struct RawConfig {
     defaults: RawDefaults,
     /// Optional JSONL transcript of every tools/call.
     transcript: Option<RawTranscript>,
+    /// The page tool, which answers the rows a truncated result left out.
+    paging: Option<RawPaging>,
     /// The downstream MCP servers, keyed by name (non-empty, without `__`). Same keys as
     /// Codex's `[mcp_servers.NAME]`.
     #[serde(default)]
@@ -954,6 +959,8 @@ impl Ctx<'_> {
                     .unwrap_or_else(|| TranscriptConfig::default().redact_keys),
             },
         };
+        let paging = PagingConfig::from_raw(raw.paging)
+            .map_err(|(span, msg)| self.error(span, Some("paging.tool_name".into()), msg))?;
         let mut servers = Vec::with_capacity(raw.mcp_servers.len());
         // In the order they are written: name collisions between servers resolve in it.
         let mut raw_servers: Vec<_> = raw.mcp_servers.into_iter().collect();
@@ -967,6 +974,7 @@ impl Ctx<'_> {
             defaults,
             servers,
             transcript,
+            paging,
         })
     }
 

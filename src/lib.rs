@@ -10,6 +10,8 @@
 //! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`exposed_names`] | the names given to tools, kept for the session | no |
+//! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
+//! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
 //! | [`availability`] | servers that are down, named in `initialize`'s instructions and sent as a `notifications/message` warning | no |
 //! | [`settings`] | `token_budget`, `tokenizer`, `long_rows`, `text_rows` per level, resolved; a tool's Budget and mapping context | no |
@@ -50,6 +52,8 @@ pub mod jsonrpc;
 pub mod message_cut;
 pub mod offload;
 pub mod outcome;
+pub mod page_tool;
+pub mod paging;
 pub mod passthrough;
 pub mod redact;
 pub mod session;

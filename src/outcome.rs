@@ -122,6 +122,21 @@ pub enum Outcome {
         /// Why, in plain words.
         detail: String,
     },
+    /// A page of the proxy's page tool: the rows of the earlier call `of_call_id` (same
+    /// session, same transcript) from row `first_row` on. Replay finds that call's record.
+    Page {
+        /// The `call_id` of the truncated call paged.
+        of_call_id: String,
+        /// The page's first row (0-based, among that result's rows).
+        first_row: u64,
+    },
+    /// The page tool's error answer (bad arguments, no rows kept for the `call_id`).
+    PageError {
+        /// The envelope's error type (`invalid_argument`, `not_found`).
+        error_type: String,
+        /// The message.
+        message: String,
+    },
 }
 
 /// Everything [`map_outcome`] needs besides the outcome.
@@ -309,6 +324,20 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             ],
         ),
         Outcome::NotRecorded { detail } => err(ErrorType::NotFound, &[detail]),
+        Outcome::Page { of_call_id, .. } => err(
+            ErrorType::NotFound,
+            &[&format!(
+                "the result of call '{of_call_id}' is not in this transcript"
+            )],
+        ),
+        Outcome::PageError {
+            error_type,
+            message,
+        } => Mapped {
+            envelope: Envelope::error(ctx.call_id, ctx.tool, error_type, message),
+            media: Vec::new(),
+            meta: None,
+        },
     }
 }
 
@@ -852,6 +881,15 @@ fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
     map_result_from(result, ctx, 0).0
 }
 
+/// How many rows a success result has under `ctx`'s text rules (0 for an error result).
+pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
+    let (mapped, kept) = map_plain_result(result, ctx, 0, &Budget::chars(0));
+    match mapped.envelope.status {
+        Status::Error => 0,
+        _ => kept + mapped.envelope.omitted,
+    }
+}
+
 /// The envelope of a result's rows from row `first_row` on (0: the whole result; a later page
 /// leaves out the rows before it and passes no media), and how many rows it kept. Error
 /// results, and the results [`crate::passthrough::results`] handles, map as usual whatever
@@ -859,13 +897,20 @@ fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
 pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
     let (mut mapped, kept) = match crate::passthrough::results::special_result(result, ctx) {
         Some(special) => (special, 0),
-        None => map_plain_result(result, ctx, first_row),
+        None => map_plain_result(result, ctx, first_row, &ctx.budget),
     };
     mapped.meta = result.get("_meta").filter(|m| !m.is_null()).cloned();
     (mapped, kept)
 }
 
-fn map_plain_result(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
+/// The plain rules from row `first_row` on, filling within `fill` (rows are still cut by
+/// `ctx`'s budget).
+fn map_plain_result(
+    result: &Value,
+    ctx: &MappingContext<'_>,
+    first_row: u64,
+    fill: &Budget,
+) -> (Mapped, u64) {
     let invalid = |what: String| {
         error_mapped(
             ctx,
@@ -916,13 +961,13 @@ fn map_plain_result(result: &Value, ctx: &MappingContext<'_>, first_row: u64) ->
                 .filter(move |_| mode == MediaMode::Describe)
                 .filter_map(move |b| describe_media(b, budget));
             let rows = value_rows(sc, budget).chain(described);
-            fill_rows_within(rows.skip(skip), &ctx.budget)
+            fill_rows_within(rows.skip(skip), fill)
         }
         None => {
             let rows = blocks
                 .iter()
                 .flat_map(move |b| block_rows(b, mode, budget, rules));
-            fill_rows_within(rows.skip(skip), &ctx.budget)
+            fill_rows_within(rows.skip(skip), fill)
         }
     };
     let kept = filled.kept;

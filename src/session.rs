@@ -52,6 +52,8 @@ use crate::passthrough::NotificationAction;
 use crate::settings::RecordedBudget;
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
+mod paging_hooks;
+
 /// Protocol versions we speak, oldest first (MCP specification revisions).
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
     ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -194,6 +196,8 @@ pub struct Proxy {
     cassette: OnceLock<crate::cassette::Playback>,
     /// The tool list last written to the transcript per server, to record only changes.
     recorded_tool_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
+    /// The page tool and this session's kept results (`None` when paging is off).
+    pager: Option<crate::page_tool::Pager>,
 }
 
 impl Proxy {
@@ -205,6 +209,7 @@ impl Proxy {
     ) -> Arc<Proxy> {
         let (shutdown, _) = watch::channel(false);
         Arc::new(Proxy {
+            pager: crate::page_tool::Pager::new(&config.paging),
             config,
             servers: OnceLock::new(),
             server_tasks: Mutex::new(Vec::new()),
@@ -1001,7 +1006,7 @@ impl Proxy {
             "tools/list" => match crate::passthrough::check_cursor(params.as_ref()) {
                 Ok(()) => Answer::of(&jsonrpc::response(
                     id,
-                    json!({ "tools": self.catalog().tools() }),
+                    json!({ "tools": self.listed_tools() }),
                 )),
                 Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
             },
@@ -1072,14 +1077,16 @@ impl Proxy {
         let started_at = std::time::SystemTime::now();
         let started = Instant::now();
         let seq = seq.unwrap_or_else(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
+        let paged = self.page_call(&name, &call_id, params.get("arguments"));
         let route = self.catalog().route(&name).cloned();
-        let (server, own_name, settings, received) = match route {
-            None => {
+        let (server, own_name, settings, received) = match (paged, route) {
+            (Some(page), _) => page,
+            (None, None) => {
                 let settings = self.config.tool_settings("", &name);
                 let received = Received::Outcome(Outcome::NoSuchTool);
                 (String::new(), name.clone(), settings, received)
             }
-            Some(route) => {
+            (None, Some(route)) => {
                 let settings = self.config.tool_settings(&route.server, &route.tool);
                 params.insert("name".into(), Value::from(route.tool.clone()));
                 if self.transcript.is_some() {
@@ -1164,8 +1171,13 @@ impl Proxy {
                 let ctx = settings.mapping_context(&call_id, &name, &server);
                 (map_outcome(&outcome, &ctx), None, Some(outcome))
             }
+            Received::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
         };
         let duration = started.elapsed();
+        let (o, p) = (outcome.as_ref(), payload.as_ref());
+        self.keep_page_rows(
+            &call_id, &name, &server, &own_name, &settings, &mapped, o, p,
+        );
         let mut payload = payload;
         if let Some(writer) = &self.transcript {
             let events = self
@@ -1270,6 +1282,8 @@ impl Proxy {
 enum Received {
     Outcome(Outcome),
     Raw(RawResponse),
+    /// Answered by the proxy itself (the page tool), with the outcome to record.
+    Mapped(Mapped, Outcome),
 }
 
 /// A [`MappingContext`] that owns its strings, to move into work on the blocking pool.

@@ -278,7 +278,7 @@ impl TranscriptWriter {
 
 /// The `result` member of a JSON-RPC response line, unparsed (one pass over the line; `None`
 /// unless the line is a valid JSON object with a `result`).
-fn result_of_response(line: &str) -> Option<&serde_json::value::RawValue> {
+pub(crate) fn result_of_response(line: &str) -> Option<&serde_json::value::RawValue> {
     use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
     struct ResultMember;
     impl<'de> Visitor<'de> for ResultMember {
@@ -566,16 +566,46 @@ pub fn read_transcript(path: &Path) -> Result<Transcript, ReadError> {
 /// The envelope a record's raw outcome gives today: with the budget and media of `config` for
 /// its server and tool when given, else those recorded.
 pub fn recompute(record: &CallRecord, config: Option<&Config>) -> Envelope {
+    let ctx = replay_context(record, config);
+    map_outcome(&record.outcome, &ctx).envelope
+}
+
+/// The mapping context replay uses for `record` (see [`settings_for`]).
+fn replay_context<'a>(record: &'a CallRecord, config: Option<&Config>) -> MappingContext<'a> {
     let (char_budget, budget, media) = settings_for(record, config);
-    let ctx = MappingContext {
+    MappingContext {
         call_id: &record.call_id,
         tool: &record.tool,
         server: &record.server,
         budget: budget.budget(char_budget),
         media,
         text: budget.text_shape(),
+    }
+}
+
+/// [`recompute`] of a record that follows `earlier` in its transcript: a page of the page tool
+/// ([`Outcome::Page`]) is recomputed from the record of the call it paged (the latest earlier
+/// record with that `call_id`), with the page record's settings (those of the paged tool).
+pub fn recompute_after(
+    earlier: &[CallRecord],
+    record: &CallRecord,
+    config: Option<&Config>,
+) -> Envelope {
+    let Outcome::Page {
+        of_call_id,
+        first_row,
+    } = &record.outcome
+    else {
+        return recompute(record, config);
     };
-    map_outcome(&record.outcome, &ctx).envelope
+    let original = earlier.iter().rev().find(|e| {
+        &e.call_id == of_call_id
+            && !matches!(e.outcome, Outcome::Page { .. } | Outcome::PageError { .. })
+    });
+    let ctx = replay_context(record, config);
+    original
+        .and_then(|o| crate::page_tool::replay_page(&o.outcome, &ctx, *first_row))
+        .unwrap_or_else(|| recompute(record, config))
 }
 
 /// One record's replay verdict.
@@ -614,12 +644,13 @@ impl ReplayResult {
 
 /// Replays every record (see [`recompute`]).
 pub fn replay(transcript: &Transcript, config: Option<&Config>) -> Vec<ReplayResult> {
-    transcript
-        .records
+    let records = &transcript.records;
+    records
         .iter()
-        .map(|r| ReplayResult {
+        .enumerate()
+        .map(|(i, r)| ReplayResult {
             recorded: r.envelope.clone(),
-            recomputed: recompute(r, config),
+            recomputed: recompute_after(&records[..i], r, config),
         })
         .collect()
 }

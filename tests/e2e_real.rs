@@ -361,7 +361,10 @@ fn old_protocol_versions_initialize_and_call() {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["get_current_time", "convert_time"]);
+        assert_eq!(
+            names,
+            ["get_current_time", "convert_time", "envelope_next_page"]
+        );
         let env = envelope_of(&p.call(
             json!(3),
             "get_current_time",
@@ -415,7 +418,11 @@ fn inspector_cli_lists_and_calls_tools() {
     let list = inspector_run(&cfg, &["--method", "tools/list"]);
     let tools = list["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["get_current_time", "convert_time"]);
+    // The proxy's own page tool comes last.
+    assert_eq!(
+        names,
+        ["get_current_time", "convert_time", "envelope_next_page"]
+    );
     for t in tools {
         assert_eq!(t["outputSchema"], Envelope::json_schema());
     }

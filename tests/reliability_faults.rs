@@ -695,7 +695,15 @@ fn a_server_cannot_take_over_another_servers_exposed_name() {
     let (list, _) = p.response(&json!("l"), T);
     let mut names = tool_names(&list);
     names.sort();
-    assert_eq!(names, ["alpha__echo", "alpha__echo__2", "beta__echo"]);
+    assert_eq!(
+        names,
+        [
+            "alpha__echo",
+            "alpha__echo__2",
+            "beta__echo",
+            "envelope_next_page"
+        ]
+    );
     let resp = p.call(json!(5), "alpha__echo", json!({"text": "z"}), T);
     assert_eq!(envelope_of(&resp)["content"], "z");
     assert!(
@@ -774,7 +782,7 @@ fn endless_tools_list_paging_stops_at_a_repeated_cursor() {
     p.initialize("2025-06-18");
     p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
     let (list, _) = p.response(&json!("l"), T);
-    assert_eq!(tool_names(&list), ["echo"]);
+    assert_eq!(tool_names(&list), ["echo", "envelope_next_page"]);
     let resp = p.call(json!(1), "echo", json!({"text": "paged"}), T);
     assert_eq!(envelope_of(&resp)["content"], "paged");
     assert!(p.stderr().contains("repeated the cursor"), "{}", p.stderr());

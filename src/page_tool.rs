@@ -1,0 +1,537 @@
+//! The page tool: one extra tool the proxy offers (default name `envelope_next_page`) that
+//! answers the rows a truncated result left out, as an envelope within the same budget rules
+//! as the tool that made it, so a model can page through a result in order.
+//!
+//! Contract:
+//! * Arguments: `call_id` (string, required): the `call_id` of a truncated envelope; `skip`
+//!   (integer >= 0, default 0): rows to leave out before the page (for example a row too long
+//!   to show).
+//! * Each call answers the next rows after those already answered for that `call_id` (the
+//!   first answer's rows, then each page's), filled greedily within the original tool's
+//!   budget; `omitted` counts the rows still after the page, and `status` is `ok` on the last
+//!   page. The envelope's `call_id` is the page call's own id and `tool` the page tool's name.
+//! * An unknown, expired, evicted or fully paged `call_id` answers a `not_found` error
+//!   envelope; bad arguments an `invalid_argument` one.
+//!
+//! The rows are kept in a [`PageStore`] per process, keyed by session and `call_id`.
+//! Source: issue 15 of the project.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::envelope::Envelope;
+use crate::outcome::{map_result_from, Mapped, MappingContext, Outcome};
+use crate::paging::{
+    Cursor, NotKept, PageKey, PageStore, StoredCall, DEFAULT_MAX_BYTES, DEFAULT_TTL,
+};
+use crate::settings::PositiveCount;
+
+/// The page tool's built-in name.
+pub const DEFAULT_TOOL_NAME: &str = "envelope_next_page";
+
+/// What the page tool tells the model (its `description`).
+pub const DESCRIPTION: &str = "Returns the next rows of a tool result whose envelope came back with status \"truncated\": pass that envelope's call_id, and call again with the same call_id until status is \"ok\". Pass skip to leave out rows first (for example one too long to show).";
+
+/// The `[paging]` table as written.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Paging")]
+pub struct RawPaging {
+    /// Offer the page tool and keep the rows of truncated results. Default: true.
+    pub enabled: Option<bool>,
+    /// The page tool's name as the client sees it (letters, digits, `_`, `-`, `.`; at most
+    /// 128). Default: "envelope_next_page".
+    #[schemars(with = "Option<String>")]
+    pub tool_name: Option<toml::Spanned<String>>,
+    /// Most bytes of truncated results kept (least recently used dropped first; a larger
+    /// result is not kept). Default: 33554432 (32 MiB).
+    pub max_bytes: Option<PositiveCount>,
+    /// Seconds a kept result lives after its last use. Default: 600.
+    pub ttl_sec: Option<PositiveCount>,
+}
+
+/// The validated `[paging]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagingConfig {
+    /// Whether the page tool is offered.
+    pub enabled: bool,
+    /// Its name.
+    pub tool_name: String,
+    /// Store size in bytes.
+    pub max_bytes: usize,
+    /// Time-to-live of an entry since its last use.
+    pub ttl: Duration,
+}
+
+impl Default for PagingConfig {
+    fn default() -> Self {
+        PagingConfig {
+            enabled: true,
+            tool_name: DEFAULT_TOOL_NAME.to_owned(),
+            max_bytes: DEFAULT_MAX_BYTES,
+            ttl: DEFAULT_TTL,
+        }
+    }
+}
+
+impl PagingConfig {
+    /// Validates the raw table; the error is the span and message for the `paging.tool_name`
+    /// key.
+    pub fn from_raw(
+        raw: Option<RawPaging>,
+    ) -> Result<PagingConfig, (Option<std::ops::Range<usize>>, String)> {
+        let Some(raw) = raw else {
+            return Ok(PagingConfig::default());
+        };
+        let built_in = PagingConfig::default();
+        let span = raw.tool_name.as_ref().map(|n| n.span());
+        let tool_name = raw.tool_name.map_or(built_in.tool_name, |n| n.into_inner());
+        let valid = !tool_name.is_empty()
+            && tool_name.len() <= 128
+            && tool_name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid {
+            return Err((
+                span,
+                format!(
+                    "`{tool_name}` is not a tool name: use 1 to 128 letters, digits, `_`, `-` or `.`"
+                ),
+            ));
+        }
+        Ok(PagingConfig {
+            enabled: raw.enabled.unwrap_or(true),
+            tool_name,
+            max_bytes: raw.max_bytes.map_or(built_in.max_bytes, |b| b.0),
+            ttl: raw
+                .ttl_sec
+                .map_or(built_in.ttl, |s| Duration::from_secs(s.0 as u64)),
+        })
+    }
+}
+
+/// One session's access to the page tool and the process's store.
+#[derive(Debug, Clone)]
+pub struct Pager {
+    tool_name: String,
+    session: u64,
+    store: Arc<Mutex<PageStore>>,
+}
+
+/// A page call's answer and what its transcript record needs.
+#[derive(Debug)]
+pub struct PageAnswer {
+    /// The envelope (and no media).
+    pub mapped: Mapped,
+    /// The record's outcome: [`Outcome::Page`] for a page, [`Outcome::PageError`] for an
+    /// error envelope.
+    pub outcome: Outcome,
+    /// The original call, when found: its server, the server's own tool name, the budget
+    /// settings the page was made with.
+    pub original: Option<Arc<StoredCall>>,
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+impl Pager {
+    /// The pager of a new session, with a store of its own; `None` when paging is off.
+    pub fn new(config: &PagingConfig) -> Option<Pager> {
+        config.enabled.then(|| {
+            let store = PageStore::new(config.max_bytes, config.ttl);
+            Pager::with_store(&config.tool_name, Arc::new(Mutex::new(store)))
+        })
+    }
+
+    /// The pager of a new session sharing `store` with other sessions.
+    pub fn with_store(tool_name: &str, store: Arc<Mutex<PageStore>>) -> Pager {
+        Pager {
+            tool_name: tool_name.to_owned(),
+            session: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
+            store,
+        }
+    }
+
+    /// The store's size in bytes.
+    pub fn max_bytes(&self) -> usize {
+        self.store.lock().unwrap().max_bytes()
+    }
+
+    /// The page tool's name.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// The page tool's definition for `tools/list` (MCP specification 2025-06-18, "Tools").
+    pub fn tool_definition(&self) -> Value {
+        json!({
+            "name": self.tool_name,
+            "description": DESCRIPTION,
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "call_id": {"type": "string", "description": "The call_id of an envelope whose status is \"truncated\"."},
+                    "skip": {"type": "integer", "minimum": 0, "description": "Rows to leave out before this page. Default 0."}
+                },
+                "required": ["call_id"],
+                "additionalProperties": false
+            },
+            "outputSchema": Envelope::json_schema(),
+        })
+    }
+
+    /// Keeps a truncated call's result for paging, when `envelope` is truncated;
+    /// `result_json` (the `CallToolResult` as JSON text) is only made then. `server_tool` is
+    /// the server's own name of the tool.
+    pub fn keep(
+        &self,
+        ctx: &MappingContext<'_>,
+        server_tool: &str,
+        envelope: &Envelope,
+        result_json: impl FnOnce() -> Option<String>,
+    ) -> Result<(), NotKept> {
+        if envelope.status != crate::envelope::Status::Truncated {
+            return Ok(());
+        }
+        let Some(result_json) = result_json() else {
+            return Ok(());
+        };
+        let call = StoredCall {
+            result_json,
+            tool: ctx.tool.to_owned(),
+            server: ctx.server.to_owned(),
+            server_tool: server_tool.to_owned(),
+            budget: ctx.budget,
+            media: ctx.media,
+            text: ctx.text,
+        };
+        self.store.lock().unwrap().insert(
+            self.key(&envelope.call_id),
+            call,
+            envelope.omitted,
+            Instant::now(),
+        )
+    }
+
+    fn key(&self, call_id: &str) -> PageKey {
+        PageKey {
+            session: self.session,
+            call_id: call_id.to_owned(),
+        }
+    }
+
+    /// Answers a call of the page tool with JSON-RPC id string `call_id` and `arguments`.
+    pub fn page(&self, call_id: &str, arguments: Option<&Value>) -> PageAnswer {
+        let error = |error_type: &str, message: String| {
+            let outcome = Outcome::PageError {
+                error_type: error_type.to_owned(),
+                message,
+            };
+            let ctx = MappingContext {
+                call_id,
+                tool: &self.tool_name,
+                server: "",
+                budget: crate::budget::Budget::default(),
+                media: crate::config::MediaMode::Passthrough,
+                text: crate::outcome::TextShape::default(),
+            };
+            PageAnswer {
+                mapped: crate::outcome::map_outcome(&outcome, &ctx),
+                outcome,
+                original: None,
+            }
+        };
+        let (of, skip) = match page_arguments(arguments) {
+            Ok(args) => args,
+            Err(message) => return error("invalid_argument", message),
+        };
+        let key = self.key(&of);
+        for _ in 0..8 {
+            let Some((call, cursor)) = self.store.lock().unwrap().get(&key, Instant::now()) else {
+                break;
+            };
+            let (mapped, first_row, next) = page_of(&call, cursor, skip, call_id, &self.tool_name);
+            let remaining = mapped.envelope.omitted;
+            if self
+                .store
+                .lock()
+                .unwrap()
+                .advance(&key, cursor, next, remaining)
+            {
+                return PageAnswer {
+                    mapped,
+                    outcome: Outcome::Page {
+                        of_call_id: of,
+                        first_row,
+                    },
+                    original: Some(call),
+                };
+            }
+        }
+        let message = format!(
+            "no rows kept for call_id '{of}': unknown, already paged to the end, or dropped from the paging store (expired or evicted); call the tool again"
+        );
+        error("not_found", message)
+    }
+}
+
+/// `(call_id, skip)` from the page tool's arguments, or what is wrong with them.
+fn page_arguments(arguments: Option<&Value>) -> Result<(String, u64), String> {
+    let args = arguments.and_then(Value::as_object);
+    let call_id = match args.and_then(|a| a.get("call_id")) {
+        Some(Value::String(s)) => s.clone(),
+        // A client may send a numeric id as a number: its call_id is its JSON text.
+        Some(n @ Value::Number(_)) => n.to_string(),
+        _ => return Err("`call_id` is required: the call_id of a truncated envelope".into()),
+    };
+    let skip = match args.and_then(|a| a.get("skip")) {
+        None | Some(Value::Null) => 0,
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| format!("`skip` must be a whole number >= 0, got {v}"))?,
+    };
+    Ok((call_id, skip))
+}
+
+/// The page of `call` at `cursor` after `skip` more rows: the mapped envelope, its first row
+/// and the row after it.
+fn page_of(
+    call: &StoredCall,
+    cursor: Cursor,
+    skip: u64,
+    call_id: &str,
+    tool: &str,
+) -> (Mapped, u64, u64) {
+    let result: Value = serde_json::from_str(&call.result_json).unwrap_or(Value::Null);
+    let ctx = MappingContext {
+        call_id,
+        tool,
+        server: &call.server,
+        budget: call.budget,
+        media: call.media,
+        text: call.text,
+    };
+    let start = match cursor {
+        Cursor::At(row) => row,
+        Cursor::Remaining(left) => crate::outcome::count_result_rows(&result, &ctx) - left,
+    };
+    let first_row = start.saturating_add(skip);
+    let (mapped, kept) = map_result_from(&result, &ctx, first_row);
+    (mapped, first_row, first_row + kept)
+}
+
+/// The envelope a recorded page call gives when replayed: the page of the original call's
+/// `outcome` from `first_row`, within `ctx` (the original tool's budget settings).
+pub fn replay_page(
+    original: &Outcome,
+    ctx: &MappingContext<'_>,
+    first_row: u64,
+) -> Option<Envelope> {
+    match original {
+        Outcome::Result { result } => Some(map_result_from(result, ctx, first_row).0.envelope),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{Budget, LongRows, Measure, TextRows, TokenLimit, Tokenizer};
+    use crate::config::MediaMode;
+    use crate::outcome::{map_outcome, TextShape};
+    use proptest::prelude::*;
+
+    fn ctx<'a>(call_id: &'a str, budget: Budget, text: TextShape) -> MappingContext<'a> {
+        MappingContext {
+            call_id,
+            tool: "t",
+            server: "s",
+            budget,
+            media: MediaMode::Passthrough,
+            text,
+        }
+    }
+
+    /// Maps `result`, keeps it, and pages to the end; returns the first envelope and every
+    /// page with its first row.
+    fn page_all(
+        pager: &Pager,
+        result: &Value,
+        budget: Budget,
+        text: TextShape,
+    ) -> (Envelope, Vec<(Envelope, u64)>) {
+        let first = map_outcome(
+            &Outcome::Result {
+                result: result.clone(),
+            },
+            &ctx("1", budget, text),
+        )
+        .envelope;
+        pager
+            .keep(&ctx("1", budget, text), "t", &first, || {
+                Some(result.to_string())
+            })
+            .unwrap();
+        let mut pages = Vec::new();
+        let (mut status, mut left) = (first.status, first.omitted);
+        while status == crate::envelope::Status::Truncated {
+            let answer = pager.page(&format!("p{}", pages.len()), Some(&json!({"call_id": "1"})));
+            let Outcome::Page { first_row, .. } = answer.outcome else {
+                panic!("not a page: {:?}", answer.mapped.envelope);
+            };
+            let stuck = answer.mapped.envelope.omitted == left;
+            (status, left) = (
+                answer.mapped.envelope.status,
+                answer.mapped.envelope.omitted,
+            );
+            pages.push((answer.mapped.envelope, first_row));
+            if stuck {
+                break;
+            }
+        }
+        (first, pages)
+    }
+
+    fn pager() -> Pager {
+        Pager::new(&PagingConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn another_session_cannot_page_a_result() {
+        let store = Arc::new(Mutex::new(PageStore::new(1 << 20, DEFAULT_TTL)));
+        let mine = Pager::with_store(DEFAULT_TOOL_NAME, store.clone());
+        let theirs = Pager::with_store(DEFAULT_TOOL_NAME, store);
+        let result = json!({"content": [{"type": "text", "text": "a\nb\nc\nd"}]});
+        let c = ctx("1", Budget::chars(1), TextShape::default());
+        let first = map_outcome(
+            &Outcome::Result {
+                result: result.clone(),
+            },
+            &c,
+        )
+        .envelope;
+        mine.keep(&c, "t", &first, || Some(result.to_string()))
+            .unwrap();
+        let answer = theirs.page("9", Some(&json!({"call_id": "1"})));
+        assert_eq!(
+            answer.mapped.envelope.status,
+            crate::envelope::Status::Error
+        );
+        assert!(answer.mapped.envelope.content.starts_with("not_found: "));
+        let answer = mine.page("9", Some(&json!({"call_id": "1"})));
+        assert_eq!(answer.mapped.envelope.content, "b");
+    }
+
+    #[test]
+    fn bad_arguments_and_bad_config() {
+        let p = pager();
+        for (args, start) in [
+            (json!({}), "invalid_argument: `call_id` is required"),
+            (
+                json!({"call_id": true}),
+                "invalid_argument: `call_id` is required",
+            ),
+            (
+                json!({"call_id": "1", "skip": 1.5}),
+                "invalid_argument: `skip` must be",
+            ),
+            (
+                json!({"call_id": "1"}),
+                "not_found: no rows kept for call_id '1'",
+            ),
+        ] {
+            let env = p.page("5", Some(&args)).mapped.envelope;
+            assert!(env.content.starts_with(start), "{}", env.content);
+            assert_eq!(env.call_id, "5");
+            assert_eq!(env.tool, DEFAULT_TOOL_NAME);
+        }
+        let bad = RawPaging {
+            enabled: None,
+            tool_name: Some(toml::Spanned::new(0..3, "a b".into())),
+            max_bytes: None,
+            ttl_sec: None,
+        };
+        assert!(PagingConfig::from_raw(Some(bad))
+            .unwrap_err()
+            .1
+            .contains("not a tool name"));
+        assert!(Pager::new(&PagingConfig {
+            enabled: false,
+            ..PagingConfig::default()
+        })
+        .is_none());
+    }
+
+    fn lines() -> impl Strategy<Value = Vec<String>> {
+        let atom = prop::sample::select(vec![
+            "",
+            "a",
+            "word ",
+            "数据",
+            "😀",
+            "  ",
+            "/x",
+            ";",
+            "1234",
+            "{\"k\":1}",
+            "é",
+        ]);
+        let line = prop::collection::vec(atom, 0..12).prop_map(|v| v.concat());
+        prop::collection::vec(line, 1..40)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Pages follow one another with no gap and no repeat until every row was answered,
+        /// and every envelope fits the tighter budget.
+        #[test]
+        fn paging_never_repeats_or_skips_a_row(
+            lines in lines(),
+            chars in prop::option::of(4usize..80),
+            tokens in prop::option::of(2usize..30),
+            blocks in any::<bool>(),
+            split in any::<bool>(),
+        ) {
+            let budget = Budget {
+                chars: chars.or(tokens.is_none().then_some(10)),
+                tokens: tokens.map(|limit| TokenLimit { limit, tokenizer: Tokenizer::O200kBase }),
+            };
+            let text = TextShape {
+                text_rows: if blocks { TextRows::Blocks } else { TextRows::Lines },
+                long_rows: if split { LongRows::Split } else { LongRows::Keep },
+            };
+            let result = json!({"content": [{"type": "text", "text": lines.join("\n")}]});
+            let total = crate::outcome::count_result_rows(&result, &ctx("1", budget, text));
+            let pager = pager();
+            let (first, pages) = page_all(&pager, &result, budget, text);
+            let fits = |e: &Envelope| {
+                budget.chars.map_or(true, |n| Measure::Chars.count(&e.content) <= n)
+                    && budget.tokens.map_or(true, |t| Measure::Tokens(t.tokenizer).count(&e.content) <= t.limit)
+            };
+            prop_assert!(fits(&first));
+            let mut next = total - first.omitted;
+            let mut left = first.omitted;
+            for (page, first_row) in &pages {
+                prop_assert!(fits(page));
+                prop_assert_eq!(*first_row, next, "a gap or a repeat");
+                let kept = left - page.omitted;
+                next += kept;
+                left = page.omitted;
+                if !split {
+                    // A row too long to show stops progress; the model skips it.
+                    if kept == 0 { break; }
+                } else {
+                    prop_assert!(kept >= 1, "no progress: {:?}", page);
+                }
+            }
+            if split {
+                prop_assert_eq!(next, total);
+                prop_assert_eq!(left, 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The session's side of paging: the page tool in `tools/list`, page calls answered from the
+//! store, and truncated results kept for it. The rules are in [`crate::page_tool`].
+
+use serde_json::Value;
+use tracing::debug;
+
+use super::{Proxy, Received};
+use crate::config::ToolSettings;
+use crate::downstream::RawResponse;
+use crate::outcome::{Mapped, Outcome};
+
+impl Proxy {
+    /// The tools this session offers: the catalog's, then the page tool when paging is on.
+    pub(super) fn listed_tools(&self) -> Vec<Value> {
+        let mut tools = self.catalog().tools().to_vec();
+        if let Some(pager) = &self.pager {
+            tools.retain(|t| t.get("name").and_then(Value::as_str) != Some(pager.tool_name()));
+            tools.push(pager.tool_definition());
+        }
+        tools
+    }
+
+    /// When `name` is the page tool: the page's `(server, server's tool name, settings,
+    /// answer)` for the transcript record; the settings are those of the paged call's tool.
+    pub(super) fn page_call(
+        &self,
+        name: &str,
+        call_id: &str,
+        arguments: Option<&Value>,
+    ) -> Option<(String, String, ToolSettings, Received)> {
+        let pager = self.pager.as_ref().filter(|p| p.tool_name() == name)?;
+        let answer = pager.page(call_id, arguments);
+        let (server, tool) = match &answer.original {
+            Some(call) => (call.server.clone(), call.server_tool.clone()),
+            None => (String::new(), name.to_owned()),
+        };
+        let settings = self.config.tool_settings(&server, &tool);
+        let received = Received::Mapped(answer.mapped, answer.outcome);
+        Some((server, tool, settings, received))
+    }
+
+    /// Keeps a truncated result for the page tool: its `CallToolResult` from `outcome`, or
+    /// from the `raw` response line of a result mapped in one pass.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn keep_page_rows(
+        &self,
+        call_id: &str,
+        tool: &str,
+        server: &str,
+        server_tool: &str,
+        settings: &ToolSettings,
+        mapped: &Mapped,
+        outcome: Option<&Outcome>,
+        raw: Option<&RawResponse>,
+    ) {
+        let Some(pager) = &self.pager else {
+            return;
+        };
+        if raw.is_some_and(|r| r.len() > pager.max_bytes()) {
+            debug!(call_id, tool, "result too large for the paging store");
+            return;
+        }
+        let ctx = settings.mapping_context(call_id, tool, server);
+        let result_json = || match (outcome, raw) {
+            (Some(Outcome::Result { result }), _) => Some(result.to_string()),
+            (None, Some(raw)) => {
+                crate::transcript::result_of_response(raw.as_str()).map(|r| r.get().to_owned())
+            }
+            _ => None,
+        };
+        if let Err(why) = pager.keep(&ctx, server_tool, &mapped.envelope, result_json) {
+            debug!(call_id, tool, "not kept for paging: {why}");
+        }
+    }
+}
