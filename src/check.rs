@@ -24,6 +24,8 @@
 //! collision renaming), each budget and timeout followed by where it came from: `tool`,
 //! `server`, `defaults` or `built-in`. A token budget names its tokenizer; `-` marks a budget
 //! that does not apply (no token budget, or the built-in character budget beside a token one).
+//! `PROTOCOL` is the protocol version a ready server speaks and its era: `modern` (it answered
+//! `server/discover`, MCP 2026-07-28) or `legacy` (opened with `initialize`).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -55,6 +57,8 @@ pub struct ServerReport {
     /// How long its last successful start took (spawn to tools listed); `None` if it never
     /// started.
     pub startup: Option<Duration>,
+    /// The protocol version in use and its era, e.g. `2026-07-28 (modern)`; `None` unless ready.
+    pub protocol: Option<String>,
     /// Its prompts (names the client sees), resources and templates; empty unless ready and
     /// filled by [`add_offered`].
     pub offered: Offered,
@@ -131,6 +135,7 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
                 name: server.name.clone(),
                 status: ServerStatus::Disabled,
                 startup: None,
+                protocol: None,
                 offered: Default::default(),
                 stderr_tail: Vec::new(),
                 tools: Vec::new(),
@@ -194,9 +199,16 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
                 .iter()
                 .map(|w| w.strip_prefix(&own).unwrap_or(w).to_owned()),
         );
+        let protocol = match ds.state() {
+            ServerState::Ready(conn) if status == ServerStatus::Ready => conn
+                .era()
+                .map(|era| format!("{} ({})", era.version(), era.label())),
+            _ => None,
+        };
         servers.push(ServerReport {
             name: server.name.clone(),
             status,
+            protocol,
             startup: ds.startup_duration(),
             offered: Default::default(),
             stderr_tail: ds.stderr_tail(),
@@ -245,9 +257,10 @@ fn budget_cells(t: &ToolReport) -> [String; 2] {
 /// The table `check` prints (see the module doc), ending with a summary line and a newline.
 pub fn render(report: &CheckReport) -> String {
     // Rows of cells; `None` marks a free-text line written as is.
-    let mut rows: Vec<Result<[String; 6], String>> = vec![Ok([
+    let mut rows: Vec<Result<[String; 7], String>> = vec![Ok([
         "SERVER / TOOL".into(),
         "STATE".into(),
+        "PROTOCOL".into(),
         "STARTUP".into(),
         "CHAR_BUDGET".into(),
         "TOKEN_BUDGET".into(),
@@ -272,6 +285,7 @@ pub fn render(report: &CheckReport) -> String {
         rows.push(Ok([
             s.name.clone(),
             state.into(),
+            s.protocol.clone().unwrap_or_default(),
             startup,
             String::new(),
             String::new(),
@@ -287,6 +301,7 @@ pub fn render(report: &CheckReport) -> String {
                     tools += 1;
                     rows.push(Ok([
                         format!("  {}", t.name),
+                        String::new(),
                         String::new(),
                         String::new(),
                         budget_cells(t)[0].clone(),
@@ -319,7 +334,7 @@ pub fn render(report: &CheckReport) -> String {
             rows.push(Err(format!("  warning: {w}")));
         }
     }
-    let mut widths = [0usize; 6];
+    let mut widths = [0usize; 7];
     for cells in rows.iter().flatten() {
         for (w, c) in widths.iter_mut().zip(cells) {
             *w = (*w).max(c.chars().count());
@@ -402,6 +417,7 @@ mod tests {
                         reason: "restarting (attempt 1): exited".into(),
                     },
                     startup: None,
+                    protocol: None,
                     offered: Default::default(),
                     stderr_tail: (1..=7).map(|i| format!("line {i}")).collect(),
                     tools: vec![],
@@ -411,6 +427,7 @@ mod tests {
                     name: "fx".into(),
                     status: ServerStatus::Ready,
                     startup: Some(Duration::from_millis(412)),
+                    protocol: Some("2026-07-28 (modern)".into()),
                     offered: Default::default(),
                     stderr_tail: vec!["noise".into()],
                     tools: vec![
@@ -443,6 +460,7 @@ mod tests {
                     name: "old".into(),
                     status: ServerStatus::Disabled,
                     startup: None,
+                    protocol: None,
                     offered: Default::default(),
                     stderr_tail: vec![],
                     tools: vec![],
@@ -456,18 +474,18 @@ mod tests {
     fn renders_aligned_table() {
         let text = render(&sample());
         let expected = "\
-SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TOKEN_BUDGET            TIMEOUT
-broken         failed    -
+SERVER / TOOL  STATE     PROTOCOL             STARTUP  CHAR_BUDGET    TOKEN_BUDGET            TIMEOUT
+broken         failed                         -
   reason: restarting (attempt 1): exited
   stderr: line 3
   stderr: line 4
   stderr: line 5
   stderr: line 6
   stderr: line 7
-fx             ready     412 ms
-  rows                            40 (defaults)  -                       60s (built-in)
-  fx_echo                         500 (tool)     -                       0.5s (server)
-  fx_tokens                       -              300 cl100k_base (tool)  60s (built-in)
+fx             ready     2026-07-28 (modern)  412 ms
+  rows                                                 40 (defaults)  -                       60s (built-in)
+  fx_echo                                              500 (tool)     -                       0.5s (server)
+  fx_tokens                                            -              300 cl100k_base (tool)  60s (built-in)
   warning: disabled_tools names \"ehco\", which the server does not offer
 old            disabled
 
@@ -489,7 +507,7 @@ old            disabled
         let text = render(&r);
         assert!(
             text.contains(
-                "  fx_tokens                       -              300 cl100k_base (tool)  60s (built-in)\n  prompt: fx_greet\n  resource: fixture://fx/doc/0\n  resource: shared://doc\n  template: fixture://fx/item/{id}\n  warning: prompts/list failed: boom\n"
+                "  fx_tokens                                            -              300 cl100k_base (tool)  60s (built-in)\n  prompt: fx_greet\n  resource: fixture://fx/doc/0\n  resource: shared://doc\n  template: fixture://fx/item/{id}\n  warning: prompts/list failed: boom\n"
             ),
             "{text}"
         );
@@ -518,6 +536,7 @@ old            disabled
                     name: "a".into(),
                     status: ServerStatus::Failed { reason: "x".into() },
                     startup: Some(Duration::from_millis(5)),
+                    protocol: None,
                     offered: Default::default(),
                     stderr_tail: vec![],
                     tools: vec![],
@@ -527,6 +546,7 @@ old            disabled
                     name: "b".into(),
                     status: ServerStatus::Ready,
                     startup: Some(Duration::from_millis(5)),
+                    protocol: None,
                     offered: Default::default(),
                     stderr_tail: vec![],
                     tools: vec![],
@@ -537,7 +557,7 @@ old            disabled
         let text = render(&r);
         assert!(text.contains("  stderr: (none)\n"), "{text}");
         assert!(text.contains("  (no tools exposed)\n"), "{text}");
-        assert!(text.contains("failed  5 ms"), "{text}");
+        assert!(text.contains("failed            5 ms"), "{text}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //!
 //! The task owns the child process (spawned directly, never through a shell, in its own process
 //! group), its stdin writer, its stdout reader, its stderr tail, its pending requests and its id
-//! counter. It performs the MCP handshake (`initialize`, `notifications/initialized`, every page
-//! of `tools/list`), restarts the server with exponential backoff when it exits, and stops it on
+//! counter. It opens the server in its protocol era ([`handshake`]: `server/discover`, else
+//! `initialize` and `notifications/initialized`), lists every page of `tools/list`, restarts
+//! the server with exponential backoff when it exits, and stops it on
 //! shutdown: stdin closed, then SIGTERM to its process group, then SIGKILL after a grace period.
 //! A remote server (`url` in the config) is connected to over HTTP instead ([`remote`],
 //! [`http`]) and supervised the same way: a lost connection counts as an exit.
@@ -32,11 +33,13 @@ use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::redact::Redactor;
 
 mod coalesce;
-mod handshake;
+pub mod handshake;
 mod http;
 mod remote;
 mod server_requests;
 mod stderr;
+
+pub use handshake::ServerEra;
 
 pub use server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
 
@@ -245,8 +248,11 @@ pub struct Connection {
     server_requests: server_requests::ServerRequests,
     /// `tools/list` refreshes asked for by `notifications/tools/list_changed`.
     tools_refresh: coalesce::Coalescer,
-    /// The server's `initialize` result (`serverInfo`, `capabilities`, `protocolVersion`).
+    /// The server's `initialize` result (`serverInfo`, `capabilities`, `protocolVersion`), or
+    /// for a modern server its `server/discover` result (`capabilities`, `supportedVersions`).
     pub initialize_result: RwLock<Value>,
+    /// The era the server speaks, once [`handshake::open`] found it.
+    era: std::sync::OnceLock<ServerEra>,
 }
 
 impl std::fmt::Debug for Reply {
@@ -278,7 +284,13 @@ impl Connection {
             server_requests: Default::default(),
             tools_refresh: Default::default(),
             initialize_result: RwLock::new(Value::Null),
+            era: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The era the server speaks (`None` during the handshake).
+    pub fn era(&self) -> Option<&ServerEra> {
+        self.era.get()
     }
 
     /// Whether the child behind this connection has gone away.
@@ -321,7 +333,8 @@ impl Connection {
             pending.insert(id, tx);
         }
         let _guard = PendingGuard { conn: self, id };
-        let line = jsonrpc::request_line(&Value::from(id), method, params);
+        let stamped = handshake::prepare_params(self.era(), params);
+        let line = jsonrpc::request_line(&Value::from(id), method, stamped.as_ref().or(params));
         let send = tokio::time::timeout(timeout, self.writer.send(line));
         match send.await {
             Ok(Ok(())) => {}
@@ -351,6 +364,9 @@ impl Connection {
     /// Queues a notification for the server; dropped (with a log line) if the server is gone
     /// or its stdin queue is full.
     pub fn notify(&self, method: &str, params: Option<Value>) {
+        if !handshake::notification_allowed(self.era(), method) {
+            return;
+        }
         let line = jsonrpc::to_line(&jsonrpc::notification(method, params));
         if self.writer.try_send(line).is_err() {
             debug!(server = %self.server, method, "notification not delivered: server gone or busy");
@@ -899,13 +915,16 @@ async fn start_once(
         reader_done: Some(done_rx),
         name: spec.name.clone(),
     };
-    let handshake = run_handshake(ds, &conn, client);
+    let handshake = run_handshake(ds, &conn, client, true);
     // A server that exits during the handshake fails the start at once (issue 7: `check`
     // reports its exit status instead of waiting out startup_timeout_sec).
     let (outcome, ended_by_exit) =
         settle_startup(spec.startup_timeout, handshake, running.closed(), shutdown).await;
     match outcome {
-        Ok(()) => Ok(running),
+        Ok(()) => {
+            handshake::listen_for_changes(&conn);
+            Ok(running)
+        }
         Err(reason) => {
             // A handshake request that failed because the child went away: say how it ended
             // (the `closed` branch already does).
@@ -946,32 +965,17 @@ async fn settle_startup(
     }
 }
 
-/// The MCP handshake on a new connection (MCP specification 2025-06-18, "Lifecycle"):
-/// `initialize` with the client's capabilities, `notifications/initialized`, then every page of
+/// The MCP handshake on a new connection: the era probe when `probe_era` ([`handshake::open`]:
+/// `server/discover`, else `initialize` and `notifications/initialized`), then every page of
 /// `tools/list`, each request within the server's startup timeout.
 async fn run_handshake(
     ds: &Downstream,
     conn: &Connection,
     client: &ClientInit,
+    probe_era: bool,
 ) -> Result<(), String> {
     let timeout = ds.inner.spec.startup_timeout;
-    let init = conn
-        .request(
-            "initialize",
-            Some(&json!({
-                "protocolVersion": client.protocol_version,
-                "capabilities": client.capabilities,
-                "clientInfo": client.client_info,
-            })),
-            timeout,
-            &mut |_| {},
-        )
-        .await
-        .map_err(|e| format!("initialize failed: {e}"))?
-        .map_err(|e| format!("initialize was refused: {e}"))?;
-    handshake::check_initialize_result(&init)?;
-    *conn.initialize_result.write().unwrap() = init;
-    conn.notify("notifications/initialized", None);
+    handshake::open(conn, client, timeout, probe_era).await?;
     store_tools(ds, list_all_tools(conn, timeout).await?);
     Ok(())
 }
@@ -1385,7 +1389,9 @@ fn handle_server_message(
             }
         }
         Message::Notification { method, params } => {
-            if method == "notifications/tools/list_changed" {
+            if method == "notifications/subscriptions/acknowledged" {
+                debug!(%server, ?params, "subscriptions/listen acknowledged");
+            } else if method == "notifications/tools/list_changed" {
                 if conn.tools_refresh.request() {
                     tokio::spawn(refresh_tools(ds.clone(), conn.clone(), events.clone()));
                 }

@@ -18,7 +18,9 @@
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
-//! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake, pending requests, restarts, shutdown | yes |
+//! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
+//! | [`modern`] | the upstream side of MCP 2026-07-28: `server/discover`, `subscriptions/listen` streams, which notifications reach a modern client | no |
+//! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake (era probe on stdio: `server/discover`, else `initialize`), pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
@@ -45,11 +47,13 @@ pub mod config;
 pub mod downstream;
 pub mod drift;
 pub mod envelope;
+pub mod era;
 pub mod exposed_names;
 pub mod import;
 pub mod install;
 pub mod jsonrpc;
 pub mod message_cut;
+pub mod modern;
 pub mod offload;
 pub mod outcome;
 pub mod page_tool;

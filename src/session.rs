@@ -19,6 +19,12 @@
 //!   `tools/call` is routed, forwarded with its arguments and `_meta`, and answered with the
 //!   envelope ([`crate::outcome`]), except the URL-elicitation-required error (-32042), which
 //!   the client gets as that JSON-RPC error;
+//! - requests of MCP 2026-07-28 (per-request `_meta`, see [`crate::era`]) need no
+//!   `initialize`: the first one starts the servers, `server/discover` and
+//!   `subscriptions/listen` are answered by [`crate::modern`], every other one takes the same
+//!   path as in a legacy session and its result is stamped with `resultType` (and the caching
+//!   hints where the 2026-07-28 schema requires them); list changes go to the legacy session
+//!   and to the listen streams that asked for them;
 //! - unknown methods get -32601, lines that are not JSON -32700 with id null, invalid requests
 //!   -32600, a request whose id is still in flight -32600 (the first is not disturbed);
 //! - `notifications/cancelled` from the client is forwarded downstream with the mapped id and
@@ -151,10 +157,12 @@ impl CallSummary {
 }
 
 /// See [`Proxy::admit`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Admission {
     initialized: bool,
     seq: Option<u64>,
+    /// The request's per-request fields when it is an MCP 2026-07-28 request.
+    modern: Option<Arc<crate::era::RequestMeta>>,
 }
 
 struct Inflight {
@@ -198,6 +206,8 @@ pub struct Proxy {
     recorded_tool_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
     /// The page tool and this session's kept results (`None` when paging is off).
     pager: Option<crate::page_tool::Pager>,
+    /// Modern clients: whether one spoke, their `subscriptions/listen` streams.
+    listeners: crate::modern::Listeners,
 }
 
 impl Proxy {
@@ -231,6 +241,7 @@ impl Proxy {
             passthrough: Default::default(),
             cassette: OnceLock::new(),
             recorded_tool_lists: Mutex::default(),
+            listeners: Default::default(),
         })
     }
 
@@ -413,18 +424,12 @@ impl Proxy {
                     tokio::spawn(async move {
                         let up = proxy.upstream(None);
                         for method in proxy.passthrough.on_server_changed(&up, &name).await {
-                            if proxy.is_client_ready() {
-                                proxy.send(&jsonrpc::notification(method, None)).await;
-                            }
+                            proxy.list_changed(method).await;
                         }
                     });
-                    if self.rebuild_catalog() && self.is_client_ready() {
+                    if self.rebuild_catalog() {
                         info!(%server, tools = self.catalog().len(), "tool list changed");
-                        self.send(&jsonrpc::notification(
-                            "notifications/tools/list_changed",
-                            None,
-                        ))
-                        .await;
+                        self.list_changed("notifications/tools/list_changed").await;
                     }
                 }
                 DownstreamEvent::Notification {
@@ -452,9 +457,7 @@ impl Proxy {
                                     .passthrough
                                     .refresh(&proxy.upstream(None), &server, kind)
                                     .await;
-                                if proxy.is_client_ready() {
-                                    proxy.send(&jsonrpc::notification(&method, None)).await;
-                                }
+                                proxy.list_changed(&method).await;
                             });
                             continue;
                         }
@@ -474,7 +477,11 @@ impl Proxy {
                     // A cancellation of a request the client never saw (or already
                     // answered) means nothing to the client.
                     let unmapped = method == "notifications/cancelled" && params.is_none();
-                    if self.is_client_ready() && !unmapped {
+                    let modern_only = !self.is_client_ready() && self.listeners.seen();
+                    if !unmapped
+                        && (self.is_client_ready()
+                            || modern_only && crate::modern::passes_without_session(&method))
+                    {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
                     let _ = queued.send(());
@@ -562,11 +569,12 @@ impl Proxy {
         params: Option<Value>,
     ) -> Result<Value, Value> {
         if self.protocol_version.get().is_none() {
-            return Err(jsonrpc::error_object(
-                ErrorCode::MethodNotFound,
-                "no client is connected to answer this request",
-                None,
-            ));
+            let why = if self.listeners.seen() {
+                "the client speaks MCP 2026-07-28, which has no requests from server to client"
+            } else {
+                "no client is connected to answer this request"
+            };
+            return Err(jsonrpc::error_object(ErrorCode::MethodNotFound, why, None));
         }
         // The MCP lifecycle lets us send requests only once the client has finished initializing.
         let mut ready = self.client_ready.subscribe();
@@ -659,6 +667,22 @@ impl Proxy {
                     self.send(&response).await;
                     return;
                 }
+                let modern = match crate::era::classify_request(&method, params.as_ref()) {
+                    crate::era::RequestEra::Legacy => None,
+                    crate::era::RequestEra::Modern(meta) => Some(Arc::new(meta)),
+                    crate::era::RequestEra::Invalid(err) => {
+                        self.send(&jsonrpc::error_response(id, err)).await;
+                        return;
+                    }
+                };
+                if let Some(meta) = &modern {
+                    if self
+                        .modern_request(&id, &method, params.as_ref(), meta)
+                        .await
+                    {
+                        return;
+                    }
+                }
                 let key = id.to_string();
                 let slot = Arc::new(Mutex::new(None));
                 let duplicate = {
@@ -684,13 +708,21 @@ impl Proxy {
                     self.send(&jsonrpc::error_response(id, err)).await;
                     return;
                 }
-                let (permit, admission) = self.admit_when_free(&method, permits).await;
+                let (permit, mut admission) = self.admit_when_free(&method, permits).await;
+                if modern.is_some() {
+                    admission.initialized = true;
+                    admission.modern = modern;
+                }
                 let proxy = self.clone();
                 let task_key = key.clone();
                 let task = tokio::spawn(async move {
-                    let answer = proxy
+                    let stamp = admission.modern.is_some();
+                    let mut answer = proxy
                         .handle_request(id, &method, params, slot, admission)
                         .await;
+                    if stamp {
+                        answer.json = crate::era::stamp_response_json(&method, answer.json);
+                    }
                     let still_ours = proxy.inflight.lock().unwrap().remove(&task_key).is_some();
                     if still_ours {
                         proxy.send_json(answer.json).await;
@@ -818,6 +850,10 @@ impl Proxy {
                 let Some(request_id) = params.as_ref().and_then(|p| p.get("requestId")) else {
                     return;
                 };
+                if self.listeners.cancel(request_id) {
+                    info!(%request_id, "subscriptions/listen stream closed by the client");
+                    return;
+                }
                 let entry = self
                     .inflight
                     .lock()
@@ -894,32 +930,16 @@ impl Proxy {
             client_info,
         })
         .await;
-        let instructions: Vec<(String, String)> = self
-            .servers()
-            .iter()
-            .filter_map(|ds| {
-                Some((
-                    ds.name().to_owned(),
-                    crate::passthrough::server_instructions(ds)?,
-                ))
-            })
-            .collect();
-        let instructions: Vec<(&str, &str)> = instructions
-            .iter()
-            .map(|(n, i)| (n.as_str(), i.as_str()))
-            .collect();
-        let capabilities = self.passthrough.declare(self.servers());
-        let mut text = crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions);
-        let down = crate::availability::down_servers(self.servers());
-        text.push_str(&crate::availability::instructions_note(&down).unwrap_or_default());
-        self.warn_client_about(down);
+        let capabilities = self.capabilities();
+        let text = self.instructions();
+        self.warn_client_about(crate::availability::down_servers(self.servers()));
         jsonrpc::response(
             id.clone(),
             json!({
                 "protocolVersion": version,
                 "capabilities": capabilities,
-                "serverInfo": { "name": "mcp-envelope", "version": env!("CARGO_PKG_VERSION") },
-                "instructions": text
+                "serverInfo": crate::era::server_info(),
+                "instructions": text,
             }),
         )
     }
@@ -965,7 +985,11 @@ impl Proxy {
         }
         let seq =
             (method == "tools/call").then(|| self.call_counter.fetch_add(1, Ordering::Relaxed));
-        Admission { initialized, seq }
+        Admission {
+            initialized,
+            seq,
+            modern: None,
+        }
     }
 
     /// Waits for a free request slot (backpressure: stdin is not read meanwhile), then admits
@@ -991,8 +1015,20 @@ impl Proxy {
         slot: DownstreamSlot,
         admission: Admission,
     ) -> Answer {
+        if let Some(err) = admission
+            .modern
+            .as_ref()
+            .and_then(|_| crate::modern::removed_method(method))
+        {
+            return Answer::of(&jsonrpc::error_response(id, err));
+        }
         if method == "ping" {
             return Answer::of(&jsonrpc::response(id, json!({})));
+        }
+        if !admission.initialized && self.listeners.seen() {
+            // A client that spoke MCP 2026-07-28 sent a request without its `_meta`.
+            let err = crate::era::parse_meta(None).expect_err("no `_meta` is never valid");
+            return Answer::of(&jsonrpc::error_response(id, err));
         }
         if !admission.initialized {
             let err = jsonrpc::error_object(
@@ -1263,6 +1299,95 @@ impl Proxy {
         }
     }
 
+    /// Our `capabilities` (for `initialize` and `server/discover`): tools plus what
+    /// [`crate::passthrough`] proxies for the ready servers.
+    fn capabilities(&self) -> Value {
+        self.passthrough.declare(self.servers())
+    }
+
+    /// Our `instructions` (for `initialize` and `server/discover`): ours, then each server's.
+    fn instructions(&self) -> String {
+        let instructions: Vec<(String, String)> = self
+            .servers()
+            .iter()
+            .filter_map(|ds| {
+                Some((
+                    ds.name().to_owned(),
+                    crate::passthrough::server_instructions(ds)?,
+                ))
+            })
+            .collect();
+        let instructions: Vec<(&str, &str)> = instructions
+            .iter()
+            .map(|(n, i)| (n.as_str(), i.as_str()))
+            .collect();
+        let mut text = crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions);
+        let down = crate::availability::down_servers(self.servers());
+        text.push_str(&crate::availability::instructions_note(&down).unwrap_or_default());
+        text
+    }
+
+    /// Tells the client a list changed: the plain notification to a legacy session, one per
+    /// `subscriptions/listen` stream that asked for it to modern clients.
+    async fn list_changed(&self, method: &str) {
+        if self.is_client_ready() {
+            self.send(&jsonrpc::notification(method, None)).await;
+        }
+        for notification in self.listeners.fan_out(method) {
+            self.send(&notification).await;
+        }
+    }
+
+    /// The first steps of a modern request, in the order requests are read: the servers are
+    /// started on the first one (with its capabilities and clientInfo); `server/discover` and
+    /// `subscriptions/listen` are answered here (returns `true`), everything else goes on to
+    /// the ordinary request path.
+    async fn modern_request(
+        self: &Arc<Self>,
+        id: &Value,
+        method: &str,
+        params: Option<&Value>,
+        meta: &crate::era::RequestMeta,
+    ) -> bool {
+        self.listeners.mark_seen();
+        if self.servers.get().is_none() {
+            info!(protocol_version = %meta.protocol_version, client = ?meta.client_info, "first modern request");
+            self.start_servers(ClientInit {
+                protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+                capabilities: meta.capabilities.clone(),
+                client_info: meta
+                    .client_info
+                    .clone()
+                    .unwrap_or_else(|| json!({"name": "unknown-client", "version": "0"})),
+            })
+            .await;
+            // What we declare is fixed once the first start settled, as for `initialize`.
+            self.capabilities();
+        }
+        match method {
+            "server/discover" => {
+                let result =
+                    crate::modern::discover_result(self.capabilities(), &self.instructions());
+                self.send(&jsonrpc::response(id.clone(), result)).await;
+                true
+            }
+            "subscriptions/listen" => {
+                let declared = self.capabilities();
+                let offered = |key: &str| match key {
+                    "promptsListChanged" => declared.get("prompts").is_some(),
+                    "resourcesListChanged" => declared.get("resources").is_some(),
+                    _ => key == "toolsListChanged",
+                };
+                match self.listeners.open(id, params, offered) {
+                    Ok(ack) => self.send(&ack).await,
+                    Err(err) => self.send(&jsonrpc::error_response(id.clone(), err)).await,
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn is_client_ready(&self) -> bool {
         *self.client_ready.borrow()
     }
@@ -1432,6 +1557,9 @@ where
     let deadline = tokio::time::Instant::now() + DRAIN_GRACE;
     while proxy.inflight_count() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for closing in proxy.listeners.close_all() {
+        proxy.send(&closing).await;
     }
     proxy.shutdown().await;
     // Requests still running got their error envelopes when their servers stopped.

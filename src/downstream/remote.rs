@@ -145,7 +145,8 @@ async fn connect(
         task,
     };
     debug!(server = %spec.name, url = %remote.display_url(), "connecting");
-    let handshake = run_handshake(ds, &conn, client);
+    // Remote servers are opened with `initialize` (the era probe runs on stdio only).
+    let handshake = run_handshake(ds, &conn, client, false);
     let (outcome, _) =
         settle_startup(spec.startup_timeout, handshake, running.closed(), shutdown).await;
     match outcome {
