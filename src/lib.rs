@@ -20,6 +20,7 @@
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
 //! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
 //! | [`modern`] | the upstream side of MCP 2026-07-28: `server/discover`, `subscriptions/listen` streams, which notifications reach a modern client | no |
+//! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, our `requestState` keys, `InputRequiredResult` and retry params | no |
 //! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake (era probe on stdio: `server/discover`, else `initialize`), pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
@@ -54,6 +55,7 @@ pub mod install;
 pub mod jsonrpc;
 pub mod message_cut;
 pub mod modern;
+pub mod mrtr;
 pub mod offload;
 pub mod outcome;
 pub mod page_tool;

@@ -14,8 +14,9 @@
 //!
 //! The per-request `_meta` itself is read by [`crate::era`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
@@ -46,6 +47,22 @@ struct Listener {
 pub struct Listeners {
     seen: AtomicBool,
     open: Mutex<Vec<Listener>>,
+    /// The `logLevel` of each modern request in flight that asked for log messages.
+    log_levels: Arc<Mutex<HashMap<u64, String>>>,
+    next_log: AtomicU64,
+}
+
+/// Keeps a request's `logLevel` in [`Listeners`] while the request is in flight.
+#[derive(Debug)]
+pub struct LogInterest {
+    key: u64,
+    levels: Arc<Mutex<HashMap<u64, String>>>,
+}
+
+impl Drop for LogInterest {
+    fn drop(&mut self) {
+        self.levels.lock().unwrap().remove(&self.key);
+    }
 }
 
 impl Listeners {
@@ -107,6 +124,35 @@ impl Listeners {
         ))
     }
 
+    /// Records a modern request's `logLevel` until the returned guard is dropped (when the
+    /// request is answered); `None` when it asked for no log messages.
+    pub fn log_interest(&self, level: Option<&str>) -> Option<LogInterest> {
+        let key = self.next_log.fetch_add(1, Ordering::Relaxed);
+        self.log_levels
+            .lock()
+            .unwrap()
+            .insert(key, level?.to_owned());
+        Some(LogInterest {
+            key,
+            levels: self.log_levels.clone(),
+        })
+    }
+
+    /// Whether a server's `notifications/message` with `params` may reach a modern client: only
+    /// while a request that asked with `logLevel` at or below its level is in flight (MCP
+    /// 2026-07-28 `RequestMetaObject`: without `logLevel` a server MUST NOT send log messages
+    /// for a request).
+    pub fn wants_log(&self, params: Option<&Value>) -> bool {
+        let Some(level) = params.and_then(|p| p.get("level")).and_then(Value::as_str) else {
+            return false;
+        };
+        self.log_levels
+            .lock()
+            .unwrap()
+            .values()
+            .any(|wanted| era::log_level_passes(level, wanted))
+    }
+
     /// Closes the stream opened by request `id` (the client cancelled it); whether there was one.
     pub fn cancel(&self, id: &Value) -> bool {
         let mut open = self.open.lock().unwrap();
@@ -165,8 +211,9 @@ pub fn discover_result(capabilities: Value, instructions: &str) -> Value {
 }
 
 /// Whether a server notification `method` may reach a client that speaks only the modern era
-/// (no legacy session): request-scoped progress only (MCP 2026-07-28 "Transports: stdio,
-/// Receiving Messages"; list changes go through [`Listeners::fan_out`]).
+/// (no legacy session): request-scoped progress (MCP 2026-07-28 "Transports: stdio, Receiving
+/// Messages"); list changes go through [`Listeners::fan_out`], log messages through
+/// [`Listeners::wants_log`].
 pub fn passes_without_session(method: &str) -> bool {
     method == "notifications/progress"
 }
@@ -222,6 +269,20 @@ mod tests {
         assert_eq!(closing[0]["id"], "b");
         assert_eq!(closing[0]["result"]["resultType"], "complete");
         assert!(l.fan_out("notifications/tools/list_changed").is_empty());
+    }
+
+    #[test]
+    fn log_messages_only_while_a_request_asks_for_them() {
+        let l = Listeners::default();
+        let msg = |level: &str| json!({"level": level, "data": "x"});
+        assert!(!l.wants_log(Some(&msg("error"))));
+        assert!(l.log_interest(None).is_none());
+        let guard = l.log_interest(Some("warning")).unwrap();
+        assert!(l.wants_log(Some(&msg("error"))));
+        assert!(!l.wants_log(Some(&msg("info"))));
+        assert!(!l.wants_log(None));
+        drop(guard);
+        assert!(!l.wants_log(Some(&msg("error"))));
     }
 
     #[test]

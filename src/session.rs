@@ -25,6 +25,9 @@
 //!   path as in a legacy session and its result is stamped with `resultType` (and the caching
 //!   hints where the 2026-07-28 schema requires them); list changes go to the legacy session
 //!   and to the listen streams that asked for them;
+//! - input a server needs from the client during a `tools/call` (sampling, elicitation, roots)
+//!   crosses the eras in [`multi_round`]: `input_required` rounds for modern clients, ordinary
+//!   server-to-client requests for legacy ones;
 //! - unknown methods get -32601, lines that are not JSON -32700 with id null, invalid requests
 //!   -32600, a request whose id is still in flight -32600 (the first is not disturbed);
 //! - `notifications/cancelled` from the client is forwarded downstream with the mapped id and
@@ -58,6 +61,7 @@ use crate::passthrough::NotificationAction;
 use crate::settings::RecordedBudget;
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
+mod multi_round;
 mod paging_hooks;
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
@@ -208,6 +212,8 @@ pub struct Proxy {
     pager: Option<crate::page_tool::Pager>,
     /// Modern clients: whether one spoke, their `subscriptions/listen` streams.
     listeners: crate::modern::Listeners,
+    /// Calls waiting for input from the client across eras ([`multi_round`]).
+    multi_round: multi_round::MultiRound,
 }
 
 impl Proxy {
@@ -242,6 +248,7 @@ impl Proxy {
             cassette: OnceLock::new(),
             recorded_tool_lists: Mutex::default(),
             listeners: Default::default(),
+            multi_round: Default::default(),
         })
     }
 
@@ -478,10 +485,10 @@ impl Proxy {
                     // answered) means nothing to the client.
                     let unmapped = method == "notifications/cancelled" && params.is_none();
                     let modern_only = !self.is_client_ready() && self.listeners.seen();
-                    if !unmapped
-                        && (self.is_client_ready()
-                            || modern_only && crate::modern::passes_without_session(&method))
-                    {
+                    let for_modern = crate::modern::passes_without_session(&method)
+                        || method == "notifications/message"
+                            && self.listeners.wants_log(params.as_ref());
+                    if !unmapped && (self.is_client_ready() || modern_only && for_modern) {
                         self.send(&jsonrpc::notification(&method, params)).await;
                     }
                     let _ = queued.send(());
@@ -501,7 +508,11 @@ impl Proxy {
                                 jsonrpc::request(id.clone(), &method, params.clone()),
                             )
                         });
-                        let answer = proxy.ask_client(&server, &id, &method, params).await;
+                        let answer = match proxy.multi_round.waiter_for(&server) {
+                            // A modern client's call takes it (as an input request).
+                            Some(call) => multi_round::ask_call(call, method, params).await,
+                            None => proxy.ask_client(&server, &id, &method, params).await,
+                        };
                         if let Some(seq) = seq {
                             let response = match &answer {
                                 Ok(r) => jsonrpc::response(id.clone(), r.clone()),
@@ -717,6 +728,10 @@ impl Proxy {
                 let task_key = key.clone();
                 let task = tokio::spawn(async move {
                     let stamp = admission.modern.is_some();
+                    let _log = admission
+                        .modern
+                        .as_ref()
+                        .and_then(|m| proxy.listeners.log_interest(m.log_level.as_deref()));
                     let mut answer = proxy
                         .handle_request(id, &method, params, slot, admission)
                         .await;
@@ -918,6 +933,10 @@ impl Proxy {
             .filter(|c| c.is_object())
             .cloned()
             .unwrap_or_else(|| json!({}));
+        let _ = self
+            .multi_round
+            .legacy_capabilities
+            .set(capabilities.clone());
         let client_info = params
             .get("clientInfo")
             .filter(|c| c.is_object())
@@ -1047,14 +1066,15 @@ impl Proxy {
                 Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
             },
             "tools/call" => match self
-                .call_tool_mapped(&id, params, slot, admission.seq)
+                .call_tool_mapped(&id, params, slot, admission.seq, admission.modern.as_ref())
                 .await
             {
                 Ok((mapped, summary)) => Answer {
                     json: mapped.response_json(&id),
                     call: Some(summary),
                 },
-                Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
+                Err(NotEnveloped::Error(err)) => Answer::of(&jsonrpc::error_response(id, err)),
+                Err(NotEnveloped::Result(result)) => Answer::of(&jsonrpc::response(id, result)),
             },
             _ => {
                 let up = self.upstream(Some(&slot));
@@ -1083,9 +1103,14 @@ impl Proxy {
         params: Option<Value>,
         slot: DownstreamSlot,
     ) -> Result<Value, Value> {
-        let (mapped, summary) = self.call_tool_mapped(id, params, slot, None).await?;
-        summary.log();
-        Ok(mapped.into_call_tool_result())
+        match self.call_tool_mapped(id, params, slot, None, None).await {
+            Ok((mapped, summary)) => {
+                summary.log();
+                Ok(mapped.into_call_tool_result())
+            }
+            Err(NotEnveloped::Error(err)) => Err(err),
+            Err(NotEnveloped::Result(result)) => Ok(result),
+        }
     }
 
     /// [`Proxy::call_tool`] with the start order already assigned (`None`: assign now),
@@ -1097,8 +1122,11 @@ impl Proxy {
         params: Option<Value>,
         slot: DownstreamSlot,
         seq: Option<u64>,
-    ) -> Result<(Mapped, CallSummary), Value> {
-        let invalid = |msg: &str| jsonrpc::error_object(ErrorCode::InvalidParams, msg, None);
+        modern: Option<&Arc<crate::era::RequestMeta>>,
+    ) -> Result<(Mapped, CallSummary), NotEnveloped> {
+        let invalid = |msg: &str| {
+            NotEnveloped::Error(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None))
+        };
         let Some(Value::Object(mut params)) = params else {
             return Err(invalid("`tools/call` needs params with a `name`"));
         };
@@ -1152,20 +1180,20 @@ impl Proxy {
                     }),
                     (None, Some(ds)) => {
                         let timeout = settings.tool_timeout.value;
-                        let forwarded = Value::Object(std::mem::take(&mut params));
-                        let result = ds
-                            .request(
-                                "tools/call",
-                                Some(&forwarded),
-                                timeout,
-                                &mut |conn, downstream_id| {
-                                    *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
-                                },
-                            )
+                        let flow = self
+                            .call_downstream(ds, &params, timeout, &slot, modern, &name)
                             .await;
-                        if let Value::Object(p) = forwarded {
-                            params = p;
-                        }
+                        let result = match flow {
+                            multi_round::Flow::Done(result) => result,
+                            multi_round::Flow::Interim(result) => {
+                                self.tracks.lock().unwrap().remove(&seq);
+                                return Err(NotEnveloped::Result(result));
+                            }
+                            multi_round::Flow::Refused(error) => {
+                                self.tracks.lock().unwrap().remove(&seq);
+                                return Err(NotEnveloped::Error(error));
+                            }
+                        };
                         match result {
                             // Without a transcript, nothing needs the whole result: map it
                             // from its text, parsing only what the budget can use.
@@ -1176,7 +1204,7 @@ impl Proxy {
                             // The client must see this one to open the URL (not enveloped).
                             Ok(Err(error)) if is_url_elicitation_required(&error) => {
                                 self.tracks.lock().unwrap().remove(&seq);
-                                return Err(error);
+                                return Err(NotEnveloped::Error(error));
                             }
                             Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
                             Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
@@ -1400,6 +1428,13 @@ impl Proxy {
     fn inflight_count(&self) -> usize {
         self.inflight.lock().unwrap().len()
     }
+}
+
+/// A `tools/call` answer that is not an envelope: a JSON-RPC error object, or a result the
+/// client gets as it is (an `InputRequiredResult`).
+enum NotEnveloped {
+    Error(Value),
+    Result(Value),
 }
 
 /// What came back for a call: an [`Outcome`], or a large success response still unparsed

@@ -55,6 +55,15 @@ fn era_client(mode: &str, config: &Path, plan: &Value) -> Value {
     json_stdout(&out, &format!("sdk_era_client --mode {mode}"))
 }
 
+/// Asserts that the envelope of a dumped CallToolResult has `text` in its content.
+fn assert_content_has(result: &Value, text: &str) {
+    let env = envelope(result);
+    assert!(
+        env["content"].as_str().unwrap().contains(text),
+        "{text:?} not in {result}"
+    );
+}
+
 /// The envelope of a CallToolResult as the SDK client dumped it.
 fn envelope(result: &Value) -> Value {
     assert!(
@@ -411,4 +420,374 @@ fn check_shows_each_servers_era() {
         "{text}"
     );
     assert!(text.contains("PROTOCOL"), "{text}");
+}
+
+#[test]
+fn sampling_elicitation_and_roots_round_trip_in_every_pairing() {
+    let (_dir, config) = three_eras();
+    let plan = json!([
+        {"op": "call", "name": "m_ask", "arguments": {"message": "deploy?"}},
+        {"op": "call", "name": "m_sample", "arguments": {"prompt": "p"}},
+        {"op": "call", "name": "m_roots", "arguments": {}},
+        {"op": "call", "name": "fx_elicit", "arguments": {"message": "sure?"}},
+        {"op": "call", "name": "fx_sample", "arguments": {"prompt": "p"}},
+        {"op": "call", "name": "fx_roots", "arguments": {}},
+    ]);
+    let runs: Vec<_> = ["legacy", "2026-07-28"]
+        .into_iter()
+        .map(|mode| {
+            let (config, plan) = (config.clone(), plan.clone());
+            std::thread::spawn(move || (mode, era_client(mode, &config, &plan)))
+        })
+        .collect();
+    for run in runs {
+        let (mode, out) = run.join().unwrap();
+        let steps = out["steps"].as_array().unwrap();
+        let content = |i: usize| {
+            let env = envelope(&steps[i]);
+            assert_eq!(env["status"], "ok", "{mode}: step {i}: {env}");
+            env["content"].as_str().unwrap().to_owned()
+        };
+        // Modern server: input_required, fulfilled by the client, retried with the state.
+        assert!(
+            content(0).contains("action=accept") && content(0).contains("state=ask-round-1"),
+            "{mode}: {}",
+            content(0)
+        );
+        assert!(content(1).contains("sampled: fixed answer"), "{mode}");
+        assert!(content(2).contains("uri=file:///tmp"), "{mode}");
+        // Legacy server: its requests reach the client (as input_required for a modern one).
+        assert!(
+            content(3).contains("\"action\":\"accept\""),
+            "{mode}: {}",
+            content(3)
+        );
+        assert!(content(4).contains("sampled: fixed answer"), "{mode}");
+        assert!(content(5).contains("file:///tmp"), "{mode}");
+        let handled: Vec<&str> = out["callbacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            handled,
+            ["elicitation/create", "sampling/createMessage", "roots/list"].repeat(2),
+            "{mode}: each input request reached the client once"
+        );
+        if mode == "2026-07-28" {
+            // The answer to the retry carries the retry's id, a fresh one.
+            let first: u64 = envelope(&steps[3])["call_id"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(first > 0);
+        }
+    }
+}
+
+#[test]
+fn typescript_client_pinned_to_2026_07_28() {
+    let (_dir, config) = three_eras();
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "m_echo", "arguments": {"text": "ts modern"}},
+        {"op": "call", "name": "fx_echo", "arguments": {"text": "ts legacy"}},
+        {"op": "call", "name": "m_progress", "arguments": {"steps": 3}, "progress": true},
+        {"op": "call", "name": "m_ask", "arguments": {"message": "q"}},
+        {"op": "call", "name": "fx_elicit", "arguments": {"message": "q"}},
+        {"op": "call", "name": "fx_roots", "arguments": {}},
+        {"op": "list_change", "trigger": {"name": "m_add_tool", "arguments": {}}},
+    ]);
+    let out = Command::new("node")
+        .arg(root().join("tests/clients/ts_modern_client.mjs"))
+        .arg(plan.to_string())
+        .arg(bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let out = json_stdout(&out, "ts_modern_client");
+    let steps = out["steps"].as_array().unwrap();
+    let tools = steps[0].as_array().unwrap();
+    assert!(
+        tools.contains(&json!("m_echo")) && tools.contains(&json!("get_current_time")),
+        "{out}"
+    );
+    assert_eq!(envelope(&steps[1])["content"], "ts modern");
+    assert_eq!(envelope(&steps[2])["content"], "ts legacy");
+    // Progress: the proxy forwards every notification (the Python SDK test counts them); this
+    // client reports a varying number of them even when it talks to the server directly.
+    assert_eq!(envelope(&steps[3])["content"], "done 3", "{}", steps[3]);
+    assert_content_has(&steps[4], "action=accept");
+    assert_content_has(&steps[5], "accept");
+    assert_content_has(&steps[6], "file:///tmp");
+    assert_eq!(
+        steps[7],
+        json!({"changed": true, "honored": {"toolsListChanged": true}})
+    );
+    assert_eq!(
+        out["handled"],
+        json!(["elicitation/create", "elicitation/create", "roots/list"])
+    );
+}
+
+fn modern_meta(capabilities: Value) -> Value {
+    let mut meta = good_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = capabilities;
+    meta
+}
+
+#[test]
+fn parked_calls_resume_once_and_bad_request_states_are_refused() {
+    // A short tool timeout: the parked call outlives it (the clock stops while parked).
+    let (_dir, config) = write_config(&format!(
+        "{}{}",
+        fixture_server("fx", &[], "tool_prefix = \"fx_\"\ntool_timeout_sec = 2"),
+        modern_server("modern", "tool_prefix = \"m_\"")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    let t = Duration::from_secs(60);
+    let elicit = modern_meta(json!({"elicitation": {}}));
+    let call = |p: &mut RawProxy, id: &str, name: &str, args: Value, extra: Value, meta: &Value| {
+        let mut params = json!({"name": name, "arguments": args});
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        p.send(&modern_request(
+            json!(id),
+            "tools/call",
+            params,
+            meta.clone(),
+        ));
+        p.response(&json!(id), t).0
+    };
+    let first = call(
+        &mut p,
+        "a1",
+        "fx_elicit",
+        json!({"message": "sure?"}),
+        json!({}),
+        &elicit,
+    );
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    assert_eq!(r["inputRequests"]["1"]["method"], "elicitation/create");
+    assert_eq!(r["inputRequests"]["1"]["params"]["message"], "sure?");
+    let state = r["requestState"].as_str().unwrap().to_owned();
+    assert!(state.starts_with("mcp-envelope/"), "{state}");
+
+    let answer = json!({"1": {"action": "accept", "content": {"ok": true}}});
+    // A forged state, and the right state on another tool: -32602; the parked call survives.
+    let forged = json!({"requestState": format!("mcp-envelope/{}", "0".repeat(32)), "inputResponses": answer});
+    let e = call(
+        &mut p,
+        "a2",
+        "fx_elicit",
+        json!({"message": "sure?"}),
+        forged,
+        &elicit,
+    );
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    let wrong_tool = json!({"requestState": state, "inputResponses": answer});
+    let e = call(
+        &mut p,
+        "a3",
+        "fx_echo",
+        json!({"text": "x"}),
+        wrong_tool.clone(),
+        &elicit,
+    );
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert!(
+        e["error"]["message"].to_string().contains("fx_elicit"),
+        "{e}"
+    );
+    // A state no server issued, sent to a legacy server: -32602.
+    let foreign = json!({"requestState": "made-up", "inputResponses": answer});
+    let e = call(
+        &mut p,
+        "a4",
+        "fx_echo",
+        json!({"text": "x"}),
+        foreign,
+        &elicit,
+    );
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    // Other calls go on meanwhile.
+    let other = call(
+        &mut p,
+        "a5",
+        "fx_echo",
+        json!({"text": "unaffected"}),
+        json!({}),
+        &good_meta(),
+    );
+    assert_eq!(envelope_of(&other)["content"], "unaffected");
+
+    std::thread::sleep(Duration::from_secs(3));
+    let retry = json!({"requestState": state, "inputResponses": answer});
+    let done = call(
+        &mut p,
+        "a6",
+        "fx_elicit",
+        json!({"message": "sure?"}),
+        retry.clone(),
+        &elicit,
+    );
+    let env = envelope_of(&done);
+    assert_eq!(env["call_id"], "a6", "{done}");
+    assert_eq!(env["status"], "ok", "not timed out while parked: {done}");
+    assert!(
+        env["content"].as_str().unwrap().contains("accept"),
+        "{done}"
+    );
+    // The same retry again: its call has ended.
+    let e = call(
+        &mut p,
+        "a7",
+        "fx_elicit",
+        json!({"message": "sure?"}),
+        retry,
+        &elicit,
+    );
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already ended"),
+        "{e}"
+    );
+
+    // No elicitation declared in this request: the client is never asked.
+    let refused = call(
+        &mut p,
+        "a8",
+        "fx_elicit",
+        json!({"message": "x"}),
+        json!({}),
+        &good_meta(),
+    );
+    assert!(
+        refused["result"].get("inputRequests").is_none(),
+        "{refused}"
+    );
+    let env = envelope_of(&refused);
+    assert!(
+        env["content"].as_str().unwrap().contains("-32601"),
+        "{refused}"
+    );
+
+    // A modern server's own input_required reaches the client unchanged, and the retry with
+    // the server's state is forwarded intact.
+    let first = call(
+        &mut p,
+        "b1",
+        "m_ask",
+        json!({"message": "go?"}),
+        json!({}),
+        &elicit,
+    );
+    assert_eq!(first["result"]["requestState"], "ask-round-1", "{first}");
+    assert_eq!(
+        first["result"]["inputRequests"]["answer"]["method"],
+        "elicitation/create"
+    );
+    let retry = json!({"requestState": "ask-round-1", "inputResponses": {"answer": {"action": "accept", "content": {"ok": true}}}});
+    let done = call(
+        &mut p,
+        "b2",
+        "m_ask",
+        json!({"message": "go?"}),
+        retry,
+        &elicit,
+    );
+    assert!(
+        envelope_of(&done)["content"]
+            .as_str()
+            .unwrap()
+            .contains("state=ask-round-1"),
+        "{done}"
+    );
+    finish_session(p);
+}
+
+#[test]
+fn a_legacy_client_is_not_asked_for_what_it_did_not_declare() {
+    let (_dir, config) = write_config(&modern_server("modern", ""));
+    let mut p = RawProxy::start(&config, &[]);
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    p.response(&json!("init"), Duration::from_secs(60));
+    p.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sample", "arguments": {"prompt": "p"}}}));
+    let (done, others) = p.response(&json!(1), Duration::from_secs(60));
+    assert!(
+        others
+            .iter()
+            .all(|m| m.get("method").is_none() || m.get("id").is_none()),
+        "the client was asked: {others:?}"
+    );
+    let env = envelope_of(&done);
+    assert_eq!(env["status"], "error", "{done}");
+    // The server saw the capabilities the client declared (no sampling) and refused itself.
+    assert!(
+        env["content"].as_str().unwrap().contains("sampling"),
+        "{done}"
+    );
+    // Elicitation it declared: asked through an ordinary request, then the call is retried.
+    p.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {"message": "q"}}}));
+    let ask = p.recv(Duration::from_secs(60));
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"ok": true}}}));
+    let (done, _) = p.response(&json!(2), Duration::from_secs(60));
+    assert!(
+        envelope_of(&done)["content"]
+            .as_str()
+            .unwrap()
+            .contains("action=accept"),
+        "{done}"
+    );
+    finish_session(p);
+}
+
+#[test]
+fn log_messages_reach_only_modern_requests_that_asked() {
+    let (_dir, config) = write_config(&fixture_server("fx", &["--features"], ""));
+    let mut p = RawProxy::start(&config, &[]);
+    let t = Duration::from_secs(60);
+    let log_call = |p: &mut RawProxy, id: &str, meta: Value| {
+        let params = json!({"name": "log", "arguments": {}});
+        p.send(&modern_request(json!(id), "tools/call", params, meta));
+        let (answer, others) = p.response(&json!(id), t);
+        assert_eq!(envelope_of(&answer)["status"], "ok", "{answer}");
+        let mut seen = others;
+        while let Some(m) = p.try_recv(Duration::from_millis(500)) {
+            seen.push(m);
+        }
+        seen.iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .count()
+    };
+    assert_eq!(
+        log_call(&mut p, "quiet", good_meta()),
+        0,
+        "no logLevel, no log messages"
+    );
+    let mut debug = good_meta();
+    debug["io.modelcontextprotocol/logLevel"] = json!("debug");
+    assert_eq!(log_call(&mut p, "loud", debug), 1);
+    let mut errors_only = good_meta();
+    errors_only["io.modelcontextprotocol/logLevel"] = json!("error");
+    assert_eq!(
+        log_call(&mut p, "strict", errors_only),
+        0,
+        "an info message is below `error`"
+    );
+    finish_session(p);
 }

@@ -38,7 +38,7 @@ pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped
             ctx,
             "input_required",
             &format!(
-                "server '{server}' needs more input before it can answer (an input_required result); this proxy speaks MCP 2025-11-25 and cannot relay its input requests"
+                "server '{server}' still needs more input (an input_required result) that could not be relayed to the client"
             ),
         ));
     }

@@ -1,0 +1,416 @@
+//! The downstream leg of a `tools/call` when a server needs input from the client, in every
+//! pairing of eras (rules and table in [`crate::mrtr`]).
+//!
+//! - Modern client: while the call runs, a legacy server's `sampling/createMessage`,
+//!   `elicitation/create` or `roots/list` comes to the call ([`MultiRound::waiter_for`]) instead
+//!   of going to the client as a request. If the request's `clientCapabilities` declare it, the
+//!   call is parked under a fresh `requestState` of ours and the client gets an
+//!   `InputRequiredResult`; the retry carrying that state resumes the parked call (the server's
+//!   requests get the client's `inputResponses`) and is answered with the envelope. The call's
+//!   `tool_timeout_sec` counts only while it is not parked; a parked call nobody resumes within
+//!   [`PARK_TTL`] is cancelled downstream. A state we never issued, or one already used, is
+//!   -32602. A modern server's own `InputRequiredResult` reaches the client unchanged.
+//! - Legacy client: a modern server's `InputRequiredResult` is fulfilled through the client's
+//!   own sampling/elicitation/roots (when it declared them at `initialize`) and the call is
+//!   retried downstream, at most [`MAX_ROUNDS`] times.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, info};
+
+use super::{DownstreamSlot, Proxy};
+use crate::downstream::{CallError, Downstream, ResultBody, ServerEra, ServerState};
+use crate::era::RequestMeta;
+use crate::mrtr::{self, InputRequest, MAX_ROUNDS};
+
+/// How long a parked call waits for the client's retry before it is cancelled downstream.
+pub const PARK_TTL: Duration = Duration::from_secs(600);
+
+/// How long a downstream request may take when our own clock (which stops while the call is
+/// parked) bounds it instead.
+const UNBOUNDED: Duration = Duration::from_secs(365 * 24 * 3600);
+
+type CallResult = Result<Result<ResultBody, Value>, CallError>;
+type CallFuture = Pin<Box<dyn Future<Output = CallResult> + Send>>;
+
+/// How the downstream leg of a call ended.
+pub(super) enum Flow {
+    /// With the server's answer (or why there was none): enveloped as usual.
+    Done(CallResult),
+    /// With an `InputRequiredResult` for the client (not enveloped).
+    Interim(Value),
+    /// With a JSON-RPC error object for the client (a bad or unknown `requestState`).
+    Refused(Value),
+}
+
+/// A server-to-client request handed to the call it belongs to.
+pub(super) struct InputAsk {
+    method: String,
+    params: Option<Value>,
+    reply: oneshot::Sender<Result<Value, Value>>,
+}
+
+/// A call in progress for a modern client: its downstream request and what it waits for.
+struct Running {
+    tool: String,
+    future: CallFuture,
+    asks: mpsc::UnboundedReceiver<InputAsk>,
+    /// The server's requests waiting for the client's `inputResponses`, by our key.
+    waiting: Vec<(String, oneshot::Sender<Result<Value, Value>>)>,
+    /// What is left of `tool_timeout_sec`.
+    remaining: Duration,
+    timeout: Duration,
+    slot: DownstreamSlot,
+    _waiter: WaiterGuard,
+}
+
+/// The multi-round state of a session: parked calls by our `requestState`, and the calls of
+/// modern clients that take a server's requests, oldest first, per server.
+#[derive(Default)]
+pub(super) struct MultiRound {
+    parked: Arc<Mutex<HashMap<String, Running>>>,
+    waiters: Arc<Mutex<Vec<(u64, String, mpsc::UnboundedSender<InputAsk>)>>>,
+    next_waiter: AtomicU64,
+    /// The capabilities a legacy client declared at `initialize`.
+    pub(super) legacy_capabilities: OnceLock<Value>,
+}
+
+/// Removes a call from the waiters when it ends (or is dropped by a cancellation).
+struct WaiterGuard {
+    id: u64,
+    waiters: Arc<Mutex<Vec<(u64, String, mpsc::UnboundedSender<InputAsk>)>>>,
+}
+
+impl Drop for WaiterGuard {
+    fn drop(&mut self) {
+        self.waiters
+            .lock()
+            .unwrap()
+            .retain(|(id, _, _)| *id != self.id);
+    }
+}
+
+impl MultiRound {
+    /// The oldest call of a modern client on `server` that takes its requests, if any.
+    pub(super) fn waiter_for(&self, server: &str) -> Option<mpsc::UnboundedSender<InputAsk>> {
+        let waiters = self.waiters.lock().unwrap();
+        waiters
+            .iter()
+            .find(|(_, s, _)| s == server)
+            .map(|(_, _, tx)| tx.clone())
+    }
+
+    fn register(&self, server: &str) -> (WaiterGuard, mpsc::UnboundedReceiver<InputAsk>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = self.next_waiter.fetch_add(1, Ordering::Relaxed);
+        self.waiters
+            .lock()
+            .unwrap()
+            .push((id, server.to_owned(), tx));
+        let guard = WaiterGuard {
+            id,
+            waiters: self.waiters.clone(),
+        };
+        (guard, rx)
+    }
+}
+
+/// Hands a server's request to the call that takes it and waits for the client's answer.
+pub(super) async fn ask_call(
+    call: mpsc::UnboundedSender<InputAsk>,
+    method: String,
+    params: Option<Value>,
+) -> Result<Value, Value> {
+    let (reply, answer) = oneshot::channel();
+    let gone = || mrtr::refused(&method, "the call it belongs to has ended");
+    let refusal = gone();
+    if call
+        .send(InputAsk {
+            method: method.clone(),
+            params,
+            reply,
+        })
+        .is_err()
+    {
+        return Err(refusal);
+    }
+    answer.await.unwrap_or_else(|_| Err(gone()))
+}
+
+/// Tells the server the call was given up (its request id is in the slot).
+fn cancel_downstream(slot: &DownstreamSlot, reason: &str) {
+    if let Some((conn, id)) = slot.lock().unwrap().take() {
+        conn.notify(
+            "notifications/cancelled",
+            Some(json!({"requestId": id, "reason": reason})),
+        );
+    }
+}
+
+impl Proxy {
+    /// The downstream leg of a `tools/call` (see the module doc). `params` are the forwarded
+    /// params (the server's own tool name), `tool` the name the client used.
+    pub(super) async fn call_downstream(
+        self: &Arc<Self>,
+        ds: &Downstream,
+        params: &Map<String, Value>,
+        timeout: Duration,
+        slot: &DownstreamSlot,
+        modern: Option<&Arc<RequestMeta>>,
+        tool: &str,
+    ) -> Flow {
+        let (state, responses) = match mrtr::retry_fields(params) {
+            Ok(fields) => fields,
+            Err(error) => return Flow::Refused(error),
+        };
+        let Some(meta) = modern else {
+            return self
+                .fulfil_for_legacy_client(ds, params, timeout, slot)
+                .await;
+        };
+        if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
+            return self.resume(state, responses, meta, tool, slot).await;
+        }
+        if state.is_some() && server_era(ds).is_some_and(|e| matches!(e, ServerEra::Legacy { .. }))
+        {
+            let error = crate::era::invalid_params("`requestState` was not issued for this call: unknown to this server and to mcp-envelope");
+            return Flow::Refused(error);
+        }
+        let (waiter, asks) = self.multi_round.register(ds.name());
+        let running = Running {
+            tool: tool.to_owned(),
+            future: start_request(ds, params, slot),
+            asks,
+            waiting: Vec::new(),
+            remaining: timeout,
+            timeout,
+            slot: slot.clone(),
+            _waiter: waiter,
+        };
+        self.drive(running, meta).await
+    }
+
+    /// Waits for a modern client's call: its answer, a server request to park it for, or the
+    /// end of its time.
+    async fn drive(self: &Arc<Self>, mut running: Running, meta: &RequestMeta) -> Flow {
+        loop {
+            let started = tokio::time::Instant::now();
+            let ask = tokio::select! {
+                result = &mut running.future => return interim_or_done(result),
+                ask = running.asks.recv() => ask,
+                _ = tokio::time::sleep(running.remaining) => {
+                    cancel_downstream(&running.slot, "timed out in mcp-envelope");
+                    return Flow::Done(Err(CallError::Timeout(running.timeout)));
+                }
+            };
+            running.remaining = running.remaining.saturating_sub(started.elapsed());
+            let Some(first) = ask else { continue };
+            let mut asks = vec![first];
+            while let Ok(more) = running.asks.try_recv() {
+                asks.push(more);
+            }
+            let mut requests = Vec::new();
+            for ask in asks {
+                let capability = mrtr::capability_for(&ask.method);
+                match capability.filter(|c| meta.declares(c)) {
+                    Some(_) => {
+                        let key = (running.waiting.len() + 1).to_string();
+                        requests.push(InputRequest {
+                            key: key.clone(),
+                            method: ask.method,
+                            params: ask.params,
+                        });
+                        running.waiting.push((key, ask.reply));
+                    }
+                    None => {
+                        let why = match capability {
+                            Some(c) => {
+                                format!("this request's clientCapabilities do not declare `{c}`")
+                            }
+                            None => "MCP 2026-07-28 has no such request to a client".into(),
+                        };
+                        let _ = ask.reply.send(Err(mrtr::refused(&ask.method, &why)));
+                    }
+                }
+            }
+            if !requests.is_empty() {
+                return Flow::Interim(self.park(running, &requests));
+            }
+        }
+    }
+
+    /// Parks a call under a fresh state; returns the `InputRequiredResult` for the client.
+    fn park(&self, running: Running, requests: &[InputRequest]) -> Value {
+        let state = mrtr::new_state();
+        info!(tool = %running.tool, inputs = requests.len(), "call parked until the client retries with its input");
+        let result = mrtr::input_required_result(requests, &state);
+        self.multi_round
+            .parked
+            .lock()
+            .unwrap()
+            .insert(state.clone(), running);
+        let parked = self.multi_round.parked.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(PARK_TTL).await;
+            let expired = parked.lock().unwrap().remove(&state);
+            if let Some(running) = expired {
+                debug!(tool = %running.tool, "parked call expired: the client never retried");
+                cancel_downstream(&running.slot, "the client never supplied the input");
+            }
+        });
+        result
+    }
+
+    /// Resumes the call parked under `state` with the client's `responses`.
+    async fn resume(
+        self: &Arc<Self>,
+        state: &str,
+        mut responses: Map<String, Value>,
+        meta: &RequestMeta,
+        tool: &str,
+        slot: &DownstreamSlot,
+    ) -> Flow {
+        let taken = {
+            let mut parked = self.multi_round.parked.lock().unwrap();
+            match parked.remove(state) {
+                Some(running) if running.tool != tool => {
+                    let owner = running.tool.clone();
+                    parked.insert(state.to_owned(), running);
+                    Err(format!("`requestState` belongs to a call of tool `{owner}`, not `{tool}`"))
+                }
+                Some(running) => Ok(running),
+                None => Err("`requestState` is unknown: it was never issued, it expired, or its call has already ended".into()),
+            }
+        };
+        let mut running = match taken {
+            Ok(running) => running,
+            Err(why) => return Flow::Refused(crate::era::invalid_params(&why)),
+        };
+        for (key, reply) in running.waiting.drain(..) {
+            let answer = responses.remove(&key).ok_or_else(|| {
+                crate::era::invalid_params(&format!(
+                    "the client gave no response for input request `{key}`"
+                ))
+            });
+            let _ = reply.send(answer);
+        }
+        // The retry is the request a client cancellation now names.
+        *slot.lock().unwrap() = running.slot.lock().unwrap().clone();
+        running.slot = slot.clone();
+        self.drive(running, meta).await
+    }
+
+    /// A legacy client's call: a modern server's input requests are put to the client, and the
+    /// call retried with the answers.
+    async fn fulfil_for_legacy_client(
+        self: &Arc<Self>,
+        ds: &Downstream,
+        params: &Map<String, Value>,
+        timeout: Duration,
+        slot: &DownstreamSlot,
+    ) -> Flow {
+        let mut forwarded = Value::Object(params.clone());
+        for _round in 0..=MAX_ROUNDS {
+            let result = start_request_bounded(ds, &forwarded, timeout, slot).await;
+            let interim = match &result {
+                Ok(Ok(ResultBody::Value(r))) if mrtr::is_input_required(r) => r.clone(),
+                _ => return Flow::Done(result),
+            };
+            let requests = match mrtr::input_requests(&interim) {
+                Ok(requests) => requests,
+                Err(why) => {
+                    return Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
+                }
+            };
+            let mut responses = Map::new();
+            for request in requests {
+                match self.ask_legacy_client(ds.name(), &request).await {
+                    Ok(answer) => responses.insert(request.key, answer),
+                    Err(error) => return Flow::Done(Ok(Err(error))),
+                };
+            }
+            let state = interim.get("requestState").and_then(Value::as_str);
+            forwarded = mrtr::retry_params(params, responses, state);
+        }
+        let why = format!("still asked for input after {MAX_ROUNDS} rounds");
+        Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
+    }
+
+    /// Puts one input request of a modern server to the legacy client, if it declared the
+    /// capability.
+    async fn ask_legacy_client(
+        &self,
+        server: &str,
+        request: &InputRequest,
+    ) -> Result<Value, Value> {
+        let capability = mrtr::capability_for(&request.method).unwrap_or("?");
+        let declared = self
+            .multi_round
+            .legacy_capabilities
+            .get()
+            .is_some_and(|caps| mrtr::declares(caps, capability));
+        if !declared {
+            let why = format!("the client did not declare `{capability}` at initialize");
+            return Err(mrtr::refused(&request.method, &why));
+        }
+        let id = json!(format!("input-{}", mrtr::new_state()));
+        self.ask_client(server, &id, &request.method, request.params.clone())
+            .await
+    }
+}
+
+/// The era of a ready server (`None` while it is not ready).
+fn server_era(ds: &Downstream) -> Option<ServerEra> {
+    match ds.state() {
+        ServerState::Ready(conn) => conn.era().cloned(),
+        _ => None,
+    }
+}
+
+/// A modern server's `InputRequiredResult` goes to the modern client as it is.
+fn interim_or_done(result: CallResult) -> Flow {
+    match result {
+        Ok(Ok(ResultBody::Value(r))) if mrtr::is_input_required(&r) => Flow::Interim(r),
+        other => Flow::Done(other),
+    }
+}
+
+/// A tool result with `isError: true` and `text` naming `server` (an error envelope).
+fn tool_error(server: &str, text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": format!("server '{server}' needs input from the client: {text}")}], "isError": true})
+}
+
+/// The downstream request of a call as an owned future, bounded only by [`UNBOUNDED`] (the
+/// caller keeps the time); the downstream id goes into `slot` once sent.
+fn start_request(
+    ds: &Downstream,
+    params: &Map<String, Value>,
+    slot: &DownstreamSlot,
+) -> CallFuture {
+    let (ds, params, slot) = (ds.clone(), Value::Object(params.clone()), slot.clone());
+    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot).await })
+}
+
+async fn start_request_bounded(
+    ds: &Downstream,
+    params: &Value,
+    timeout: Duration,
+    slot: &DownstreamSlot,
+) -> CallResult {
+    ds.request(
+        "tools/call",
+        Some(params),
+        timeout,
+        &mut |conn, downstream_id| {
+            *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
+        },
+    )
+    .await
+}
