@@ -30,11 +30,16 @@ fn modern_server(name: &str, extra: &str) -> String {
 
 /// A config with the three kinds of server: `m_` modern-only, `fx_` legacy, time dual-era.
 fn three_eras() -> (tempfile::TempDir, PathBuf) {
+    eras_config("")
+}
+
+/// [`three_eras`] and more server tables.
+fn eras_config(more: &str) -> (tempfile::TempDir, PathBuf) {
     write_config(&format!(
-        "{}{}{}",
+        "{}{}{}{more}",
         modern_server("modern", "tool_prefix = \"m_\""),
         fixture_server("fx", &[], "tool_prefix = \"fx_\""),
-        real_server("time", "")
+        real_server("time", ""),
     ))
 }
 
@@ -75,7 +80,8 @@ fn envelope(result: &Value) -> Value {
 
 #[test]
 fn python_sdk_in_every_mode_reaches_servers_of_every_era() {
-    let (_dir, config) = three_eras();
+    // server-everything (legacy) too.
+    let (_dir, config) = eras_config(&real_server("everything", ""));
     let plan = json!([
         {"op": "list_tools"},
         {"op": "call", "name": "m_echo", "arguments": {"text": "from modern"}},
@@ -87,6 +93,8 @@ fn python_sdk_in_every_mode_reaches_servers_of_every_era() {
         {"op": "cancel", "name": "fx_sleep", "arguments": {"ms": 20000}, "after_s": 1.0},
         {"op": "call", "name": "m_rows", "arguments": {"n": 2}},
         {"op": "list_change", "trigger": {"op": "call", "name": "m_add_tool", "arguments": {}}},
+        {"op": "call", "name": "echo", "arguments": {"message": "hi everything"}},
+        {"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 3}},
     ]);
     let runs: Vec<_> = ["legacy", "auto", "2026-07-28"]
         .into_iter()
@@ -157,6 +165,9 @@ fn python_sdk_in_every_mode_reaches_servers_of_every_era() {
             "{mode}: {}",
             steps[9]
         );
+        // server-everything (legacy) in every mode.
+        assert_content_has(&steps[10], "hi everything");
+        assert_content_has(&steps[11], "5");
         if mode != "legacy" {
             // Modern results carry resultType (checked by the SDK) and our serverInfo.
             assert_eq!(

@@ -38,7 +38,7 @@ pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped
             ctx,
             "input_required",
             &format!(
-                "server '{server}' still needs more input (an input_required result) that could not be relayed to the client"
+                "server '{server}' needs more input (an input_required result) that could not be relayed to the client"
             ),
         ));
     }

@@ -171,9 +171,15 @@ impl Proxy {
             Err(error) => return Flow::Refused(error),
         };
         let Some(meta) = modern else {
-            return self
-                .fulfil_for_legacy_client(ds, params, timeout, slot)
-                .await;
+            if matches!(server_era(ds), Some(ServerEra::Modern(_))) {
+                return self
+                    .fulfil_for_legacy_client(ds, params, timeout, slot)
+                    .await;
+            }
+            // A legacy server's answer is taken as it is (an `input_required` from one is
+            // enveloped as an error).
+            let params = Value::Object(params.clone());
+            return Flow::Done(start_request_bounded(ds, &params, timeout, slot).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return self.resume(state, responses, meta, tool, slot).await;
