@@ -179,8 +179,9 @@ pub enum Command {
     /// Convert an agent client's MCP config into mcp-envelope TOML on stdout: `mcpServers`
     /// (Claude Desktop, Cursor, Claude Code's `.mcp.json` and `~/.claude.json` with its
     /// per-project servers, Gemini CLI's `settings.json`), `servers` (VS Code's `mcp.json`),
-    /// or Codex's `config.toml` (a `.toml` file). Remote (url/sse/http) entries are listed in a
-    /// comment as not supported yet. Exit 2 for an unreadable file, invalid JSON or TOML.
+    /// or Codex's `config.toml` (a `.toml` file). Remote (url/sse/http) entries become remote
+    /// tables; secrets written in them move to environment variables named in a comment. Exit 2
+    /// for an unreadable file, invalid JSON or TOML.
     #[command(
         after_help = "Example:\n  mcp-envelope import ~/.codex/config.toml > codex-servers.toml\n  mcp-envelope install cursor          # moves the servers and registers the proxy in one step\n\nExit codes: 0 converted, 2 unreadable file, invalid JSON/TOML or wrong shape."
     )]

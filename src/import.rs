@@ -20,8 +20,10 @@
 //! Conversion rules:
 //! - a stdio entry becomes `[mcp_servers.NAME]` with `command`, `args`, `env`, `cwd` when
 //!   present; `"disabled": true` becomes `enabled = false`;
-//! - remote entries ([`is_remote`]: a `url` or `httpUrl`, or `type` `sse` / `http` /
-//!   `streamable-http`) are listed in a comment as not supported yet; never silently dropped;
+//! - a remote entry ([`is_remote`]: a `url` or `httpUrl`, or `type` `sse` / `http` /
+//!   `streamable-http`) becomes a table with `url` and its headers as Codex's
+//!   `bearer_token_env_var`, `http_headers` and `env_http_headers`; literal secrets are moved
+//!   into environment variables named in a comment, never copied (see `import/remote.rs`);
 //! - variables in `args` / `env`: `${env:NAME}` becomes `${NAME}`, `${input:ID}` (VS Code
 //!   inputs) and other `${...}` forms that are not plain names become `${SANITIZED_NAME}`, noted
 //!   in a comment, because the proxy expands `${NAME}` from its own environment;
@@ -36,10 +38,11 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 mod codex;
+mod remote;
 pub use codex::{codex_tables_to_toml, import_codex_config, is_codex_stdio};
 
 /// Keys of a client entry that the conversion uses; anything else is noted as ignored.
-const KNOWN_KEYS: [&str; 13] = [
+const KNOWN_KEYS: [&str; 14] = [
     "command",
     "args",
     "env",
@@ -48,6 +51,7 @@ const KNOWN_KEYS: [&str; 13] = [
     "type",
     "url",
     "httpUrl",
+    "headers",
     "envFile",
     "timeout",
     "includeTools",
@@ -223,7 +227,6 @@ pub fn convert_servers(doc: &Value) -> Result<String, ImportError> {
             }
         }
     }
-    let mut remote = Vec::new();
     let mut used_names = BTreeSet::new();
     for (section, servers) in sections {
         if let Some(project) = section.strip_prefix("projects.") {
@@ -240,29 +243,8 @@ pub fn convert_servers(doc: &Value) -> Result<String, ImportError> {
                     kind(entry)
                 )));
             };
-            let kind_field = entry.get("type").and_then(Value::as_str);
-            if is_remote(entry) {
-                let url = entry
-                    .get("url")
-                    .or_else(|| entry.get("httpUrl"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no url)");
-                remote.push(format!(
-                    "{name} ({}, {url})",
-                    kind_field.unwrap_or("remote")
-                ));
-                continue;
-            }
             out.push('\n');
             out.push_str(&server_table(name, entry, &path, &mut used_names)?);
-        }
-    }
-    if !remote.is_empty() {
-        out.push_str(
-            "\n# Remote servers (url / sse / http) are not supported yet; not imported:\n",
-        );
-        for r in remote {
-            out.push_str(&comment_line(&format!("  {r}")));
         }
     }
     Ok(out)
@@ -285,78 +267,27 @@ fn server_table(
         ));
     }
     let mut lines = Vec::new();
-    let Some(command) = entry.get("command") else {
-        return Ok(format!(
-            "# {} has no `command` (and no `url`); not imported.\n",
-            json_str(name)
-        ));
-    };
-    let command = command.as_str().ok_or_else(|| {
-        ImportError(format!(
-            "{path}.command: expected a string, found {}",
-            kind(command)
-        ))
-    })?;
-    lines.push(format!("command = {}", toml_str(command)));
-    if let Some(args) = entry.get("args") {
-        let Some(items) = args.as_array() else {
-            return Err(ImportError(format!(
-                "{path}.args: expected an array of strings, found {}",
-                kind(args)
-            )));
+    if is_remote(entry) {
+        if !entry.contains_key("url") && !entry.contains_key("httpUrl") {
+            return Ok(format!(
+                "# {} is a remote server without a `url`; not imported.\n",
+                json_str(name)
+            ));
+        }
+        let converted = remote::convert(&table_name, entry, path, &mut vars)?;
+        lines = converted.lines;
+        notes.extend(converted.notes);
+        if entry.contains_key("oauth") || entry.contains_key("authProviderType") {
+            notes.push("OAuth is not supported yet: put a token from the provider in an environment variable and name it in `bearer_token_env_var`".into());
+        }
+    } else {
+        let Some(command) = entry.get("command") else {
+            return Ok(format!(
+                "# {} has no `command` (and no `url`); not imported.\n",
+                json_str(name)
+            ));
         };
-        let mut converted = Vec::new();
-        for (i, a) in items.iter().enumerate() {
-            let s = a.as_str().ok_or_else(|| {
-                ImportError(format!(
-                    "{path}.args[{i}]: expected a string, found {}",
-                    kind(a)
-                ))
-            })?;
-            converted.push(toml::Value::String(convert_vars(s, &mut vars)));
-        }
-        lines.push(format!("args = {}", toml::Value::Array(converted)));
-    }
-    if let Some(env) = entry.get("env") {
-        let Some(map) = env.as_object() else {
-            return Err(ImportError(format!(
-                "{path}.env: expected an object, found {}",
-                kind(env)
-            )));
-        };
-        let mut table = toml::Table::new();
-        for (k, v) in map {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                other => {
-                    return Err(ImportError(format!(
-                        "{path}.env.{k}: expected a string, found {}",
-                        kind(other)
-                    )))
-                }
-            };
-            table.insert(k.clone(), toml::Value::String(convert_vars(&s, &mut vars)));
-        }
-        if !table.is_empty() {
-            lines.push(format!("env = {}", toml::Value::Table(table)));
-        }
-    }
-    if let Some(cwd) = entry.get("cwd") {
-        let s = cwd.as_str().ok_or_else(|| {
-            ImportError(format!(
-                "{path}.cwd: expected a string, found {}",
-                kind(cwd)
-            ))
-        })?;
-        if s.contains("${") {
-            notes.push(
-                "`cwd` is used as written (no `${...}` expansion there): replace the variable with a path"
-                    .into(),
-            );
-        }
-        lines.push(format!("cwd = {}", toml_str(s)));
+        stdio_lines(command, entry, path, &mut lines, &mut notes, &mut vars)?;
     }
     if entry.get("disabled") == Some(&Value::Bool(true)) {
         lines.push("enabled = false".into());
@@ -392,6 +323,85 @@ fn server_table(
         out.push('\n');
     }
     Ok(out)
+}
+
+/// The stdio keys of an entry (`command`, `args`, `env`, `cwd`) as table lines.
+fn stdio_lines(
+    command: &Value,
+    entry: &Map<String, Value>,
+    path: &str,
+    lines: &mut Vec<String>,
+    notes: &mut Vec<String>,
+    vars: &mut BTreeSet<String>,
+) -> Result<(), ImportError> {
+    let command = command.as_str().ok_or_else(|| {
+        ImportError(format!(
+            "{path}.command: expected a string, found {}",
+            kind(command)
+        ))
+    })?;
+    lines.push(format!("command = {}", toml_str(command)));
+    if let Some(args) = entry.get("args") {
+        let Some(items) = args.as_array() else {
+            return Err(ImportError(format!(
+                "{path}.args: expected an array of strings, found {}",
+                kind(args)
+            )));
+        };
+        let mut converted = Vec::new();
+        for (i, a) in items.iter().enumerate() {
+            let s = a.as_str().ok_or_else(|| {
+                ImportError(format!(
+                    "{path}.args[{i}]: expected a string, found {}",
+                    kind(a)
+                ))
+            })?;
+            converted.push(toml::Value::String(convert_vars(s, vars)));
+        }
+        lines.push(format!("args = {}", toml::Value::Array(converted)));
+    }
+    if let Some(env) = entry.get("env") {
+        let Some(map) = env.as_object() else {
+            return Err(ImportError(format!(
+                "{path}.env: expected an object, found {}",
+                kind(env)
+            )));
+        };
+        let mut table = toml::Table::new();
+        for (k, v) in map {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                other => {
+                    return Err(ImportError(format!(
+                        "{path}.env.{k}: expected a string, found {}",
+                        kind(other)
+                    )))
+                }
+            };
+            table.insert(k.clone(), toml::Value::String(convert_vars(&s, vars)));
+        }
+        if !table.is_empty() {
+            lines.push(format!("env = {}", toml::Value::Table(table)));
+        }
+    }
+    if let Some(cwd) = entry.get("cwd") {
+        let s = cwd.as_str().ok_or_else(|| {
+            ImportError(format!(
+                "{path}.cwd: expected a string, found {}",
+                kind(cwd)
+            ))
+        })?;
+        if s.contains("${") {
+            notes.push(
+                "`cwd` is used as written (no `${...}` expansion there): replace the variable with a path"
+                    .into(),
+            );
+        }
+        lines.push(format!("cwd = {}", toml_str(s)));
+    }
+    Ok(())
 }
 
 /// Gemini CLI's keys: `timeout` (ms per request) → `tool_timeout_sec`, `includeTools` /
@@ -512,6 +522,12 @@ fn sanitize_var(text: &str) -> String {
     if valid(text) {
         return text.to_string();
     }
+    upper_var(text)
+}
+
+/// `text` as a variable name: upper case, every character other than an ASCII letter or digit
+/// made `_`, and a leading `_` when it would start with a digit.
+fn upper_var(text: &str) -> String {
     let mut s: String = text
         .chars()
         .map(|c| {

@@ -338,7 +338,7 @@ fn runs_envelope(command: &str) -> bool {
 fn why_left(name: &str, command: Option<&str>, remote: bool) -> Option<String> {
     if remote {
         return Some(format!(
-            "{name}: remote (url) servers are not supported yet"
+            "{name}: a remote (url) server stays in the client; `mcp-envelope import` converts it"
         ));
     }
     match command {

@@ -77,17 +77,24 @@ fn vscode_servers() {
 }
 
 #[test]
-fn remote_entries_are_commented() {
+fn remote_entries_are_converted_without_their_secrets() {
     let (text, config) = imported(
-        r#"{"servers": {"api": {"type": "http", "url": "https://example.invalid/mcp"},
+        r#"{"servers": {"api": {"type": "http", "url": "https://example.invalid/mcp",
+                                "headers": {"Authorization": "Bearer abc-very-secret"}},
                         "local": {"command": "srv"}}}"#,
     );
-    assert_eq!(config.servers.len(), 1);
-    assert!(text.contains("not supported yet"), "{text}");
+    assert_eq!(config.servers.len(), 2);
+    assert!(!text.contains("abc-very-secret"), "{text}");
     assert!(
-        text.contains("api (http, https://example.invalid/mcp)"),
+        text.contains("bearer_token_env_var = \"API_TOKEN\""),
         "{text}"
     );
+    assert!(
+        text.contains("# set API_TOKEN in the proxy's environment"),
+        "{text}"
+    );
+    let api = config.server("api").unwrap().remote.clone().unwrap();
+    assert_eq!(api.url, "https://example.invalid/mcp");
 }
 
 #[test]
@@ -135,8 +142,12 @@ fn codex_config_toml() {
         text.contains("# my git server\n[mcp_servers.git]"),
         "{text}"
     );
-    assert!(text.contains("web (https://example.invalid/mcp)"), "{text}");
-    assert_eq!(config.servers.len(), 1);
+    assert!(
+        text.contains("[mcp_servers.web]\nurl = \"https://example.invalid/mcp\""),
+        "{text}"
+    );
+    assert_eq!(config.servers.len(), 2);
+    assert!(config.server("web").unwrap().remote.is_some());
     assert_eq!(
         config.server("git").unwrap().startup_timeout,
         Some(std::time::Duration::from_secs(20))

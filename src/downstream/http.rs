@@ -130,6 +130,7 @@ impl Transport {
         let client = reqwest::Client::builder()
             .default_headers(credential_headers(remote, env)?)
             .user_agent(concat!("mcp-envelope/", env!("CARGO_PKG_VERSION")))
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
         Ok(Transport {
@@ -167,9 +168,7 @@ impl Transport {
     /// Stops the SSE readers and, in a streamable HTTP session, ends it with `DELETE` (waiting
     /// at most `grace`; a server that does not allow it answers 405, which is fine).
     pub(super) async fn end_session(&self, grace: Duration) {
-        for reader in self.readers.lock().unwrap().drain(..) {
-            reader.abort();
-        }
+        self.stop_readers();
         if self.legacy() || self.session.read().unwrap().is_none() {
             return;
         }
@@ -178,6 +177,13 @@ impl Transport {
             Ok(Ok(r)) => debug!(server = %self.server, status = %r.status(), "session ended"),
             Ok(Err(e)) => debug!(server = %self.server, error = %describe(&e), "DELETE failed"),
             Err(_) => debug!(server = %self.server, "DELETE timed out"),
+        }
+    }
+
+    /// Stops the tasks reading the GET stream or the legacy SSE stream.
+    pub(super) fn stop_readers(&self) {
+        for reader in self.readers.lock().unwrap().drain(..) {
+            reader.abort();
         }
     }
 
@@ -460,6 +466,22 @@ impl Transport {
         self.readers.lock().unwrap().push(reader.abort_handle());
         self.send(body, sent, sink).await;
     }
+}
+
+/// Redirects are followed (at most 5) only within the same origin, so the credentials, which
+/// are sent with every request, never reach another host.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if same && attempt.previous().len() <= 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 /// The media type of a response, lower-case, without parameters (`text/event-stream`).

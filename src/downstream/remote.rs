@@ -110,6 +110,7 @@ impl RemoteRunning {
 impl Drop for RemoteRunning {
     fn drop(&mut self) {
         self.task.abort();
+        self.transport.stop_readers();
     }
 }
 

@@ -1,10 +1,11 @@
 //! Codex's `~/.codex/config.toml` → mcp-envelope TOML. Pure: no I/O.
 //!
-//! The proxy accepts Codex's server keys (see `config/codex.rs`), so each stdio
-//! `[mcp_servers.NAME]` table is copied as written, comments above and inside it included
-//! (`toml_edit` keeps them). Remote tables (a `url`, no `command`) are listed in a comment as
-//! not supported yet; keys the proxy refuses (`experimental_environment`) are dropped with a
-//! note; a name containing `__` is renamed with a note.
+//! The proxy accepts Codex's server keys (see `config/codex.rs`), so each
+//! `[mcp_servers.NAME]` table, stdio (`command`) or remote (`url`), is copied as written,
+//! comments above and inside it included (`toml_edit` keeps them). Keys the proxy refuses
+//! (`experimental_environment`, a literal `bearer_token`, the OAuth keys) are dropped with a
+//! note that never repeats their values; a table with neither `command` nor `url` is listed in
+//! a comment; a name containing `__` is renamed with a note.
 
 use std::collections::BTreeSet;
 
@@ -12,8 +13,20 @@ use toml_edit::{DocumentMut, Item, Table};
 
 use super::{comment_line, toml_key, unique_name, ImportError};
 
-/// Keys of a Codex table that the proxy refuses; the import drops them and says so.
-const DROPPED_KEYS: [&str; 1] = ["experimental_environment"];
+/// Keys of a Codex table that the proxy refuses, and why; the import drops them and says so.
+const DROPPED_KEYS: [(&str, &str); 5] = [
+    (
+        "experimental_environment",
+        "the proxy starts its servers on its own machine",
+    ),
+    (
+        "bearer_token",
+        "put the token in an environment variable and name it in `bearer_token_env_var`",
+    ),
+    ("scopes", "OAuth is not supported yet"),
+    ("oauth", "OAuth is not supported yet"),
+    ("oauth_resource", "OAuth is not supported yet"),
+];
 
 /// Whether a Codex `[mcp_servers.NAME]` item is a stdio server (it has a `command`).
 pub fn is_codex_stdio(item: &Item) -> bool {
@@ -45,7 +58,8 @@ pub fn import_codex_config(text: &str, source: &str) -> Result<String, ImportErr
 }
 
 /// The mcp-envelope TOML (no header) for the Codex servers `names` of `servers` (the
-/// `mcp_servers` table of a Codex config): stdio tables copied, remote ones listed in a comment.
+/// `mcp_servers` table of a Codex config): stdio and remote tables copied, others listed in a
+/// comment.
 ///
 /// Errors: an entry that is not a table.
 pub fn codex_tables_to_toml(
@@ -71,20 +85,14 @@ pub fn codex_tables_to_toml(
                 )))
             }
         };
-        if !table.contains_key("command") {
-            let url = table
-                .get("url")
-                .and_then(Item::as_str)
-                .unwrap_or("(no url, no command)");
-            remote.push(format!("{name} ({url})"));
+        if !table.contains_key("command") && !table.contains_key("url") {
+            remote.push(format!("{name} (no url, no command)"));
             continue;
         }
         let mut notes = Vec::new();
-        for key in DROPPED_KEYS {
+        for (key, why) in DROPPED_KEYS {
             if table.remove(key).is_some() {
-                notes.push(format!(
-                    "dropped `{key}`: the proxy starts its servers on its own machine"
-                ));
+                notes.push(format!("dropped `{key}`: {why}"));
             }
         }
         let new_name = unique_name(name, &mut used);
@@ -111,7 +119,7 @@ pub fn codex_tables_to_toml(
         out.insert(0, '\n');
     }
     if !remote.is_empty() {
-        out.push_str("\n# Remote servers (url) are not supported yet; not imported:\n");
+        out.push_str("\n# Servers with neither `command` nor `url`; not imported:\n");
         for r in remote {
             out.push_str(&comment_line(&format!("  {r}")));
         }
@@ -143,6 +151,10 @@ MODE = "fast"
 url = "https://mcp.figma.invalid/mcp"
 bearer_token_env_var = "FIGMA_TOKEN"
 
+[mcp_servers.old]
+url = "https://old.invalid/mcp"
+bearer_token = "lit-s3cret"
+
 [mcp_servers.a__b]
 command = "ab"
 experimental_environment = "remote"
@@ -160,10 +172,14 @@ model = "y"
             "{text}"
         );
         assert!(
-            text.contains("#   figma (https://mcp.figma.invalid/mcp)"),
+            text.contains("[mcp_servers.figma]\nurl = \"https://mcp.figma.invalid/mcp\"\nbearer_token_env_var = \"FIGMA_TOKEN\""),
             "{text}"
         );
-        assert!(!text.contains("FIGMA_TOKEN"), "{text}");
+        assert!(!text.contains("lit-s3cret"), "{text}");
+        assert!(
+            text.contains("# dropped `bearer_token`: put the token in an environment variable"),
+            "{text}"
+        );
         assert!(!text.contains("profiles"), "{text}");
         assert!(
             text.contains("# dropped `experimental_environment`"),
@@ -176,7 +192,9 @@ model = "y"
         assert_eq!(docs.startup_timeout, Some(Duration::from_secs(4)));
         assert_eq!(docs.env, [("MODE".to_string(), "fast".to_string())]);
         assert_eq!(config.server("a_b").unwrap().command, "ab");
-        assert_eq!(config.servers.len(), 2);
+        let figma = config.server("figma").unwrap().remote.clone().unwrap();
+        assert_eq!(figma.bearer_token_env_var.as_deref(), Some("FIGMA_TOKEN"));
+        assert_eq!(config.servers.len(), 4);
     }
 
     #[test]

@@ -98,23 +98,52 @@ fn vscode_servers_inputs_and_env_file() {
 }
 
 #[test]
-fn remote_entries_are_listed_not_dropped() {
+fn remote_entries_become_remote_tables_with_secrets_moved_out() {
     let (text, config) = convert(json!({"mcpServers": {
         "local": {"command": "srv"},
-        "remote": {"url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer x"}},
-        "sse": {"type": "sse", "url": "https://example.invalid/sse"}
+        "figma": {"url": "https://mcp.figma.invalid/mcp", "headers": {
+            "Authorization": "Bearer lit-s3cret", "X-Team": "t-1", "X-Api-Key": "k3y-v4lue"}},
+        "gh": {"type": "http", "url": "https://api.example.invalid/mcp/", "headers": {
+            "Authorization": "Bearer ${env:GITHUB_PAT}", "X-Key": "${input:gh-key}"}},
+        "sse": {"type": "sse", "url": "https://example.invalid/sse?api_key=q-s3cret"},
+        "bare": {"type": "http"}
     }}));
-    assert_eq!(config.servers.len(), 1);
-    assert!(text.contains("not supported yet"), "{text}");
     assert!(
-        text.contains("#   remote (remote, https://example.invalid/mcp)"),
+        !text.contains("s3cret") && !text.contains("k3y-v4lue"),
+        "{text}"
+    );
+    assert!(text.contains("set FIGMA_TOKEN in the proxy's environment to the bearer token that was written in headers.Authorization"), "{text}");
+    assert!(
+        text.contains("set FIGMA_X_API_KEY in the proxy's environment"),
         "{text}"
     );
     assert!(
-        text.contains("#   sse (sse, https://example.invalid/sse)"),
+        text.contains("\"bare\" is a remote server without a `url`"),
         "{text}"
     );
-    assert!(!text.contains("Bearer"), "headers are not copied: {text}");
+    let figma = config.server("figma").unwrap().remote.clone().unwrap();
+    assert_eq!(figma.url, "https://mcp.figma.invalid/mcp");
+    assert_eq!(figma.bearer_token_env_var.as_deref(), Some("FIGMA_TOKEN"));
+    assert_eq!(figma.http_headers, [("X-Team".into(), "t-1".into())]);
+    assert_eq!(
+        figma.env_http_headers,
+        [("X-Api-Key".into(), "FIGMA_X_API_KEY".into())]
+    );
+    let gh = config.server("gh").unwrap().remote.clone().unwrap();
+    assert_eq!(gh.bearer_token_env_var.as_deref(), Some("GITHUB_PAT"));
+    assert_eq!(gh.env_http_headers, [("X-Key".into(), "GH_KEY".into())]);
+    assert!(
+        text.contains("needs these variables in the proxy's environment: GH_KEY, GITHUB_PAT"),
+        "{text}"
+    );
+    // The test environment gives every variable the value "v".
+    let sse = config.server("sse").unwrap().remote.clone().unwrap();
+    assert_eq!(sse.url, "https://example.invalid/sse?api_key=v");
+    assert!(
+        text.contains("url = \"https://example.invalid/sse?api_key=${SSE_API_KEY}\""),
+        "{text}"
+    );
+    assert!(config.server("local").unwrap().remote.is_none());
 }
 
 #[test]
@@ -157,10 +186,9 @@ fn gemini_keys_are_mapped() {
         config.server("slow").unwrap().tool_timeout,
         Some(std::time::Duration::from_millis(1500))
     );
-    assert!(
-        text.contains("remote (remote, https://example.invalid/mcp)"),
-        "{text}"
-    );
+    let remote = config.server("remote").unwrap().remote.clone().unwrap();
+    assert_eq!(remote.url, "https://example.invalid/mcp");
+    assert_eq!(remote.http_headers, [("A".into(), "b".into())]);
     let err = import_client_config(
         &json!({"mcpServers": {"x": {"command": "x", "timeout": "soon"}}}),
         "f",

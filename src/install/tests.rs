@@ -87,7 +87,7 @@ fn claude_desktop_moves_stdio_servers_and_keeps_the_rest() {
     assert_eq!(plan.moved, ["filesystem", "git"]);
     assert_eq!(
         plan.left,
-        ["remote: remote (url) servers are not supported yet"]
+        ["remote: a remote (url) server stays in the client; `mcp-envelope import` converts it"]
     );
     let doc: Value = serde_json::from_str(&plan.client_after).unwrap();
     let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();

@@ -1,0 +1,260 @@
+//! A client's remote server entry → the keys of a remote `[mcp_servers.NAME]` table (Codex's:
+//! `url`, `bearer_token_env_var`, `http_headers`, `env_http_headers`). Pure: no I/O.
+//!
+//! Entry shapes: Claude Desktop, Cursor and Claude Code (`url` + `headers`, `type` `http` /
+//! `sse` optional), VS Code (`type` `http` / `sse`, `url`, `headers`), Gemini CLI (`httpUrl` for
+//! streamable HTTP or `url` for SSE, `headers`). The proxy tries streamable HTTP and falls back
+//! to SSE by itself, so the `type` is not needed.
+//!
+//! Secrets never reach the output: a header whose value is one variable reference (`${X}`,
+//! `${env:X}`, `${input:X}`) names that variable; `Authorization: Bearer …` becomes
+//! `bearer_token_env_var`; a literal value of a secret-looking header (`Authorization`,
+//! `Cookie`, names like `*-Token`, `*-Key`, `*Secret*`: [`crate::redact::key_is_secret`]) is moved
+//! into an environment variable named after the server and the header (`FIGMA_X_API_KEY`), and
+//! a comment says to set it, without the value. Other literal values stay in `http_headers`.
+//! Secret-looking query parameters of the URL are moved the same way (`?api_key=${NAME_API_KEY}`).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::{convert_vars, kind, upper_var, ImportError};
+use crate::redact::key_is_secret;
+
+/// The converted keys of one remote entry.
+#[derive(Debug, Default)]
+pub(super) struct Remote {
+    /// `key = value` lines of the table, in order.
+    pub(super) lines: Vec<String>,
+    /// Comments for the user (which variables to set and why).
+    pub(super) notes: Vec<String>,
+}
+
+/// Converts the transport keys of the remote entry `name` (at key path `path`); `vars`
+/// collects the variables its values use.
+///
+/// Errors: `url` / `httpUrl` or `headers` of the wrong type.
+pub(super) fn convert(
+    name: &str,
+    entry: &Map<String, Value>,
+    path: &str,
+    vars: &mut BTreeSet<String>,
+) -> Result<Remote, ImportError> {
+    let mut out = Remote::default();
+    let url_key = if entry.contains_key("httpUrl") {
+        "httpUrl"
+    } else {
+        "url"
+    };
+    let url = match entry.get(url_key) {
+        Some(Value::String(u)) => u,
+        Some(other) => {
+            return Err(ImportError(format!(
+                "{path}.{url_key}: expected a string, found {}",
+                kind(other)
+            )))
+        }
+        None => unreachable!("a remote entry without a URL is noted by the caller"),
+    };
+    let url = secret_query(&convert_vars(url, vars), name, &mut out.notes);
+    out.lines
+        .push(format!("url = {}", toml::Value::String(url)));
+    let headers = match entry.get("headers") {
+        None => return Ok(out),
+        Some(Value::Object(h)) => h,
+        Some(other) => {
+            return Err(ImportError(format!(
+                "{path}.headers: expected an object, found {}",
+                kind(other)
+            )))
+        }
+    };
+    let (mut fixed, mut from_env) = (toml::Table::new(), toml::Table::new());
+    for (header, value) in headers {
+        let Some(value) = value.as_str() else {
+            return Err(ImportError(format!(
+                "{path}.headers.{header}: expected a string, found {}",
+                kind(value)
+            )));
+        };
+        let value = convert_vars(value, vars);
+        match header_source(name, header, &value) {
+            Source::Fixed => {
+                fixed.insert(header.clone(), toml::Value::String(value));
+            }
+            Source::Bearer(var, moved) => {
+                out.lines.push(format!(
+                    "bearer_token_env_var = {}",
+                    toml::Value::String(var.clone())
+                ));
+                if moved {
+                    out.notes.push(format!("set {var} in the proxy's environment to the bearer token that was written in headers.{header} (not copied here)"));
+                }
+            }
+            Source::Env(var, moved) => {
+                if moved {
+                    out.notes.push(format!("set {var} in the proxy's environment to the value of headers.{header} (not copied here{})", if value.contains("${") { ", with its variables filled in" } else { "" }));
+                }
+                from_env.insert(header.clone(), toml::Value::String(var));
+            }
+        }
+    }
+    for (key, table) in [("http_headers", fixed), ("env_http_headers", from_env)] {
+        if !table.is_empty() {
+            out.lines
+                .push(format!("{key} = {}", toml::Value::Table(table)));
+        }
+    }
+    Ok(out)
+}
+
+/// Where a header's value comes from in the converted table.
+#[derive(Debug, PartialEq)]
+enum Source {
+    /// `http_headers`: a literal that is not a secret.
+    Fixed,
+    /// `bearer_token_env_var = VAR`; `true` when the token was moved out of the file.
+    Bearer(String, bool),
+    /// `env_http_headers`: the header's value is in VAR; `true` when it was moved there.
+    Env(String, bool),
+}
+
+/// Decides where header `header` with (variable-converted) `value` of server `name` goes.
+fn header_source(name: &str, header: &str, value: &str) -> Source {
+    let moved_var = |suffix: &str| moved_var(name, suffix);
+    let authorization = header.eq_ignore_ascii_case("authorization");
+    let bearer = value
+        .get(..7)
+        .filter(|p| p.eq_ignore_ascii_case("bearer "))
+        .map(|_| value[7..].trim());
+    if let (true, Some(token)) = (authorization, bearer) {
+        if let Some(var) = single_var(token) {
+            return Source::Bearer(var.to_owned(), false);
+        }
+        if !token.contains("${") {
+            return Source::Bearer(moved_var("TOKEN"), true);
+        }
+    }
+    if let Some(var) = single_var(value) {
+        return Source::Env(var.to_owned(), false);
+    }
+    let secret = authorization || header.eq_ignore_ascii_case("cookie") || key_is_secret(header);
+    if secret || value.contains("${") {
+        return Source::Env(moved_var(header), true);
+    }
+    Source::Fixed
+}
+
+/// The variable a secret of server `server` is moved to: `<SERVER>_<SUFFIX>`, upper case, every
+/// character other than a letter or digit made `_` (`my-api`, `X-Api-Key` → `MY_API_X_API_KEY`).
+fn moved_var(server: &str, suffix: &str) -> String {
+    upper_var(&format!("{server}_{suffix}"))
+}
+
+/// `VAR` when `text` is exactly one `${VAR}` reference.
+fn single_var(text: &str) -> Option<&str> {
+    let var = text.strip_prefix("${")?.strip_suffix('}')?;
+    let valid = !var.is_empty()
+        && !var.starts_with(|c: char| c.is_ascii_digit())
+        && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some(var)
+}
+
+/// `url` with the literal values of secret-looking query parameters replaced by
+/// `${NAME_PARAM}` references (a note for each says to set the variable).
+fn secret_query(url: &str, name: &str, notes: &mut Vec<String>) -> String {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_owned();
+    };
+    let (query, fragment) = match query.split_once('#') {
+        Some((q, f)) => (q, Some(f)),
+        None => (query, None),
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) if key_is_secret(key) && single_var(value).is_none() => {
+                let var = moved_var(name, key);
+                notes.push(format!("set {var} in the proxy's environment to the `{key}` parameter that was written in the url (not copied here)"));
+                format!("{key}=${{{var}}}")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect();
+    let mut out = format!("{base}?{}", pairs.join("&"));
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_go_where_their_values_come_from() {
+        let env = |var: &str, moved| Source::Env(var.into(), moved);
+        let cases = [
+            (
+                "figma",
+                "Authorization",
+                "Bearer abc123",
+                Source::Bearer("FIGMA_TOKEN".into(), true),
+            ),
+            (
+                "f",
+                "authorization",
+                "bearer ${TOK}",
+                Source::Bearer("TOK".into(), false),
+            ),
+            (
+                "f",
+                "Authorization",
+                "Basic dXNlcg==",
+                env("F_AUTHORIZATION", true),
+            ),
+            (
+                "f",
+                "Authorization",
+                "Bearer ${A}${B}",
+                env("F_AUTHORIZATION", true),
+            ),
+            ("my-api", "X-Api-Key", "k-1", env("MY_API_X_API_KEY", true)),
+            ("f", "X-Api-Key", "${KEY}", env("KEY", false)),
+            ("f", "X-Trace", "on-${X}", env("F_X_TRACE", true)),
+            ("f", "X-MCP-Readonly", "true", Source::Fixed),
+        ];
+        for (server, header, value, want) in cases {
+            assert_eq!(
+                header_source(server, header, value),
+                want,
+                "{header}: {value}"
+            );
+        }
+    }
+
+    #[test]
+    fn secret_query_parameters_move_to_variables() {
+        let mut notes = Vec::new();
+        assert_eq!(
+            secret_query(
+                "https://h/mcp?profile=p&api_key=s3cret#x",
+                "smith",
+                &mut notes
+            ),
+            "https://h/mcp?profile=p&api_key=${SMITH_API_KEY}#x"
+        );
+        assert_eq!(notes.len(), 1);
+        assert!(!notes[0].contains("s3cret"));
+        assert_eq!(
+            secret_query("https://h/mcp", "s", &mut notes),
+            "https://h/mcp"
+        );
+        assert_eq!(
+            secret_query("https://h/?token=${T}", "s", &mut notes),
+            "https://h/?token=${T}"
+        );
+    }
+}
