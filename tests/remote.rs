@@ -336,3 +336,32 @@ fn a_server_killed_mid_call_is_a_retryable_error_and_is_reconnected() {
     assert_eq!(env["status"], "ok", "{env}; stderr:\n{}", p.stderr());
     finish_session(p);
 }
+
+#[test]
+fn an_imported_remote_entry_works_once_its_moved_token_is_set() {
+    let server = sdk_server(None, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let client = dir.path().join("claude_desktop_config.json");
+    let entry = json!({"mcpServers": {"docs": {"url": server.url("/mcp"),
+        "headers": {"Authorization": format!("Bearer {SECRET}"), "X-Team": "t-1"}}}});
+    std::fs::write(&client, entry.to_string()).unwrap();
+    let out = Command::new(bin())
+        .arg("import")
+        .arg(&client)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains(SECRET), "the token was copied:\n{text}");
+    assert!(
+        text.contains("# set DOCS_TOKEN in the proxy's environment"),
+        "{text}"
+    );
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, &text).unwrap();
+    let mut p = RawProxy::start_env(&cfg, &[], &[("DOCS_TOKEN", SECRET)]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "add", json!({"a": 20, "b": 22}));
+    assert_ok(&env, "42");
+    finish_session(p);
+}
