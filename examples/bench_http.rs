@@ -57,8 +57,9 @@ struct Session {
 }
 
 impl Session {
-    /// POSTs one message; for a request, returns whether its answer is an error, once read.
-    async fn post(&mut self, message: Value) -> bool {
+    /// POSTs one message; for a request, returns whether its answer is an error and when it was
+    /// read (the rest of an SSE stream is read afterwards, so the connection is reused).
+    async fn post(&mut self, message: Value) -> (bool, Instant) {
         let mut req = self
             .client
             .post(&self.url)
@@ -78,29 +79,38 @@ impl Session {
             self.session = resp.headers().get("mcp-session-id").cloned();
         }
         if message.get("id").is_none() {
-            return false;
+            return (false, Instant::now());
         }
         let sse = resp
             .headers()
             .get(CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        let answer: Value = if sse {
+        let (answer, at): (Value, Instant) = if sse {
             let mut events = std::pin::pin!(sse_stream::SseByteStream::new(resp.bytes_stream()));
             loop {
                 let event = events.next().await.expect("an answer event").expect("SSE");
-                let Some(data) = event.data else { continue };
+                let Some(data) = event.data.filter(|d| !d.is_empty()) else {
+                    continue;
+                };
                 let v: Value = serde_json::from_str(&data).expect("JSON event");
                 if v.get("id") == message.get("id") {
-                    break v;
+                    let at = Instant::now();
+                    while events.next().await.is_some() {}
+                    break (v, at);
                 }
             }
         } else {
-            serde_json::from_slice(&resp.bytes().await.expect("answer body")).expect("JSON answer")
+            let body = resp.bytes().await.expect("answer body");
+            (
+                serde_json::from_slice(&body).expect("JSON answer"),
+                Instant::now(),
+            )
         };
         if let Some(version) = answer["result"]["protocolVersion"].as_str() {
             self.version = HeaderValue::from_str(version).ok();
         }
-        answer.get("error").is_some() || answer["result"]["isError"] == true
+        let failed = answer.get("error").is_some() || answer["result"]["isError"] == true;
+        (failed, at)
     }
 }
 
@@ -109,7 +119,7 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-#[tokio::main(flavor = "current_thread")]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let o = parse_opts();
     let mut s = Session {
@@ -130,9 +140,10 @@ async fn main() {
     for i in 0..(20 + o.n) {
         let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params});
         let t = Instant::now();
-        errors += u64::from(s.post(call).await);
+        let (failed, at) = s.post(call).await;
+        errors += u64::from(failed);
         if i >= 20 {
-            lat.push(t.elapsed().as_nanos() as u64);
+            lat.push(at.duration_since(t).as_nanos() as u64);
         }
     }
     let mean = lat.iter().sum::<u64>() as f64 / lat.len().max(1) as f64;
