@@ -251,9 +251,21 @@ impl Playback {
         }
     }
 
-    /// The recorded tool lists, `(server, tools)`.
+    /// The recorded tool lists, `(server, tools)`, each with only its well-formed tools (a
+    /// hand-edited cassette is checked like a live server's list: one bad tool must not make a
+    /// client reject every tool).
     pub fn tool_lists(&self) -> Vec<(String, Vec<Value>)> {
-        self.cassette.lock().unwrap().tool_lists.clone()
+        let lists = self.cassette.lock().unwrap().tool_lists.clone();
+        lists
+            .into_iter()
+            .map(|(server, tools)| {
+                let (tools, warnings) = crate::tool_validation::admit(&server, tools);
+                for w in warnings {
+                    tracing::warn!("cassette: {w}");
+                }
+                (server, tools)
+            })
+            .collect()
     }
 
     /// The outcome to answer a call with: the next recorded one; for a call the cassette has

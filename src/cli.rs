@@ -231,8 +231,8 @@ pub enum Command {
         tokenizer: Tokenizer,
     },
     /// Per tool over a transcript: calls, errors by type, how often truncated, raw result size
-    /// against envelope size in characters (what the envelope saved), p50/p95 duration, and a
-    /// suggested char_budget (the smallest that would have kept 90% of the tool's successful
+    /// against envelope size in characters and tokens (what the envelope saved), p50/p95 duration, and a
+    /// suggested char_budget and token_budget (the smallest that would have kept 90% of the tool's successful
     /// results whole). A table on stdout; `--json` for machines; `--html FILE` also writes a
     /// report with a chart.
     ///
@@ -247,6 +247,9 @@ pub enum Command {
         /// Also write a self-contained HTML report (chart and table) to this file.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// The tokenizer token counts are in: o200k_base (default) or cl100k_base.
+        #[arg(long, value_name = "NAME", default_value = "o200k_base", value_parser = parse_tokenizer)]
+        tokenizer: Tokenizer,
     },
 }
 

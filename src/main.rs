@@ -151,7 +151,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             transcript,
             json,
             html,
-        }) => run_stats(&transcript, json, html.as_deref()),
+            tokenizer,
+        }) => run_stats(&transcript, json, html.as_deref(), tokenizer),
         Some(Command::Check) => run_check(&cli.global),
         Some(Command::Import { file }) => run_import(&file),
         Some(Command::ConfigSchema) => run_config_schema(),
@@ -541,12 +542,17 @@ fn run_render(path: &Path, opts: trajectory::RenderOptions) -> anyhow::Result<Ex
 
 /// `mcp-envelope stats`: per-tool statistics of a transcript as a table or JSON on stdout, and
 /// optionally an HTML report.
-fn run_stats(path: &Path, json: bool, html: Option<&Path>) -> anyhow::Result<ExitCode> {
+fn run_stats(
+    path: &Path,
+    json: bool,
+    html: Option<&Path>,
+    tokenizer: mcp_envelope::budget::Tokenizer,
+) -> anyhow::Result<ExitCode> {
     let t = transcript::read_transcript(path).map_err(usage)?;
     if let Some(w) = &t.broken_last_line {
         eprintln!("warning: {w}");
     }
-    let stats = mcp_envelope::stats::compute(&t.records);
+    let stats = mcp_envelope::stats::compute(&t.records, tokenizer);
     if let Some(file) = html {
         let page = mcp_envelope::stats::render_html(&stats, &path.display().to_string());
         std::fs::write(file, page)

@@ -407,7 +407,8 @@ impl Proxy {
     }
 
     /// Writes each server's tool list to the transcript when it is new or changed, so the
-    /// recording can be served again as a cassette.
+    /// recording can be served again as a cassette: the tools the config exposes (a cassette
+    /// played without the config offers what the session offered, no more).
     fn record_tool_lists(&self, lists: &[(String, Arc<Vec<Value>>)]) {
         let Some(writer) = &self.transcript else {
             return;
@@ -417,7 +418,16 @@ impl Proxy {
             if recorded.get(server).is_some_and(|r| r == tools) {
                 continue;
             }
-            writer.record_tools(server, tools);
+            let config = self.config.server(server);
+            let exposed: Vec<Value> = tools
+                .iter()
+                .filter(|t| {
+                    let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+                    config.map_or(true, |c| c.exposes(name))
+                })
+                .cloned()
+                .collect();
+            writer.record_tools(server, &exposed);
             recorded.insert(server.clone(), tools.clone());
         }
     }

@@ -5,13 +5,14 @@
 //! call durations' p50 and p95 (nearest-rank, milliseconds), and the sizes the envelope saved:
 //! the raw outcome (the downstream `result` or `error` member as compact JSON) against the
 //! envelope sent (as compact JSON, plus any image or audio blocks passed through beside it), in
-//! characters (Unicode scalar values).
+//! characters (Unicode scalar values) and in tokens of one tokenizer (`o200k_base` unless told).
 //!
-//! The suggested budget is the smallest `char_budget` that would have kept 90% of the tool's
-//! successful results whole: each result is re-mapped with an unlimited budget, the length of
-//! that full `content` is the least budget at which the greedy fill leaves nothing out (the
-//! fill keeps every row exactly when the whole rendering fits), and the suggestion is the
-//! nearest-rank 90th percentile of those lengths. Error envelopes take no part in it.
+//! The suggested budgets are the smallest `char_budget` and `token_budget` that would have kept
+//! 90% of the tool's successful results whole: each result is re-mapped with an unlimited
+//! budget; the length of that full `content` (in characters, and in tokens) is the least budget
+//! at which the greedy fill leaves nothing out (the fill keeps every row exactly when the whole
+//! rendering fits), and the suggestion is the nearest-rank 90th percentile of those lengths.
+//! Error envelopes take no part in it.
 //!
 //! Renderings: [`render_table`] (a fixed-width table for the terminal), [`render_json`] (one
 //! JSON document for machines) and [`render_html`] (a self-contained page with an inline SVG
@@ -23,6 +24,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::budget::Tokenizer;
 use crate::envelope::Status;
 use crate::outcome::{map_outcome, MappingContext, Outcome};
 use crate::transcript::CallRecord;
@@ -51,6 +53,12 @@ pub struct ToolStats {
     pub raw_chars: u64,
     /// Sum over calls of the envelope's size, in characters (compact JSON).
     pub envelope_chars: u64,
+    /// Sum over calls of the raw outcome's size, in tokens of [`ToolStats::tokenizer`].
+    pub raw_tokens: u64,
+    /// Sum over calls of the envelope's size, in tokens of [`ToolStats::tokenizer`].
+    pub envelope_tokens: u64,
+    /// The tokenizer the token counts are in (`o200k_base`, `cl100k_base`).
+    pub tokenizer: Tokenizer,
     /// Median call duration, milliseconds (nearest rank).
     pub p50_ms: u64,
     /// 95th-percentile call duration, milliseconds (nearest rank).
@@ -58,12 +66,21 @@ pub struct ToolStats {
     /// The smallest `char_budget` that keeps [`SUGGESTED_BUDGET_PERCENTILE`]% of this tool's
     /// successful results whole; `None` when no call succeeded.
     pub suggested_char_budget: Option<usize>,
+    /// The smallest `token_budget` (in tokens of [`ToolStats::tokenizer`]) that keeps
+    /// [`SUGGESTED_BUDGET_PERCENTILE`]% of this tool's successful results whole; `None` when no
+    /// call succeeded.
+    pub suggested_token_budget: Option<usize>,
 }
 
 impl ToolStats {
     /// Characters the envelope saved against the raw outcome (negative when it added some).
     pub fn saved_chars(&self) -> i64 {
         self.raw_chars as i64 - self.envelope_chars as i64
+    }
+
+    /// Tokens the envelope saved against the raw outcome (negative when it added some).
+    pub fn saved_tokens(&self) -> i64 {
+        self.raw_tokens as i64 - self.envelope_tokens as i64
     }
 
     /// Errors as `type:count` pairs joined by `,`; `-` when there were none.
@@ -91,10 +108,10 @@ fn raw_text(outcome: &Outcome) -> String {
     value.to_string()
 }
 
-/// The characters the client received for the record: the recorded envelope as compact JSON
-/// plus the media blocks (images, audio) passed through beside it under the recorded settings,
+/// The text the client received for the record: the recorded envelope as compact JSON followed
+/// by the media blocks (images, audio) passed through beside it under the recorded settings,
 /// which the raw size counts too.
-fn answered_chars(record: &CallRecord) -> usize {
+fn answered_text(record: &CallRecord) -> String {
     let ctx = MappingContext {
         call_id: &record.call_id,
         tool: &record.tool,
@@ -104,17 +121,16 @@ fn answered_chars(record: &CallRecord) -> usize {
         text: record.budget.text_shape(),
     };
     let media = map_outcome(&record.outcome, &ctx).media;
-    let envelope = serde_json::to_string(&record.envelope).unwrap_or_default();
-    envelope.chars().count()
-        + media
-            .iter()
-            .map(|m| m.to_string().chars().count())
-            .sum::<usize>()
+    let mut text = serde_json::to_string(&record.envelope).unwrap_or_default();
+    for block in &media {
+        text.push_str(&block.to_string());
+    }
+    text
 }
 
-/// The length in characters of the record's full `content` (nothing left out), or `None` when
-/// the outcome maps to an error envelope.
-fn full_content_chars(record: &CallRecord) -> Option<usize> {
+/// The record's full `content` (nothing left out), or `None` when the outcome maps to an error
+/// envelope.
+fn full_content(record: &CallRecord) -> Option<String> {
     let ctx = MappingContext {
         call_id: &record.call_id,
         tool: &record.tool,
@@ -127,7 +143,7 @@ fn full_content_chars(record: &CallRecord) -> Option<usize> {
         },
     };
     let envelope = map_outcome(&record.outcome, &ctx).envelope;
-    (envelope.status != Status::Error).then(|| envelope.content.chars().count())
+    (envelope.status != Status::Error).then_some(envelope.content)
 }
 
 /// The nearest-rank `pct` percentile of `values` (sorted here); `None` when empty.
@@ -140,18 +156,37 @@ pub fn nearest_rank<T: Ord + Copy>(values: &mut [T], pct: usize) -> Option<T> {
     Some(values[rank - 1])
 }
 
-#[derive(Default)]
 struct Acc {
+    tokenizer: Tokenizer,
     calls: u64,
     errors: BTreeMap<String, u64>,
     truncated: u64,
     raw_chars: u64,
     envelope_chars: u64,
+    raw_tokens: u64,
+    envelope_tokens: u64,
     durations: Vec<u64>,
-    full_lengths: Vec<usize>,
+    full_chars: Vec<usize>,
+    full_tokens: Vec<usize>,
 }
 
 impl Acc {
+    fn new(tokenizer: Tokenizer) -> Acc {
+        Acc {
+            tokenizer,
+            calls: 0,
+            errors: BTreeMap::new(),
+            truncated: 0,
+            raw_chars: 0,
+            envelope_chars: 0,
+            raw_tokens: 0,
+            envelope_tokens: 0,
+            durations: Vec::new(),
+            full_chars: Vec::new(),
+            full_tokens: Vec::new(),
+        }
+    }
+
     fn add(&mut self, record: &CallRecord) {
         self.calls += 1;
         let envelope = &record.envelope;
@@ -163,11 +198,16 @@ impl Acc {
             Status::Truncated => self.truncated += 1,
             Status::Ok => {}
         }
-        self.raw_chars += raw_text(&record.outcome).chars().count() as u64;
-        self.envelope_chars += answered_chars(record) as u64;
+        let raw = raw_text(&record.outcome);
+        self.raw_chars += raw.chars().count() as u64;
+        self.raw_tokens += self.tokenizer.count(&raw) as u64;
+        let answered = answered_text(record);
+        self.envelope_chars += answered.chars().count() as u64;
+        self.envelope_tokens += self.tokenizer.count(&answered) as u64;
         self.durations.push(record.duration_ms);
-        if let Some(n) = full_content_chars(record) {
-            self.full_lengths.push(n);
+        if let Some(full) = full_content(record) {
+            self.full_chars.push(full.chars().count());
+            self.full_tokens.push(self.tokenizer.count(&full));
         }
     }
 
@@ -180,22 +220,30 @@ impl Acc {
             truncated: self.truncated,
             raw_chars: self.raw_chars,
             envelope_chars: self.envelope_chars,
+            raw_tokens: self.raw_tokens,
+            envelope_tokens: self.envelope_tokens,
+            tokenizer: self.tokenizer,
             p50_ms: nearest_rank(&mut self.durations, 50).unwrap_or(0),
             p95_ms: nearest_rank(&mut self.durations, 95).unwrap_or(0),
-            suggested_char_budget: nearest_rank(
-                &mut self.full_lengths,
+            suggested_char_budget: nearest_rank(&mut self.full_chars, SUGGESTED_BUDGET_PERCENTILE),
+            suggested_token_budget: nearest_rank(
+                &mut self.full_tokens,
                 SUGGESTED_BUDGET_PERCENTILE,
             ),
         }
     }
 }
 
-/// Per-tool statistics over `records`, sorted by tool name, then server.
-pub fn compute(records: &[CallRecord]) -> Vec<ToolStats> {
+/// Per-tool statistics over `records`, sorted by tool name, then server; token counts in
+/// `tokenizer`'s tokens.
+pub fn compute(records: &[CallRecord], tokenizer: Tokenizer) -> Vec<ToolStats> {
     let mut groups: BTreeMap<(String, String), Acc> = BTreeMap::new();
     for record in records {
         let key = (record.tool.clone(), record.server.clone());
-        groups.entry(key).or_default().add(record);
+        groups
+            .entry(key)
+            .or_insert_with(|| Acc::new(tokenizer))
+            .add(record);
     }
     groups
         .into_iter()
@@ -203,15 +251,18 @@ pub fn compute(records: &[CallRecord]) -> Vec<ToolStats> {
         .collect()
 }
 
-/// The share saved, as a whole percentage of the raw size (`-` when the raw size is 0).
+/// The tokens saved, as a whole percentage of the raw tokens (`-` when there were none).
 fn saved_percent(s: &ToolStats) -> String {
-    if s.raw_chars == 0 {
+    if s.raw_tokens == 0 {
         return "-".to_owned();
     }
-    format!("{}%", s.saved_chars() * 100 / s.raw_chars as i64)
+    format!("{}%", s.saved_tokens() * 100 / s.raw_tokens as i64)
 }
 
-const HEADERS: [&str; 11] = [
+/// The number of table columns.
+const COLUMNS: usize = 14;
+
+const HEADERS: [&str; COLUMNS] = [
     "TOOL",
     "SERVER",
     "CALLS",
@@ -219,13 +270,17 @@ const HEADERS: [&str; 11] = [
     "TRUNCATED",
     "RAW_CHARS",
     "ENVELOPE_CHARS",
-    "SAVED",
+    "RAW_TOKENS",
+    "ENVELOPE_TOKENS",
+    "SAVED_TOKENS",
     "P50_MS",
     "P95_MS",
-    "SUGGESTED_BUDGET",
+    "SUGGESTED_CHAR_BUDGET",
+    "SUGGESTED_TOKEN_BUDGET",
 ];
 
-fn table_cells(s: &ToolStats) -> [String; 11] {
+fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
+    let opt = |n: Option<usize>| n.map_or("-".to_owned(), |n| n.to_string());
     [
         s.tool.clone(),
         if s.server.is_empty() {
@@ -238,18 +293,20 @@ fn table_cells(s: &ToolStats) -> [String; 11] {
         s.truncated.to_string(),
         s.raw_chars.to_string(),
         s.envelope_chars.to_string(),
+        s.raw_tokens.to_string(),
+        s.envelope_tokens.to_string(),
         saved_percent(s),
         s.p50_ms.to_string(),
         s.p95_ms.to_string(),
-        s.suggested_char_budget
-            .map_or("-".to_owned(), |n| n.to_string()),
+        opt(s.suggested_char_budget),
+        opt(s.suggested_token_budget),
     ]
 }
 
 /// A fixed-width table, one line per tool after a header line, columns separated by two
-/// spaces, then a `N call(s), M tool(s)` summary line.
+/// spaces, then a `N call(s), M tool(s); tokens: <tokenizer>` summary line.
 pub fn render_table(stats: &[ToolStats]) -> String {
-    let rows: Vec<[String; 11]> = stats.iter().map(table_cells).collect();
+    let rows: Vec<[String; COLUMNS]> = stats.iter().map(table_cells).collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -268,7 +325,12 @@ pub fn render_table(stats: &[ToolStats]) -> String {
         out.push('\n');
     }
     let calls: u64 = stats.iter().map(|s| s.calls).sum();
-    let _ = writeln!(out, "\n{calls} call(s), {} tool(s)", stats.len());
+    let tokenizer = stats.first().map_or("o200k_base", |s| s.tokenizer.name());
+    let _ = writeln!(
+        out,
+        "\n{calls} call(s), {} tool(s); tokens: {tokenizer}",
+        stats.len()
+    );
     out
 }
 
@@ -302,12 +364,12 @@ const LABEL_WIDTH: usize = 220;
 const BAR_AREA: usize = 520;
 const ROW_HEIGHT: usize = 34;
 
-/// The inline SVG chart: per tool, a bar for the raw size and one for the envelope size, both
-/// scaled to the largest raw or envelope size in the transcript.
+/// The inline SVG chart of tokens saved: per tool, a bar for the raw size and one for the
+/// envelope size in tokens, both scaled to the largest of them in the transcript.
 fn svg_chart(stats: &[ToolStats]) -> String {
     let max = stats
         .iter()
-        .map(|s| s.raw_chars.max(s.envelope_chars))
+        .map(|s| s.raw_tokens.max(s.envelope_tokens))
         .max()
         .unwrap_or(0)
         .max(1);
@@ -315,23 +377,23 @@ fn svg_chart(stats: &[ToolStats]) -> String {
     let height = ROW_HEIGHT * stats.len() + 40;
     let width = LABEL_WIDTH + BAR_AREA + 160;
     let mut svg = format!(
-        "<svg id=\"saved-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"characters saved per tool\">\n"
+        "<svg id=\"saved-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"tokens saved per tool\">\n"
     );
     for (i, s) in stats.iter().enumerate() {
         let y = 10 + i * ROW_HEIGHT;
         let label = escape_html(&s.tool);
-        let (raw_w, env_w) = (scale(s.raw_chars), scale(s.envelope_chars));
+        let (raw_w, env_w) = (scale(s.raw_tokens), scale(s.envelope_tokens));
         let _ = writeln!(
             svg,
             "  <g class=\"tool\" data-tool=\"{label}\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>\
-<rect class=\"raw\" x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{raw_w}\" height=\"12\" fill=\"#c8c8c8\"><title>raw: {} characters</title></rect>\
-<rect class=\"envelope\" x=\"{LABEL_WIDTH}\" y=\"{}\" width=\"{env_w}\" height=\"12\" fill=\"#2f6fb3\"><title>envelope: {} characters</title></rect>\
+<rect class=\"raw\" x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{raw_w}\" height=\"12\" fill=\"#c8c8c8\"><title>raw: {} tokens</title></rect>\
+<rect class=\"envelope\" x=\"{LABEL_WIDTH}\" y=\"{}\" width=\"{env_w}\" height=\"12\" fill=\"#2f6fb3\"><title>envelope: {} tokens</title></rect>\
 <text x=\"{}\" y=\"{}\">saved {}</text></g>",
             LABEL_WIDTH - 8,
             y + 16,
-            s.raw_chars,
+            s.raw_tokens,
             y + 13,
-            s.envelope_chars,
+            s.envelope_tokens,
             LABEL_WIDTH + raw_w.max(env_w) + 8,
             y + 16,
             saved_percent(s),
@@ -371,8 +433,9 @@ pub fn render_html(stats: &[ToolStats], source: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n\
 <style>body{{font-family:sans-serif;margin:24px}}svg text{{font-size:13px}}\
 table{{border-collapse:collapse;margin-top:16px}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}</style>\n\
-</head><body>\n<h1>{title}</h1>\n<p>Characters of each tool's raw results against the envelopes the model saw (sums over all calls).</p>\n\
+</head><body>\n<h1>{title}</h1>\n<p>Tokens ({}) of each tool's raw results against the envelopes the model saw (sums over all calls).</p>\n\
 {}\n<table id=\"stats\"><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>\n</body></html>\n",
+        stats.first().map_or("o200k_base", |s| s.tokenizer.name()),
         svg_chart(stats)
     )
 }

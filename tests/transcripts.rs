@@ -448,7 +448,7 @@ fn stats_of_the_golden_transcript() {
     let table = stdout(&out);
     let lines: Vec<&str> = table.lines().collect();
     assert!(
-        lines[0].starts_with("TOOL") && lines[0].contains("SUGGESTED_BUDGET"),
+        lines[0].starts_with("TOOL") && lines[0].contains("SUGGESTED_TOKEN_BUDGET"),
         "{table}"
     );
     let git_log = lines
@@ -475,6 +475,19 @@ fn stats_of_the_golden_transcript() {
         log["raw_chars"].as_u64() > log["envelope_chars"].as_u64(),
         "{log}"
     );
+    assert!(
+        log["raw_tokens"].as_u64() > log["envelope_tokens"].as_u64(),
+        "{log}"
+    );
+    assert_eq!(log["tokenizer"], "o200k_base");
+    assert!(log["suggested_token_budget"].as_u64() > Some(0), "{log}");
+    let out = cli(&["stats", s(&jsonl), "--tokenizer", "cl100k"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown tokenizer is a usage error"
+    );
+    assert!(stderr(&out).contains("cl100k_base"), "{}", stderr(&out));
     // The suggested budget keeps the recorded git_log result whole: it is its full length.
     let budget = log["suggested_char_budget"].as_u64().unwrap();
     assert!(
@@ -656,9 +669,11 @@ fn cassette_serves_a_recorded_session_without_its_servers() {
         "{}{}{}",
         real_server("everything", ""),
         real_server("time", ""),
+        // The cassette offers what the session offered: git_commit stays hidden on playback
+        // although the playback config does not hide it.
         git_server(
             repo.path(),
-            "[mcp_servers.git.tools.git_log]\nchar_budget = 300"
+            "disabled_tools = [\"git_commit\"]\n[mcp_servers.git.tools.git_log]\nchar_budget = 300"
         )
     ));
     let plan = cassette_plan(repo.path());
@@ -687,6 +702,8 @@ fn cassette_serves_a_recorded_session_without_its_servers() {
         names(&live),
         "the same tools with the same schemas"
     );
+    let shown = format!("{:?}", names(&played));
+    assert!(!shown.contains("\\\"git_commit\\\""), "{shown}");
     for i in 1..plan.as_array().unwrap().len() {
         assert_eq!(
             played["steps"][i], live["steps"][i],

@@ -3,6 +3,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 
 use super::*;
+use crate::budget::Tokenizer;
 use crate::config::MediaMode;
 
 /// A record of `tool` on server `git` whose outcome is `outcome`, mapped with `char_budget`.
@@ -62,7 +63,7 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
         record("git_log", Outcome::Timeout { timeout_ms: 1000 }, 3, 1000),
         record("git_status", Outcome::NoSuchTool, 100, 1),
     ];
-    let stats = compute(&records);
+    let stats = compute(&records, Tokenizer::O200kBase);
     assert_eq!(stats.len(), 2);
     let log = &stats[0];
     assert_eq!((log.tool.as_str(), log.calls), ("git_log", 3));
@@ -79,7 +80,7 @@ fn suggested_budget_keeps_ninety_percent_whole() {
     let records: Vec<CallRecord> = (1..=10)
         .map(|n| record("t", text_result(&"x".repeat(n * 10)), 5, 1))
         .collect();
-    let stats = compute(&records);
+    let stats = compute(&records, Tokenizer::O200kBase);
     assert_eq!(stats[0].suggested_char_budget, Some(90));
     // With budget 90, nine of the ten are whole when re-mapped.
     let whole = records
@@ -105,7 +106,10 @@ fn suggested_budget_keeps_ninety_percent_whole() {
 #[test]
 fn sizes_compare_raw_json_with_the_envelope() {
     let big = "line\n".repeat(200);
-    let stats = compute(&[record("t", text_result(&big), 50, 1)]);
+    let stats = compute(
+        &[record("t", text_result(&big), 50, 1)],
+        Tokenizer::O200kBase,
+    );
     let s = &stats[0];
     let raw = json!({"content": [{"type": "text", "text": big}]}).to_string();
     assert_eq!(s.raw_chars, raw.chars().count() as u64);
@@ -121,15 +125,20 @@ fn sizes_compare_raw_json_with_the_envelope() {
 
 #[test]
 fn table_json_and_html_name_every_tool() {
-    let stats = compute(&[
-        record("git_log", text_result("a\nb"), 100, 5),
-        record("<script>", text_result("a"), 100, 5),
-    ]);
+    let stats = compute(
+        &[
+            record("git_log", text_result("a\nb"), 100, 5),
+            record("<script>", text_result("a"), 100, 5),
+        ],
+        Tokenizer::Cl100kBase,
+    );
     let table = render_table(&stats);
     assert!(table.starts_with("TOOL "), "{table}");
     assert!(table.contains("git_log"), "{table}");
     assert!(
-        table.trim_end().ends_with("2 call(s), 2 tool(s)"),
+        table
+            .trim_end()
+            .ends_with("2 call(s), 2 tool(s); tokens: cl100k_base"),
         "{table}"
     );
     let doc: Value = serde_json::from_str(&render_json(&stats)).unwrap();
@@ -140,4 +149,36 @@ fn table_json_and_html_name_every_tool() {
     assert!(html.contains("&lt;script&gt;"), "tool names are escaped");
     assert!(!html.contains("<script>"), "no raw markup from tool names");
     assert_eq!(html.matches("class=\"tool\"").count(), 2);
+}
+
+#[test]
+fn tokens_are_counted_with_the_chosen_tokenizer() {
+    let text = "日本語のテキスト 🎉 and some English words\n".repeat(40);
+    let records = [record("t", text_result(&text), 80, 1)];
+    for tokenizer in Tokenizer::ALL {
+        let s = &compute(&records, tokenizer)[0];
+        let raw = json!({"content": [{"type": "text", "text": text}]}).to_string();
+        assert_eq!(s.raw_tokens, tokenizer.count(&raw) as u64);
+        let answered = serde_json::to_string(&records[0].envelope).unwrap();
+        assert_eq!(s.envelope_tokens, tokenizer.count(&answered) as u64);
+        assert!(s.saved_tokens() > 0);
+        // The suggested token budget is the full rendering's token count.
+        let full = map_outcome(
+            &records[0].outcome,
+            &MappingContext {
+                call_id: "1",
+                tool: "t",
+                server: "git",
+                budget: crate::budget::Budget::chars(usize::MAX / 4),
+                media: MediaMode::Passthrough,
+                text: crate::outcome::TextShape {
+                    long_rows: crate::budget::LongRows::Keep,
+                    ..Default::default()
+                },
+            },
+        )
+        .envelope
+        .content;
+        assert_eq!(s.suggested_token_budget, Some(tokenizer.count(&full)));
+    }
 }
