@@ -791,6 +791,35 @@ impl Running {
     }
 }
 
+/// Makes the child receive SIGKILL when the proxy dies, even by SIGKILL, when nothing else
+/// could stop it (Linux `prctl(PR_SET_PDEATHSIG)`; through `libc`, already a dependency, rather
+/// than adding `nix` or `rustix` for one call). The signal is tied to the thread that spawned
+/// the child: the proxy's runtime is one thread that lives as long as the process. A child
+/// whose parent died before the call exits at once. Processes the child starts itself are
+/// not covered (the setting is not inherited); those in its process group are stopped on
+/// every other kind of exit.
+fn die_with_the_proxy(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure runs in the forked child before exec and calls only
+        // async-signal-safe functions (prctl, getppid, _exit); it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
 /// Waits for the stdout reader's end (its reason); `closed` once it has been taken.
 async fn reader_finished(done: &mut Option<oneshot::Receiver<String>>) -> String {
     match done.as_mut() {
@@ -874,6 +903,7 @@ async fn start_once(
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
+    die_with_the_proxy(&mut cmd);
     ds.inner.stderr_tail.lock().unwrap().clear();
     if let Some(cwd) = spec.cwd.as_ref().filter(|c| !c.is_dir()) {
         return Err(StartError {

@@ -788,3 +788,26 @@ fn endless_tools_list_paging_stops_at_a_repeated_cursor() {
     assert!(p.stderr().contains("repeated the cursor"), "{}", p.stderr());
     finish(p, &[]);
 }
+
+/// A proxy killed with SIGKILL cannot stop its servers itself: a server that ignores stdin EOF
+/// and SIGTERM still dies with it (the parent-death signal).
+#[test]
+fn servers_die_with_a_sigkilled_proxy() {
+    let (_dir, config) = write_config(&hostile_server("h", &["--ignore-stdin-eof"], ""));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let resp = p.call(json!(1), "echo", json!({"text": "up"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "up");
+    let kids = live_children(p.pid());
+    assert_eq!(kids.len(), 1);
+    signal(p.pid(), libc::SIGKILL);
+    let _ = p.child.wait();
+    let left = wait_gone(&kids, Duration::from_secs(5));
+    for pid in &left {
+        signal(*pid, libc::SIGKILL);
+    }
+    assert!(
+        left.is_empty(),
+        "server {left:?} outlived the SIGKILLed proxy"
+    );
+}
