@@ -805,8 +805,23 @@ impl Proxy {
             return;
         }
         let mut waits = Vec::new();
+        let mut ids = std::collections::HashSet::new();
         for msg in msgs {
             match msg {
+                // The same id twice in one batch (or an id still in flight): the second is
+                // rejected, as for single requests.
+                Message::Request { id, .. }
+                    if !ids.insert(id.to_string())
+                        || self.inflight.lock().unwrap().contains_key(&id.to_string()) =>
+                {
+                    let err = jsonrpc::error_object(
+                        ErrorCode::InvalidRequest,
+                        format!("a request with id {id} is already in this batch or in progress"),
+                        None,
+                    );
+                    let answer = Answer::of(&jsonrpc::error_response(id, err));
+                    waits.push(tokio::spawn(async move { answer }));
+                }
                 Message::Request { id, method, params } if method != "initialize" => {
                     let (permit, admission) = self.admit_when_free(&method, permits).await;
                     let proxy = self.clone();

@@ -152,6 +152,35 @@ fn batch_answered_as_array_in_2025_03_26() {
     finish(p, &[]);
 }
 
+/// The same id twice in one batch: the first runs, the second gets -32600 (not a second
+/// answer with the same id).
+#[test]
+fn duplicate_ids_inside_a_batch_reject_the_second() {
+    let (_dir, config) = one_fixture();
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-03-26");
+    p.send(&json!([
+        call_msg(json!("d"), "echo", json!({"text": "first"})),
+        call_msg(json!("d"), "echo", json!({"text": "second"})),
+        ping_msg(json!(7)),
+        ping_msg(json!(7)),
+    ]));
+    let msg = p.recv(T);
+    let arr = msg
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {msg}"));
+    assert_eq!(arr.len(), 4, "{msg}");
+    let d: Vec<&Value> = arr.iter().filter(|r| r["id"] == "d").collect();
+    assert_eq!(d.len(), 2);
+    assert_eq!(envelope_of(d[0])["content"], "first", "{msg}");
+    assert_eq!(d[1]["error"]["code"], -32600, "{msg}");
+    let pings: Vec<&Value> = arr.iter().filter(|r| r["id"] == 7).collect();
+    assert_eq!(pings[0]["result"], json!({}));
+    assert_eq!(pings[1]["error"]["code"], -32600);
+    assert!(p.try_recv(Duration::from_millis(300)).is_none());
+    finish(p, &[]);
+}
+
 /// 2025-06-18 removed batches: a batch gets one -32600 error.
 #[test]
 fn batch_rejected_in_2025_06_18() {
