@@ -63,6 +63,8 @@ use crate::transcript::{self, CallRecord, TranscriptWriter};
 
 mod multi_round;
 mod paging_hooks;
+mod init_gate;
+use init_gate::InitGate;
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
@@ -677,6 +679,20 @@ impl Proxy {
     async fn send_json(&self, mut json: Vec<u8>) {
         json.push(b'\n');
         let _ = self.out.send(json).await;
+    }
+
+    /// Handles one line from the client: a parse error is answered, a message or a batch
+    /// dispatched.
+    async fn dispatch_incoming(self: &Arc<Self>, incoming: Incoming, permits: &Arc<Semaphore>) {
+        match incoming {
+            Incoming::ParseError(e) => {
+                let err =
+                    jsonrpc::error_object(ErrorCode::ParseError, format!("Parse error: {e}"), None);
+                self.send(&jsonrpc::error_response(Value::Null, err)).await;
+            }
+            Incoming::Single(msg) => self.dispatch(msg, permits).await,
+            Incoming::Batch(msgs) => self.dispatch_batch(msgs, permits).await,
+        }
     }
 
     /// Dispatches one client message. Requests are answered by their own task.
@@ -1565,9 +1581,20 @@ where
         config.max_message_bytes(),
     );
     tokio::pin!(stop);
-    loop {
+    let mut init = InitGate::default();
+    'read: loop {
         let frame = tokio::select! {
-            frame = reader.next_frame() => frame,
+            frame = reader.next_frame(), if !init.is_full() => frame,
+            held = init.finished() => {
+                for incoming in held {
+                    tokio::select! {
+                        biased;
+                        _ = proxy.dispatch_incoming(incoming, &permits) => {}
+                        _ = &mut stop => break 'read,
+                    }
+                }
+                continue;
+            }
             _ = &mut stop => break,
         };
         match frame {
@@ -1592,23 +1619,21 @@ where
                 proxy.send(&jsonrpc::error_response(id, err)).await;
             }
             Ok(Some(Frame::Line(line))) => {
-                match crate::offload::cpu_bound(line.len(), move || jsonrpc::classify(&line)).await
-                {
-                    Incoming::ParseError(e) => {
-                        let err = jsonrpc::error_object(
-                            ErrorCode::ParseError,
-                            format!("Parse error: {e}"),
-                            None,
-                        );
-                        proxy.send(&jsonrpc::error_response(Value::Null, err)).await;
-                    }
-                    // `initialize` waits for the servers' first start: a signal must not wait for it.
-                    Incoming::Single(msg) => tokio::select! {
+                let incoming =
+                    crate::offload::cpu_bound(line.len(), move || jsonrpc::classify(&line)).await;
+                if InitGate::is_initialize(&incoming) && !init.is_running() {
+                    let (proxy, permits) = (proxy.clone(), permits.clone());
+                    init.start(tokio::spawn(async move {
+                        proxy.dispatch_incoming(incoming, &permits).await;
+                    }));
+                } else if init.is_running() && !InitGate::may_pass(&incoming) {
+                    init.hold(incoming);
+                } else {
+                    tokio::select! {
                         biased;
-                        _ = proxy.dispatch(msg, &permits) => {}
+                        _ = proxy.dispatch_incoming(incoming, &permits) => {}
                         _ = &mut stop => break,
-                    },
-                    Incoming::Batch(msgs) => proxy.dispatch_batch(msgs, &permits).await,
+                    }
                 }
             }
         }

@@ -537,3 +537,27 @@ fn bad_input_never_breaks_the_session() {
     );
     finish(p, &[]);
 }
+
+/// A `ping` sent while `initialize` waits for a slow server is answered at once; a request
+/// sent meanwhile is answered after `initialize`, with the servers' tools.
+#[test]
+fn ping_during_a_slow_initialize_is_answered_at_once() {
+    let (_dir, config) = write_config(&hostile_server("slow", &["--init-delay-ms", "3000"], ""));
+    let mut p = RawProxy::start(&config, &[]);
+    p.send(
+        &json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    p.send(&ping_msg(json!("p")));
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    let first = p.recv(T);
+    assert_eq!(first["id"], "p", "the ping waited for initialize: {first}");
+    assert_eq!(first["result"], json!({}));
+    let second = p.recv(T);
+    assert_eq!(second["id"], "init", "{second}");
+    let third = p.recv(T);
+    assert_eq!(third["id"], "l", "{third}");
+    assert!(tool_names(&third).contains(&"echo".to_owned()), "{third}");
+    finish(p, &[]);
+}
