@@ -1385,6 +1385,12 @@ async fn handle_line(
             // out; the same rule as for large lines, whose validity is found out later.
             let id = response_head(&String::from_utf8_lossy(line));
             let detail = format!("the response is not valid JSON: {error}");
+            // Also an answer (an error response, say) whose outer members are readable but
+            // whose content is not (nested too deep, a lone surrogate).
+            let id = id.or_else(|| {
+                let top = crate::recover::top_level(line);
+                top.is_response().then_some(top.id).flatten()
+            });
             if let Some(id) = id {
                 if conn.deliver(&id, Reply::Invalid(detail)) {
                     warn!(%server, %id, "answer that is not valid JSON");

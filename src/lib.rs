@@ -24,6 +24,7 @@
 //! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake (era probe on stdio: `server/discover`, else `initialize`), pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
+//! | [`recover`] | the outer `id` and member names of a line that is not valid JSON | no |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces | no |
@@ -61,6 +62,7 @@ pub mod outcome;
 pub mod page_tool;
 pub mod paging;
 pub mod passthrough;
+pub mod recover;
 pub mod redact;
 pub mod session;
 pub mod settings;

@@ -681,15 +681,20 @@ impl Proxy {
         let _ = self.out.send(json).await;
     }
 
+    /// Answers a line that is not JSON with -32700, under its `id` when that could be read
+    /// ([`crate::recover`]), else `null`.
+    async fn answer_parse_error(&self, id: Option<Value>, error: &str) {
+        let err =
+            jsonrpc::error_object(ErrorCode::ParseError, format!("Parse error: {error}"), None);
+        self.send(&jsonrpc::error_response(id.unwrap_or(Value::Null), err))
+            .await;
+    }
+
     /// Handles one line from the client: a parse error is answered, a message or a batch
     /// dispatched.
     async fn dispatch_incoming(self: &Arc<Self>, incoming: Incoming, permits: &Arc<Semaphore>) {
         match incoming {
-            Incoming::ParseError(e) => {
-                let err =
-                    jsonrpc::error_object(ErrorCode::ParseError, format!("Parse error: {e}"), None);
-                self.send(&jsonrpc::error_response(Value::Null, err)).await;
-            }
+            Incoming::ParseError(e) => self.answer_parse_error(None, &e).await,
             Incoming::Single(msg) => self.dispatch(msg, permits).await,
             Incoming::Batch(msgs) => self.dispatch_batch(msgs, permits).await,
         }
@@ -1619,8 +1624,19 @@ where
                 proxy.send(&jsonrpc::error_response(id, err)).await;
             }
             Ok(Some(Frame::Line(line))) => {
-                let incoming =
-                    crate::offload::cpu_bound(line.len(), move || jsonrpc::classify(&line)).await;
+                let (incoming, id) = crate::offload::cpu_bound(line.len(), move || {
+                    let incoming = jsonrpc::classify(&line);
+                    // Not JSON (too deep, a lone surrogate…): answer with its id if readable.
+                    let id = matches!(incoming, Incoming::ParseError(_))
+                        .then(|| crate::recover::top_level(&line).id)
+                        .flatten();
+                    (incoming, id)
+                })
+                .await;
+                if let Incoming::ParseError(e) = &incoming {
+                    proxy.answer_parse_error(id, e).await;
+                    continue;
+                }
                 if InitGate::is_initialize(&incoming) && !init.is_running() {
                     let (proxy, permits) = (proxy.clone(), permits.clone());
                     init.start(tokio::spawn(async move {

@@ -561,3 +561,26 @@ fn ping_during_a_slow_initialize_is_answered_at_once() {
     assert!(tool_names(&third).contains(&"echo".to_owned()), "{third}");
     finish(p, &[]);
 }
+
+/// Requests the JSON parser refuses but whose outer members are readable (nested deeper than
+/// its recursion limit, a lone surrogate escape) get -32700 under their own id, not `null`.
+#[test]
+fn unparsable_requests_keep_their_id() {
+    let (_dir, config) = one_fixture();
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
+    p.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"x","n":{deep}}}}}}}"#
+    ));
+    let resp = p.recv(T);
+    assert_eq!(resp["id"], "deep", "{resp}");
+    assert_eq!(resp["error"]["code"], -32700, "{resp}");
+    p.send_raw(r#"{"jsonrpc":"2.0","params":{"s":"\ud800","id":1},"id":42,"method":"ping"}"#);
+    let resp = p.recv(T);
+    assert_eq!(resp["id"], 42, "{resp}");
+    assert_eq!(resp["error"]["code"], -32700, "{resp}");
+    p.send(&ping_msg(json!("after")));
+    assert_eq!(p.response(&json!("after"), T).0["result"], json!({}));
+    finish(p, &[]);
+}

@@ -811,3 +811,20 @@ fn servers_die_with_a_sigkilled_proxy() {
         "server {left:?} outlived the SIGKILLed proxy"
     );
 }
+
+/// An error response whose `data` is nested deeper than the JSON parser allows answers its
+/// call at once (`server_error`), instead of leaving it to time out.
+#[test]
+fn an_error_response_with_deeply_nested_data_answers_the_call_at_once() {
+    let (_dir, config) = write_config(&hostile_server("h", &[], "tool_timeout_sec = 20"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let resp = p.call(json!(1), "deep_error", json!({"depth": 1000}), T);
+    let env = envelope_of(&resp);
+    let content = env["content"].as_str().unwrap();
+    assert!(content.starts_with("server_error: "), "{env}");
+    assert!(content.contains("not valid JSON"), "{env}");
+    let resp = p.call(json!(2), "echo", json!({"text": "next"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "next");
+    finish(p, &[]);
+}
