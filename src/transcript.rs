@@ -10,8 +10,10 @@
 //! crash never leaves a broken line in the middle; a reader tolerates a broken last line and
 //! says so.
 //!
-//! Recording never slows or breaks a call: records go to a writer thread through a channel; if
-//! the file cannot be written, that is logged once and calls go on.
+//! Recording never slows or breaks a call: records go to a writer thread through a bounded
+//! channel (a full one drops records, counted and logged); if the file cannot be written, that
+//! is logged once and calls go on. A symlink, a FIFO or anything but a regular file is refused,
+//! and a file others can read is tightened to 0600 ([`file`]).
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -28,6 +30,8 @@ use crate::config::{Config, MediaMode};
 use crate::envelope::Envelope;
 use crate::outcome::{map_outcome, MappingContext, Outcome};
 use crate::settings::RecordedBudget;
+
+mod file;
 
 /// The transcript format version written in every record's `v`.
 pub const FORMAT_VERSION: u32 = 1;
@@ -204,9 +208,15 @@ impl CallRecord {
 /// Appends records to a transcript file from a background thread.
 #[derive(Debug, Clone)]
 pub struct TranscriptWriter {
-    tx: std_mpsc::Sender<WriterMsg>,
+    tx: std_mpsc::SyncSender<WriterMsg>,
     redact_keys: Vec<String>,
+    /// Records dropped because the queue was full.
+    dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
+
+/// Most records waiting for the writer thread; more are dropped (and counted, with one
+/// warning), so a file that cannot keep up never makes the proxy's memory grow.
+pub const MAX_QUEUED_RECORDS: usize = 1024;
 
 enum WriterMsg {
     /// A record, and for a large success result the whole response line it came in.
@@ -226,12 +236,33 @@ impl TranscriptWriter {
     /// Starts the writer thread for `path` (created with mode 0600 if missing, appended to
     /// otherwise). Opening happens on the thread: a failure is logged once, never returned.
     pub fn start(path: PathBuf, redact_keys: Vec<String>) -> TranscriptWriter {
-        let (tx, rx) = std_mpsc::channel::<WriterMsg>();
+        let (tx, rx) = std_mpsc::sync_channel::<WriterMsg>(MAX_QUEUED_RECORDS);
         std::thread::Builder::new()
             .name("transcript".into())
             .spawn(move || write_loop(&path, rx))
             .expect("spawning the transcript thread");
-        TranscriptWriter { tx, redact_keys }
+        TranscriptWriter {
+            tx,
+            redact_keys,
+            dropped: Default::default(),
+        }
+    }
+
+    /// Queues a message without waiting; a full queue drops it (see [`MAX_QUEUED_RECORDS`]).
+    fn enqueue(&self, msg: WriterMsg) {
+        if let Err(std_mpsc::TrySendError::Full(_)) = self.tx.try_send(msg) {
+            let before = self
+                .dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if before == 0 {
+                warn!("the transcript writer is behind ({MAX_QUEUED_RECORDS} records queued); records are dropped until it catches up");
+            }
+        }
+    }
+
+    /// How many records were dropped because the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The keys whose argument values are redacted.
@@ -241,7 +272,7 @@ impl TranscriptWriter {
 
     /// Queues a record; never blocks on the file.
     pub fn record(&self, record: CallRecord) {
-        let _ = self.tx.send(WriterMsg::Record(Box::new(record), None));
+        self.enqueue(WriterMsg::Record(Box::new(record), None));
     }
 
     /// Queues a record whose outcome is the `result` of `response_line`, a whole JSON-RPC
@@ -250,8 +281,7 @@ impl TranscriptWriter {
     /// `outcome.result`. The record's own `outcome` field is ignored. If the line holds no
     /// valid `result` the outcome is recorded as `invalid_response`.
     pub fn record_response_line(&self, record: CallRecord, response_line: String) {
-        let msg = WriterMsg::Record(Box::new(record), Some(response_line));
-        let _ = self.tx.send(msg);
+        self.enqueue(WriterMsg::Record(Box::new(record), Some(response_line)));
     }
 
     /// Queues a [`ToolListRecord`] of `server`'s `tools`, stamped now.
@@ -264,13 +294,14 @@ impl TranscriptWriter {
             tools: tools.to_vec(),
         };
         let line = serde_json::to_vec(&record).expect("tool lists always serialize");
-        let _ = self.tx.send(WriterMsg::Line(line));
+        self.enqueue(WriterMsg::Line(line));
     }
 
-    /// Waits (up to 5 s) until every queued record has been written.
+    /// Waits (up to 5 s) until every queued record has been written; returns at once when the
+    /// queue is full.
     pub fn flush(&self) {
         let (tx, rx) = std_mpsc::channel();
-        if self.tx.send(WriterMsg::Flush(tx)).is_ok() {
+        if self.tx.try_send(WriterMsg::Flush(tx)).is_ok() {
             let _ = rx.recv_timeout(Duration::from_secs(5));
         }
     }
@@ -371,12 +402,7 @@ fn record_line_with_raw_result(record: &CallRecord, response_line: &str) -> Vec<
 }
 
 fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
-    let mut file = match OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-    {
+    let mut file = match file::open_for_append(path) {
         Ok(f) => Some(f),
         Err(e) => {
             warn!(path = %path.display(), error = %e, "cannot open the transcript; calls go on without recording");
@@ -908,6 +934,67 @@ mod tests {
         let t = read_transcript(&path).unwrap();
         assert_eq!(t.records.len(), 2);
         assert_eq!(t.records[1].call_id, "2");
+    }
+
+    /// A symlinked path is not followed, a FIFO is not written (its reader sees nothing), an
+    /// existing file others could read becomes 0600.
+    #[test]
+    fn writer_refuses_symlinks_and_fifos_and_tightens_loose_modes() {
+        use std::io::Read;
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.jsonl");
+        std::fs::write(&target, "").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let w = TranscriptWriter::start(link, vec![]);
+        w.record(record("1", json!([{"a": 1}]), 10));
+        w.flush();
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "",
+            "followed the link"
+        );
+
+        let w = TranscriptWriter::start(target.clone(), vec![]);
+        w.record(record("2", json!([{"a": 2}]), 10));
+        w.flush();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(read_transcript(&target).unwrap().records.len(), 1);
+
+        let fifo = dir.path().join("fifo.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let w = TranscriptWriter::start(fifo.clone(), vec![]);
+        w.record(record("3", json!([{"a": 3}]), 10));
+        w.flush();
+        let mut reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut got = Vec::new();
+        let _ = reader.read_to_end(&mut got);
+        assert!(got.is_empty(), "records written to a FIFO");
+    }
+
+    #[test]
+    fn a_full_queue_drops_records_instead_of_growing() {
+        let (tx, _rx) = std_mpsc::sync_channel(MAX_QUEUED_RECORDS);
+        let w = TranscriptWriter {
+            tx,
+            redact_keys: vec![],
+            dropped: Default::default(),
+        };
+        for i in 0..MAX_QUEUED_RECORDS + 10 {
+            w.record(record(&i.to_string(), json!([]), 10));
+        }
+        assert_eq!(w.dropped(), 10);
+        w.flush();
     }
 
     #[test]
