@@ -326,6 +326,7 @@ pub fn request_line(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8>
         params,
     })
     .expect("a request always serializes");
+    crate::exact_args::splice(&mut line, params);
     line.push(b'\n');
     line
 }

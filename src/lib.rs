@@ -9,6 +9,7 @@
 //! | [`message_cut`] | error messages cut to a character or token budget with one marker | no |
 //! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
+//! | [`exact_args`] | `tools/call` arguments forwarded as written when parsing would round their numbers | no |
 //! | [`exposed_names`] | the names given to tools, kept for the session | no |
 //! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
 //! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |
@@ -50,6 +51,7 @@ pub mod downstream;
 pub mod drift;
 pub mod envelope;
 pub mod era;
+pub mod exact_args;
 pub mod exposed_names;
 pub mod import;
 pub mod install;

@@ -1226,9 +1226,15 @@ impl Proxy {
                     }),
                     (None, Some(ds)) => {
                         let timeout = settings.tool_timeout.value;
+                        // Arguments whose numbers would not survive parsing go as written.
+                        let parsed_arguments = crate::exact_args::take(&mut params)
+                            .and_then(|text| crate::exact_args::mark(&mut params, &text));
                         let flow = self
                             .call_downstream(ds, &params, timeout, &slot, modern, &name)
                             .await;
+                        if let Some(arguments) = parsed_arguments {
+                            params.insert("arguments".into(), arguments);
+                        }
                         let result = match flow {
                             multi_round::Flow::Done(result) => result,
                             multi_round::Flow::Interim(result) => {
@@ -1625,7 +1631,8 @@ where
             }
             Ok(Some(Frame::Line(line))) => {
                 let (incoming, id) = crate::offload::cpu_bound(line.len(), move || {
-                    let incoming = jsonrpc::classify(&line);
+                    let mut incoming = jsonrpc::classify(&line);
+                    crate::exact_args::capture(&line, &mut incoming);
                     // Not JSON (too deep, a lone surrogate…): answer with its id if readable.
                     let id = matches!(incoming, Incoming::ParseError(_))
                         .then(|| crate::recover::top_level(&line).id)

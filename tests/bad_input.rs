@@ -584,3 +584,26 @@ fn unparsable_requests_keep_their_id() {
     assert_eq!(p.response(&json!("after"), T).0["result"], json!({}));
     finish(p, &[]);
 }
+
+/// Arguments reach the server as the client wrote them, even numbers that no 64-bit integer or
+/// double holds exactly.
+#[test]
+fn big_numbers_in_arguments_are_forwarded_exactly() {
+    let (_dir, config) = write_config(&format!(
+        "[defaults]\nchar_budget = 20000\n{}",
+        hostile_server("h", &[], "")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    let arguments = r#"{"big":123456789012345678901234567890,"neg":-98765432109876543210987,"dec":3.14159265358979323846264338327950288,"small":1,"s":"é"}"#;
+    p.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"raw_args","arguments":{arguments}}}}}"#
+    ));
+    let (resp, _) = p.response(&json!(1), T);
+    let seen = envelope_of(&resp)["content"].as_str().unwrap().to_owned();
+    assert!(
+        seen.contains(&format!(r#""arguments":{arguments}"#)),
+        "the server got: {seen}"
+    );
+    finish(p, &[]);
+}

@@ -1,0 +1,187 @@
+//! `tools/call` arguments forwarded byte for byte when parsing would change them.
+//!
+//! The proxy parses every message into a `serde_json::Value`, whose numbers are `u64`, `i64` or
+//! `f64`: an integer beyond 64 bits (`123456789012345678901234567890`) or a decimal with more
+//! significant digits than an `f64` holds would reach the server rounded
+//! (`1.2345678901234568e29`). A proxy forwards what it is given, so for such a request the
+//! `arguments` text of the client's line is kept and spliced into the forwarded request in
+//! place of the re-serialized value. Everything else (the parsed arguments for routing checks
+//! and the transcript) is unchanged, and requests without such numbers pay only one scan of
+//! their line for a run of [`EXACT_DIGITS`] digits.
+//!
+//! How the text travels: [`capture`] stores it in the request's params under [`EXACT_KEY`] (a
+//! member a client cannot send: any it sends is removed first); the session takes it out with
+//! [`take`] and marks the forwarded `arguments` with it ([`mark`]); [`splice`] puts the text in
+//! place when the request line is written.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::{Incoming, Message};
+
+/// Digits in a row from which a number may not survive a round trip through `u64`/`i64`/`f64`
+/// (an `f64` keeps 15 to 17 significant digits; a `u64` has at most 20).
+pub const EXACT_DIGITS: usize = 16;
+
+/// The params member that carries the client's own arguments text inside the proxy.
+pub const EXACT_KEY: &str = "\u{0}mcp-envelope/exact-arguments";
+
+/// Marks a forwarded `arguments` value as "write this text instead".
+const MARK: &str = "\u{0}mcp-envelope/raw:";
+
+/// Whether `line` has a run of at least [`EXACT_DIGITS`] ASCII digits.
+fn has_long_digit_run(line: &[u8]) -> bool {
+    let mut run = 0;
+    for &b in line {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= EXACT_DIGITS {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
+/// For a `tools/call` request read from `line`: removes any [`EXACT_KEY`] member the client
+/// sent, and when the line has a long digit run and its `params.arguments` is an object whose
+/// text differs from what the parsed value serializes to, stores that text under
+/// [`EXACT_KEY`].
+pub fn capture(line: &[u8], incoming: &mut Incoming) {
+    let request = match incoming {
+        Incoming::Single(Message::Request { method, params, .. }) => (method, params),
+        Incoming::Batch(messages) => {
+            // Only a single request's text is kept; a client's own member goes in any case.
+            for m in messages {
+                if let Message::Request {
+                    params: Some(Value::Object(params)),
+                    ..
+                } = m
+                {
+                    params.remove(EXACT_KEY);
+                }
+            }
+            return;
+        }
+        _ => return,
+    };
+    let (method, params) = request;
+    let Some(Value::Object(params)) = params.as_mut() else {
+        return;
+    };
+    params.remove(EXACT_KEY);
+    if method != "tools/call" || !has_long_digit_run(line) {
+        return;
+    }
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    let Ok(Line {
+        params: Some(Params {
+            arguments: Some(raw),
+        }),
+    }) = serde_json::from_slice::<Line<'_>>(line)
+    else {
+        return;
+    };
+    let text = raw.get();
+    let parsed = params.get("arguments").map(Value::to_string);
+    if text.starts_with('{') && parsed.as_deref() != Some(text) {
+        params.insert(EXACT_KEY.into(), Value::from(text));
+    }
+}
+
+/// Takes the client's arguments text out of `params`, if [`capture`] stored one.
+pub fn take(params: &mut Map<String, Value>) -> Option<String> {
+    match params.remove(EXACT_KEY) {
+        Some(Value::String(text))
+            if text.starts_with('{') && serde_json::from_str::<&RawValue>(&text).is_ok() =>
+        {
+            Some(text)
+        }
+        _ => None,
+    }
+}
+
+/// `params` to forward with `arguments` marked to be written as `text`; the caller restores
+/// the returned arguments afterwards.
+pub fn mark(params: &mut Map<String, Value>, text: &str) -> Option<Value> {
+    params.insert("arguments".into(), Value::from(format!("{MARK}{text}")))
+}
+
+/// In a serialized request `line` whose `params.arguments` was [`mark`]ed, replaces the mark
+/// with the text it carries.
+pub fn splice(line: &mut Vec<u8>, params: Option<&Value>) {
+    let Some(Value::String(marked)) = params.and_then(|p| p.get("arguments")) else {
+        return;
+    };
+    let Some(text) = marked.strip_prefix(MARK) else {
+        return;
+    };
+    let quoted = serde_json::to_vec(marked).expect("a string always serializes");
+    if let Some(at) = line
+        .windows(quoted.len())
+        .position(|w| w == quoted.as_slice())
+    {
+        line.splice(at..at + quoted.len(), text.bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::{classify, request_line};
+    use serde_json::json;
+
+    fn forwarded(line: &str) -> String {
+        let mut incoming = classify(line.as_bytes());
+        capture(line.as_bytes(), &mut incoming);
+        let Incoming::Single(Message::Request {
+            params: Some(Value::Object(mut params)),
+            ..
+        }) = incoming
+        else {
+            panic!("not a request");
+        };
+        if let Some(text) = take(&mut params) {
+            mark(&mut params, &text);
+        }
+        let params = Value::Object(params);
+        let bytes = request_line(&json!(1), "tools/call", Some(&params));
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn big_numbers_reach_the_server_as_written() {
+        let line = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"n":123456789012345678901234567890,"d":0.12345678901234567890123,"s":"\"x\""}}}"#;
+        let out = forwarded(line);
+        assert!(
+            out.contains(r#""arguments":{"n":123456789012345678901234567890,"d":0.12345678901234567890123,"s":"\"x\""}"#),
+            "{out}"
+        );
+        assert!(!out.contains("mcp-envelope"), "{out}");
+    }
+
+    #[test]
+    fn ordinary_arguments_take_the_usual_path_and_clients_cannot_inject_text() {
+        let line = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"n":12}}}"#;
+        assert!(forwarded(line).contains(r#""arguments":{"n":12}"#));
+        // A digit run that round-trips (inside a string) changes nothing either.
+        let line = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"s":"12345678901234567890"}}}"#;
+        assert!(forwarded(line).contains(r#""arguments":{"s":"12345678901234567890"}"#));
+        let sneaky = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"n":1},"\u0000mcp-envelope/exact-arguments":"{},\"name\":\"other\""}}"#;
+        let out = forwarded(sneaky);
+        assert!(out.contains(r#""arguments":{"n":1}"#), "{out}");
+        assert!(!out.contains("other"), "{out}");
+    }
+}
