@@ -828,3 +828,21 @@ fn an_error_response_with_deeply_nested_data_answers_the_call_at_once() {
     assert_eq!(envelope_of(&resp)["content"], "next");
     finish(p, &[]);
 }
+
+/// A server listing 3,000 tools: 2,000 are offered (with a warning), so the merged
+/// `tools/list` answer stays far below the longest line a client accepts.
+#[test]
+fn tools_per_server_are_bounded() {
+    let (_dir, config) = write_config(&hostile_server("h", &["--many-tools", "3000"], ""));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    let (list, _) = p.response(&json!("l"), T);
+    let names = tool_names(&list);
+    assert_eq!(names.len(), 2000, "tools offered");
+    assert!(names.contains(&"echo".to_owned()));
+    assert!(p.stderr().contains("tool(s) dropped: more than 2000 tools"), "{}", p.stderr());
+    let resp = p.call(json!(1), "t10", json!({}), T);
+    assert_eq!(envelope_of(&resp)["content"], "tool t10");
+    finish(p, &[]);
+}
