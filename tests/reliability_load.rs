@@ -213,3 +213,74 @@ fn slow_client_loses_nothing() {
     assert_eq!(status.code(), Some(0));
     assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
 }
+
+/// A client that sends 1,000 calls answering ~100 KB each and does not read its stdout for a
+/// while: the proxy stops reading requests once its output queue is full (backpressure up to
+/// the servers) instead of holding hundreds of MB of answers, loses nothing once the client
+/// reads, and gives the memory back afterwards.
+#[test]
+fn a_client_that_does_not_read_bounds_the_output_queue() {
+    const N: usize = 1000;
+    let (_dir, config) = write_config(&format!(
+        "[defaults]\nchar_budget = 200000\ntool_timeout_sec = 600\n{}",
+        fixture_server("fx", &[], "")
+    ));
+    let stderr = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stalled","version":"1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let baseline = rss_kb(pid);
+    let writer = std::thread::spawn(move || {
+        writeln!(stdin, "{}", json!({"jsonrpc":"2.0","method":"notifications/initialized"})).unwrap();
+        for i in 0..N {
+            let msg = call_msg(json!(i), "big", json!({"bytes": 100_000}));
+            writeln!(stdin, "{msg}").unwrap();
+        }
+        stdin.flush().unwrap();
+        stdin
+    });
+    let mut max_rss = 0;
+    for _ in 0..80 {
+        std::thread::sleep(Duration::from_millis(100));
+        max_rss = max_rss.max(rss_kb(pid));
+    }
+    let mut seen = HashSet::new();
+    for _ in 0..N {
+        line.clear();
+        let n = stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "proxy closed stdout early");
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        let env = envelope_of(&msg);
+        assert_eq!(env["status"], "ok", "{}", env["content"]);
+        seen.insert(msg["id"].as_u64().unwrap());
+    }
+    let stdin = writer.join().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let after = rss_kb(pid);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    eprintln!(
+        "FIGURES stalled client: {N} x 100 KB, {} answered, RSS baseline {} MB, max {} MB while stalled, {} MB after draining",
+        seen.len(),
+        baseline / 1024,
+        max_rss / 1024,
+        after / 1024
+    );
+    assert_eq!(seen.len(), N);
+    assert_eq!(status.code(), Some(0));
+    assert!(max_rss < 120 * 1024, "proxy RSS {max_rss} kB while stalled");
+    assert!(after < baseline + 30 * 1024, "proxy RSS {after} kB after draining (baseline {baseline} kB)");
+}
