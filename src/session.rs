@@ -195,6 +195,8 @@ pub struct Proxy {
     shutdown: watch::Sender<bool>,
     transcript: Option<TranscriptWriter>,
     call_counter: AtomicU64,
+    /// Bytes queued for the client (set by [`serve`]): reading pauses while too many wait.
+    output_gate: OnceLock<Arc<crate::backpressure::OutputGate>>,
     /// Every name given to a tool this session: a name stays with its tool.
     exposed_names: Mutex<crate::exposed_names::ExposedNames>,
     /// Set once the first start of every server has settled: from then on the catalog's
@@ -245,6 +247,7 @@ impl Proxy {
             tracks: Mutex::new(HashMap::new()),
             catalog_warnings: Mutex::new(std::collections::HashSet::new()),
             exposed_names: Mutex::default(),
+            output_gate: OnceLock::new(),
             names_given: Default::default(),
             passthrough: Default::default(),
             cassette: OnceLock::new(),
@@ -296,6 +299,7 @@ impl Proxy {
                 max_restarts: self.config.max_restarts(&server.name).value,
                 max_message_bytes: self.config.max_message_bytes(),
                 remote: server.remote.clone(),
+                output_gate: self.output_gate.get().cloned(),
             };
             let (ds, task) = Downstream::spawn(
                 spec,
@@ -672,13 +676,27 @@ impl Proxy {
 
     /// Queues one message for the client. Waits when the output queue is full.
     async fn send(&self, message: &Value) {
-        let _ = self.out.send(jsonrpc::to_line(message)).await;
+        self.send_line(jsonrpc::to_line(message)).await;
     }
 
     /// Queues one message, already serialized as JSON text without its newline.
     async fn send_json(&self, mut json: Vec<u8>) {
         json.push(b'\n');
-        let _ = self.out.send(json).await;
+        self.send_line(json).await;
+    }
+
+    /// Queues one line (with its newline), counted by the output gate while it waits.
+    async fn send_line(&self, line: Vec<u8>) {
+        let len = line.len();
+        let gate = self.output_gate.get();
+        if let Some(gate) = gate {
+            gate.queue(len);
+        }
+        if self.out.send(line).await.is_err() {
+            if let Some(gate) = gate {
+                gate.written(len);
+            }
+        }
     }
 
     /// Answers a line that is not JSON with -32700, under its `id` when that could be read
@@ -1570,6 +1588,8 @@ where
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
     // A client that closed our stdout can read no answer: that ends the session like a signal.
     let (stdout_gone, stdout_gone_rx) = oneshot::channel::<()>();
+    let gate = crate::backpressure::OutputGate::new();
+    let output = crate::backpressure::CountingWriter::new(output, gate.clone());
     let writer = tokio::spawn(async move {
         if let Err(e) = jsonrpc::write_lines(output, out_rx, std::future::pending()).await {
             warn!(error = %e, "writing stdout failed; shutting down");
@@ -1586,6 +1606,7 @@ where
     if let Some(playback) = cassette {
         proxy.set_cassette(playback);
     }
+    let _ = proxy.output_gate.set(gate.clone());
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
     let mut reader = LineReader::new(
         BufReader::with_capacity(256 * 1024, input),
@@ -1594,6 +1615,13 @@ where
     tokio::pin!(stop);
     let mut init = InitGate::default();
     'read: loop {
+        // A client that does not read its answers gets no more requests read meanwhile.
+        if gate.is_full() {
+            tokio::select! {
+                _ = gate.room() => {}
+                _ = &mut stop => break,
+            }
+        }
         let frame = tokio::select! {
             frame = reader.next_frame(), if !init.is_full() => frame,
             held = init.finished() => {
@@ -1611,6 +1639,18 @@ where
         match frame {
             Ok(None) => {
                 info!("stdin closed; shutting down");
+                // Requests read while `initialize` ran are still handled.
+                if init.is_running() {
+                    tokio::select! {
+                        biased;
+                        _ = async {
+                            for incoming in init.finished().await {
+                                proxy.dispatch_incoming(incoming, &permits).await;
+                            }
+                        } => {}
+                        _ = &mut stop => {}
+                    }
+                }
                 break;
             }
             Err(e) => {
