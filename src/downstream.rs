@@ -110,6 +110,8 @@ pub struct ServerSpec {
     pub max_message_bytes: usize,
     /// A remote server to connect to instead of starting `program` (which is then unused).
     pub remote: Option<crate::config::RemoteConfig>,
+    /// The client's output queue: while it is full, the server's stdout is not read.
+    pub output_gate: Option<Arc<crate::backpressure::OutputGate>>,
 }
 
 /// What the client told us in its `initialize`, forwarded to every server.
@@ -1124,7 +1126,11 @@ async fn read_stdout(
         BufReader::with_capacity(256 * 1024, stdout),
         ds.inner.spec.max_message_bytes,
     );
+    let gate = ds.inner.spec.output_gate.clone();
     let reason = loop {
+        if let Some(gate) = &gate {
+            gate.room().await;
+        }
         match reader.next_frame().await {
             Ok(None) => break "closed its stdout".to_owned(),
             Err(e) => break format!("stdout read failed: {e}"),

@@ -5,6 +5,7 @@
 //! | module | what it owns | I/O? |
 //! |---|---|---|
 //! | [`budget`] | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` | no |
+//! | [`backpressure`] | bytes queued for a client that does not read: reading paused above a mark | counts writes |
 //! | [`envelope`] | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
 //! | [`message_cut`] | error messages cut to a character or token budget with one marker | no |
 //! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
@@ -42,6 +43,7 @@
 
 pub mod availability;
 pub mod budget;
+pub mod backpressure;
 pub mod cassette;
 pub mod catalog;
 pub mod check;

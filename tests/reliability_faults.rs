@@ -841,7 +841,11 @@ fn tools_per_server_are_bounded() {
     let names = tool_names(&list);
     assert_eq!(names.len(), 2000, "tools offered");
     assert!(names.contains(&"echo".to_owned()));
-    assert!(p.stderr().contains("tool(s) dropped: more than 2000 tools"), "{}", p.stderr());
+    assert!(
+        p.stderr().contains("tool(s) dropped: more than 2000 tools"),
+        "{}",
+        p.stderr()
+    );
     let resp = p.call(json!(1), "t10", json!({}), T);
     assert_eq!(envelope_of(&resp)["content"], "tool t10");
     finish(p, &[]);

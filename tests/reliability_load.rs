@@ -214,16 +214,16 @@ fn slow_client_loses_nothing() {
     assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
 }
 
-/// A client that sends 1,000 calls answering ~100 KB each and does not read its stdout for a
+/// A client that sends 3,000 calls answering ~100 KB each and does not read its stdout for a
 /// while: the proxy stops reading requests once its output queue is full (backpressure up to
 /// the servers) instead of holding hundreds of MB of answers, loses nothing once the client
 /// reads, and gives the memory back afterwards.
 #[test]
 fn a_client_that_does_not_read_bounds_the_output_queue() {
-    const N: usize = 1000;
+    const N: usize = 3000;
     let (_dir, config) = write_config(&format!(
         "[defaults]\nchar_budget = 200000\ntool_timeout_sec = 600\n{}",
-        fixture_server("fx", &[], "")
+        hostile_server("h", &[], "")
     ));
     let stderr = tempfile::NamedTempFile::new().unwrap();
     let mut child = Command::new(bin())
@@ -244,16 +244,21 @@ fn a_client_that_does_not_read_bounds_the_output_queue() {
     stdout.read_line(&mut line).unwrap();
     let baseline = rss_kb(pid);
     let writer = std::thread::spawn(move || {
-        writeln!(stdin, "{}", json!({"jsonrpc":"2.0","method":"notifications/initialized"})).unwrap();
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+        )
+        .unwrap();
         for i in 0..N {
-            let msg = call_msg(json!(i), "big", json!({"bytes": 100_000}));
+            let msg = call_msg(json!(i), "blob", json!({"bytes": 100_000}));
             writeln!(stdin, "{msg}").unwrap();
         }
         stdin.flush().unwrap();
         stdin
     });
     let mut max_rss = 0;
-    for _ in 0..80 {
+    for _ in 0..100 {
         std::thread::sleep(Duration::from_millis(100));
         max_rss = max_rss.max(rss_kb(pid));
     }
@@ -282,5 +287,8 @@ fn a_client_that_does_not_read_bounds_the_output_queue() {
     assert_eq!(seen.len(), N);
     assert_eq!(status.code(), Some(0));
     assert!(max_rss < 120 * 1024, "proxy RSS {max_rss} kB while stalled");
-    assert!(after < baseline + 30 * 1024, "proxy RSS {after} kB after draining (baseline {baseline} kB)");
+    assert!(
+        after < baseline + 30 * 1024,
+        "proxy RSS {after} kB after draining (baseline {baseline} kB)"
+    );
 }
