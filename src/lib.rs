@@ -42,8 +42,8 @@
 #![warn(missing_docs)]
 
 pub mod availability;
-pub mod budget;
 pub mod backpressure;
+pub mod budget;
 pub mod cassette;
 pub mod catalog;
 pub mod check;

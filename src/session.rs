@@ -61,9 +61,9 @@ use crate::passthrough::NotificationAction;
 use crate::settings::RecordedBudget;
 use crate::transcript::{self, CallRecord, TranscriptWriter};
 
+mod init_gate;
 mod multi_round;
 mod paging_hooks;
-mod init_gate;
 use init_gate::InitGate;
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).

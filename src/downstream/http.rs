@@ -107,6 +107,9 @@ pub(super) struct Transport {
     legacy: AtomicBool,
     /// The credentials in words (for 401/403 messages).
     credentials: String,
+    /// Removes the credential values from text the server sends back (an error page that
+    /// echoes the request's headers must not carry the token into envelopes or logs).
+    redactor: crate::redact::Redactor,
     max_message_bytes: usize,
     lost: Mutex<Option<oneshot::Sender<String>>>,
     /// Set when the server refused our credentials (401/403): a failed start is then final.
@@ -127,8 +130,10 @@ impl Transport {
         lost: oneshot::Sender<String>,
     ) -> Result<Transport, String> {
         let endpoint = Url::parse(&remote.url).map_err(|e| format!("url: {e}"))?;
+        let headers = credential_headers(remote, env)?;
+        let redactor = credential_redactor(&headers);
         let client = reqwest::Client::builder()
-            .default_headers(credential_headers(remote, env)?)
+            .default_headers(headers)
             .user_agent(concat!("mcp-envelope/", env!("CARGO_PKG_VERSION")))
             .redirect(same_origin_redirects())
             .build()
@@ -142,6 +147,7 @@ impl Transport {
             protocol_version: RwLock::new(None),
             legacy: AtomicBool::new(false),
             credentials: remote.credentials(),
+            redactor,
             max_message_bytes,
             lost: Mutex::new(Some(lost)),
             refused: AtomicBool::new(false),
@@ -377,7 +383,7 @@ impl Transport {
                 auth_detail(status, &self.credentials, oauth)
             }
             _ => match resp.text().await {
-                Ok(text) => super::truncate_chars(text.trim(), 200),
+                Ok(text) => super::truncate_chars(self.redactor.redact(text.trim()).as_str(), 200),
                 Err(e) => describe(&e),
             },
         };
@@ -555,6 +561,19 @@ fn same_origin_join(base: &Url, relative: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// A redactor for the values of `headers` (and of a bearer token without its `Bearer `).
+fn credential_redactor(headers: &HeaderMap) -> crate::redact::Redactor {
+    let mut values: Vec<String> = Vec::new();
+    for value in headers.values() {
+        let Ok(text) = value.to_str() else { continue };
+        if let Some(token) = text.strip_prefix("Bearer ") {
+            values.push(token.to_owned());
+        }
+        values.push(text.to_owned());
+    }
+    crate::redact::Redactor::for_server(values.iter().map(|v| ("", v.as_str())), std::iter::empty())
+}
+
 /// The headers every request carries: `http_headers`, `env_http_headers` (read through `env`)
 /// and `Authorization: Bearer` from `bearer_token_env_var`, all marked sensitive (kept out of
 /// debug output). Errors name the key and the variable, never a value.
@@ -595,6 +614,23 @@ pub(super) fn credential_headers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credential_values_are_redacted_from_server_text() {
+        let mut r = remote();
+        r.bearer_token_env_var = Some("TOK".into());
+        r.http_headers = vec![("X-Team".into(), "team-secret-42".into())];
+        r.env_http_headers = Vec::new();
+        let env = |k: &str| (k == "TOK").then(|| "sk-LEAK-123456".to_owned());
+        let headers = credential_headers(&r, &env).unwrap();
+        let text = "upstream error; request had Authorization=Bearer sk-LEAK-123456 and x-team: team-secret-42, token sk-LEAK-123456";
+        let clean = credential_redactor(&headers).redact(text);
+        assert!(
+            !clean.contains("sk-LEAK") && !clean.contains("team-secret"),
+            "{clean}"
+        );
+        assert!(clean.starts_with("upstream error; request had "), "{clean}");
+    }
 
     fn remote() -> RemoteConfig {
         RemoteConfig {
