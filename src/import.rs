@@ -479,7 +479,8 @@ fn unique_name(name: &str, used: &mut BTreeSet<String>) -> String {
     candidate
 }
 
-/// Rewrites `${...}` references into the proxy's `${NAME}` form; records every NAME used.
+/// Rewrites `${...}` references into the proxy's `${NAME}` form (`${env:NAME}`, `${input:ID}`,
+/// `${NAME:-default}` without its default); records every NAME used.
 fn convert_vars(text: &str, vars: &mut BTreeSet<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -494,6 +495,9 @@ fn convert_vars(text: &str, vars: &mut BTreeSet<String>) -> String {
         let inner = &after[..end];
         let name = match inner.split_once(':') {
             Some(("env", var)) => sanitize_var(var),
+            // A shell-style default (`${VAR:-default}`, Claude Code's `.mcp.json`): the proxy's
+            // config has no defaults, so the variable must be set; it is listed with the others.
+            Some((var, default)) if default.starts_with('-') => sanitize_var(var),
             Some((_, id)) => sanitize_var(id),
             None => match inner {
                 "userHome" => "HOME".to_string(),

@@ -247,9 +247,13 @@ fn var_conversion() {
         "${workspaceFolder}/x"
     );
     assert_eq!(convert_vars("$HOME ${", &mut vars), "$HOME ${");
+    assert_eq!(
+        convert_vars("--key=${API_KEY:-default}", &mut vars),
+        "--key=${API_KEY}"
+    );
     assert_eq!(sanitize_var("1abc"), "_1ABC");
     assert_eq!(
         vars.into_iter().collect::<Vec<_>>(),
-        ["HOME", "MY_KEY", "X_Y", "workspaceFolder"]
+        ["API_KEY", "HOME", "MY_KEY", "X_Y", "workspaceFolder"]
     );
 }
