@@ -1,10 +1,8 @@
 use std::path::Path;
-use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 
 use super::*;
-use crate::config::MediaMode;
 use crate::outcome::Outcome;
 
 fn config(char_budget: usize) -> Config {
@@ -16,35 +14,7 @@ fn config(char_budget: usize) -> Config {
 
 /// A record of `git_log` on server `git` with `outcome`, its envelope mapped at budget 1000.
 fn record(outcome: Outcome) -> CallRecord {
-    let ctx = MappingContext {
-        call_id: "1",
-        tool: "git_log",
-        server: "git",
-        budget: crate::budget::Budget::chars(1000),
-        text: crate::outcome::TextShape {
-            long_rows: crate::budget::LongRows::Keep,
-            ..Default::default()
-        },
-        media: MediaMode::Passthrough,
-    };
-    let envelope = map_outcome(&outcome, &ctx).envelope;
-    CallRecord::new(
-        UNIX_EPOCH,
-        0,
-        "1",
-        "git_log",
-        "git",
-        "git_log",
-        json!({"max_count": 3}),
-        &[],
-        1000,
-        Duration::from_secs(60),
-        MediaMode::Passthrough,
-        outcome,
-        envelope,
-        Duration::from_millis(5),
-        Vec::new(),
-    )
+    crate::transcript::test_record("git_log", json!({"max_count": 3}), outcome, 1000, 5)
 }
 
 fn text(t: &str) -> Outcome {

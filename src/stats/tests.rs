@@ -1,5 +1,3 @@
-use std::time::{Duration, UNIX_EPOCH};
-
 use serde_json::json;
 
 use super::*;
@@ -8,35 +6,7 @@ use crate::config::MediaMode;
 
 /// A record of `tool` on server `git` whose outcome is `outcome`, mapped with `char_budget`.
 fn record(tool: &str, outcome: Outcome, char_budget: usize, duration_ms: u64) -> CallRecord {
-    let ctx = MappingContext {
-        call_id: "1",
-        tool,
-        server: "git",
-        budget: crate::budget::Budget::chars(char_budget),
-        text: crate::outcome::TextShape {
-            long_rows: crate::budget::LongRows::Keep,
-            ..Default::default()
-        },
-        media: MediaMode::Passthrough,
-    };
-    let envelope = map_outcome(&outcome, &ctx).envelope;
-    CallRecord::new(
-        UNIX_EPOCH,
-        0,
-        "1",
-        tool,
-        "git",
-        tool,
-        json!({}),
-        &[],
-        char_budget,
-        Duration::from_secs(60),
-        MediaMode::Passthrough,
-        outcome,
-        envelope,
-        Duration::from_millis(duration_ms),
-        Vec::new(),
-    )
+    crate::transcript::test_record(tool, json!({}), outcome, char_budget, duration_ms)
 }
 
 fn text_result(text: &str) -> Outcome {
