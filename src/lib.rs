@@ -4,14 +4,14 @@
 //! # Module map
 //! | module | what it owns | I/O? |
 //! |---|---|---|
-//! | [`budget`] | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` | no |
+//! | [`budget`] (core) | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` | no |
 //! | [`backpressure`] | bytes queued for a client that does not read: reading paused above a mark | counts writes |
-//! | [`envelope`] | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
-//! | [`message_cut`] | error messages cut to a character or token budget with one marker | no |
+//! | [`envelope`] (core) | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
+//! | [`message_cut`] (core) | error messages cut to a character or token budget with one marker | no |
 //! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`exact_args`] | `tools/call` arguments forwarded as written when parsing would round their numbers | no |
-//! | [`exposed_names`] | the names given to tools, kept for the session | no |
+//! | [`exposed_names`] (core) | the names given to tools, kept for the session | no |
 //! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
 //! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
@@ -20,16 +20,16 @@
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
-//! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
+//! | [`era`] (core) | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
 //! | [`modern`] | the upstream side of MCP 2026-07-28: `server/discover`, `subscriptions/listen` streams, which notifications reach a modern client | no |
-//! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, our `requestState` keys, `InputRequiredResult` and retry params | no |
+//! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, our `requestState` keys, `InputRequiredResult` and retry params | draws random `requestState` keys; the rules are in the core |
 //! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake (era probe on stdio: `server/discover`, else `initialize`), pending requests, restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
 //! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
 //! | [`recover`] | the outer `id` and member names of a line that is not valid JSON | no |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
-//! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits | no |
-//! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces | no |
+//! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
+//! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
 //! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
 //! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
@@ -37,13 +37,21 @@
 //! | [`install`] | `install` / `uninstall`: move a client's servers behind the proxy and back; planning is pure, [`install::files`] reads and writes | files |
 //! | [`cli`] | clap definitions of every subcommand and flag | no |
 //!
+//! Modules marked (core) live in the pure crate `envelope_core` (`crates/envelope-core`, no
+//! tokio, no I/O) and are re-exported here under their old paths.
+//!
 //! The binary (`src/main.rs`) parses the command line, sets up logging to stderr and maps errors
 //! to exit codes; everything else lives here.
 #![warn(missing_docs)]
 
+// The pure modules live in the core crate (`crates/envelope-core`); re-exported under their old
+// paths so `crate::budget::Budget` and `mcp_envelope::envelope::Envelope` keep working.
+pub use envelope_core::{
+    budget, envelope, era, exposed_names, message_cut, text_rows, tool_validation,
+};
+
 pub mod availability;
 pub mod backpressure;
-pub mod budget;
 pub mod cassette;
 pub mod catalog;
 pub mod check;
@@ -51,14 +59,10 @@ pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod drift;
-pub mod envelope;
-pub mod era;
 pub mod exact_args;
-pub mod exposed_names;
 pub mod import;
 pub mod install;
 pub mod jsonrpc;
-pub mod message_cut;
 pub mod modern;
 pub mod mrtr;
 pub mod offload;
@@ -72,7 +76,5 @@ pub mod session;
 pub mod settings;
 pub mod stats;
 pub mod stdio;
-pub mod text_rows;
-pub mod tool_validation;
 pub mod trajectory;
 pub mod transcript;

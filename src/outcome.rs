@@ -33,7 +33,7 @@
 //!
 //! # Error path
 //! See [`ErrorType`] for the vocabulary and which outcome maps to which type. Messages longer
-//! than the budget are cut by the rule documented on [`cut_message`].
+//! than the budget are cut by the rule documented on [`crate::message_cut::cut_message`].
 //!
 //! # Cost
 //! Rows borrow from the outcome's `Value` and are produced lazily, so a huge result costs time
@@ -55,6 +55,7 @@ use serde_json::{Map, Value};
 use crate::budget::{Budget, LongRows, TextRows};
 pub use crate::config::MediaMode;
 use crate::envelope::{fill_rows_within, is_retryable, json_kind, Envelope, Row, Status};
+use crate::message_cut::prefix_end;
 use crate::text_rows::{plain_text_rows, TextRules};
 
 mod remote;
@@ -425,82 +426,6 @@ fn error_mapped<'s>(
         envelope: Envelope::error(ctx.call_id, ctx.tool, error_type.as_str(), &message),
         media: Vec::new(),
         meta: None,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Error messages
-
-/// The marker that replaces the cut part of a message: `… [N characters cut]`
-/// (`… [1 character cut]` for one).
-pub(crate) fn cut_marker(cut: usize) -> String {
-    if cut == 1 {
-        "… [1 character cut]".to_owned()
-    } else {
-        format!("… [{cut} characters cut]")
-    }
-}
-
-/// Joins `pieces` into an error message of at most `char_budget` characters (Unicode scalar
-/// values).
-///
-/// Rule: a message of `n <= char_budget` characters is kept whole. A longer one keeps its first
-/// `k` characters followed by the marker `… [N characters cut]` with `N = n - k`
-/// (`… [1 character cut]` when `N = 1`; the marker is 19 characters plus the digits of `N`),
-/// with `k` the largest value for which `k + len(marker) <= char_budget`. When even `k = 0` does not fit (a budget smaller than the
-/// marker, about 20 characters), the message is the marker alone, which then exceeds the budget:
-/// saying that something was cut matters more than the budget. The budget covers the message
-/// only, not the `"<type>: "` prefix of the envelope's `content`.
-///
-/// Only the first `char_budget` characters are ever copied, so a huge text costs one scan.
-pub fn cut_message<'s>(pieces: impl IntoIterator<Item = &'s str>, char_budget: usize) -> String {
-    let (mut head, _, total) = message_head(pieces, char_budget);
-    if total <= char_budget {
-        return head;
-    }
-    // Largest k with k + len(marker(total - k)) <= budget; the marker grows by one character
-    // per extra digit, so this loop runs a handful of times.
-    let min_marker = cut_marker(1).chars().count();
-    let mut kept = char_budget.saturating_sub(min_marker);
-    while kept > 0 && kept + cut_marker(total - kept).chars().count() > char_budget {
-        kept -= 1;
-    }
-    let (end, _) = prefix_end(&head, kept);
-    head.truncate(end);
-    head.push_str(&cut_marker(total - kept));
-    head
-}
-
-/// The first `max_chars` characters of the joined `pieces`, how many characters that is, and
-/// how many the whole message has (counted without copying the rest).
-pub(crate) fn message_head<'s>(
-    pieces: impl IntoIterator<Item = &'s str>,
-    max_chars: usize,
-) -> (String, usize, usize) {
-    let mut head = String::new();
-    let mut head_chars = 0usize;
-    let mut total = 0usize;
-    for piece in pieces {
-        let (end, taken) = prefix_end(piece, max_chars - head_chars);
-        head.push_str(&piece[..end]);
-        head_chars += taken;
-        total += taken;
-        if end < piece.len() {
-            total += piece[end..].chars().count();
-        }
-    }
-    (head, head_chars, total)
-}
-
-/// The byte index just after the first `max_chars` characters of `s` (or `s.len()`), and how
-/// many characters that is.
-pub(crate) fn prefix_end(s: &str, max_chars: usize) -> (usize, usize) {
-    if s.len() <= max_chars {
-        return (s.len(), s.chars().count());
-    }
-    match s.char_indices().nth(max_chars) {
-        Some((i, _)) => (i, max_chars),
-        None => (s.len(), s.chars().count()),
     }
 }
 
@@ -1928,58 +1853,7 @@ mod tests {
     }
 
     #[test]
-    fn cut_rule_exact() {
-        // Fits: unchanged.
-        assert_eq!(cut_message(["abc"], 3), "abc");
-        // Marker "… [N characters cut]" is 19 + digits(N) characters.
-        let m = cut_message(["a".repeat(50).as_str()], 30);
-        assert_eq!(m, format!("{}… [41 characters cut]", "a".repeat(9)));
-        assert_eq!(m.chars().count(), 30);
-        // Singular marker (only reachable when the budget cannot hold any marker).
-        assert_eq!(cut_message(["a"], 0), "… [1 character cut]");
-        // 21 characters in 20: no k fits ("… [20 characters cut]" alone is 21), marker alone.
-        assert_eq!(
-            cut_message(["a".repeat(21).as_str()], 20),
-            "… [21 characters cut]"
-        );
-        // 22 in 21: the smallest marker that fits, 0 kept.
-        assert_eq!(
-            cut_message(["a".repeat(22).as_str()], 21),
-            "… [22 characters cut]"
-        );
-        assert_eq!(
-            cut_message(["a".repeat(30).as_str()], 25),
-            "aaaa… [26 characters cut]"
-        );
-        // Digit boundary: 9 -> 10 cut grows the marker.
-        for budget in 20..60 {
-            for n in budget + 1..budget + 130 {
-                let m = cut_message(["b".repeat(n).as_str()], budget);
-                let count = m.chars().count();
-                let kept = m.chars().take_while(|c| *c == 'b').count();
-                if budget >= cut_marker(n).chars().count() {
-                    assert!(count <= budget, "n={n} budget={budget}: {m}");
-                    // Maximal: one more kept character would not fit.
-                    let more = kept + 1 + cut_marker(n - kept - 1).chars().count();
-                    assert!(more > budget || kept + 1 == n);
-                }
-                assert!(m.ends_with(&cut_marker(n - kept)));
-            }
-        }
-        // Budget too small for the marker: the marker alone.
-        assert_eq!(cut_message(["abcdef"], 3), "… [6 characters cut]");
-        assert_eq!(cut_message(["abcdef"], 0), "… [6 characters cut]");
-        // Pieces are joined.
-        assert_eq!(cut_message(["ab", "", "cd"], 10), "abcd");
-    }
-
-    #[test]
-    fn cut_counts_unicode_scalar_values_and_cuts_on_char_boundaries() {
-        let msg = "żółw😀".repeat(30); // 150 characters, 330 bytes
-        let m = cut_message([msg.as_str()], 40);
-        assert_eq!(m.chars().count(), 40);
-        let kept: String = msg.chars().take(40 - 22).collect();
-        assert_eq!(m, format!("{kept}… [132 characters cut]"));
+    fn long_rpc_error_messages_are_cut_naming_the_server() {
         // Through the RPC path, naming the server.
         let env = rpc(json!({"code": -32603, "message": "ł".repeat(1000)}));
         let message = env.content.strip_prefix("server_error: ").unwrap();

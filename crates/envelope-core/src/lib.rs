@@ -1,0 +1,28 @@
+//! envelope-core: the pure core of mcp-envelope. Everything here is a function of its inputs:
+//! no async runtime, no files, no processes, no sockets (the compiler keeps it so: this crate
+//! depends on serde, serde_json and a tokenizer only).
+//!
+//! Units used throughout: "characters" are Unicode scalar values (Rust `char`s, what Python's
+//! `len` counts); "tokens" always name their tokenizer ([`budget::Tokenizer`]).
+//!
+//! # Module map
+//! | module | what it owns |
+//! |---|---|
+//! | [`budget`] | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` |
+//! | [`envelope`] | the six-key envelope and the seed's `summarize_tool_result`: rows, rendering, greedy fill |
+//! | [`message_cut`] | the one truncation rule and its one marker `… [N characters cut]`: error messages cut to a character or token budget |
+//! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces |
+//! | [`exposed_names`] | the names given to tools, kept for the session |
+//! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes |
+//! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, `requestState` keys, `InputRequiredResult` and retry params |
+//! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits |
+#![warn(missing_docs)]
+
+pub mod budget;
+pub mod envelope;
+pub mod era;
+pub mod exposed_names;
+pub mod message_cut;
+pub mod mrtr;
+pub mod text_rows;
+pub mod tool_validation;
