@@ -2,18 +2,30 @@
 """Drive an MCP stdio server with the real Python MCP SDK (mcp==2.3.0) and print what it saw.
 
 Usage (run with the venv that has the SDK):
-    /work/main/.tools/venv/bin/python tests/clients/sdk_client.py --plan PLAN.json -- COMMAND [ARGS...]
+    .tools/venv/bin/python tests/clients/sdk_client.py [--mode MODE] --plan PLAN.json -- COMMAND [ARGS...]
+
+MODE `session` (the default) drives the low-level `ClientSession` through an `initialize`
+handshake. The other modes drive the high-level `Client(mode=MODE)`: `legacy` (initialize
+handshake), `auto` (probe `server/discover`, fall back to initialize) or `2026-07-28`
+(stateless requests with `_meta`, no probe).
 
 `--plan -` reads the plan from stdin. The plan is a JSON list of steps, or an
 object {"steps": [...]}. Steps run in order:
 
     {"op": "list_tools"}
         -> list of tools (all pages followed): name, description, inputSchema, outputSchema
+           (in the `Client` modes: the tool names)
     {"op": "call", "name": N, "arguments": {...}, "timeout_s"?: float, "progress"?: true}
         -> the CallToolResult as a dict, or {"error": {code, message, data?}} for a
            JSON-RPC error (MCPError). With "progress": true a progress callback is
            registered (so the SDK sends _meta.progressToken) and the received
-           progress events are added to the result under "progress".
+           progress events are added to the result under "progress". Server requests
+           for sampling/elicitation/roots (server-to-client requests, or input_required
+           results in 2026-07-28) are answered by the callbacks below.
+    {"op": "ping"}                    -> {} on success
+    {"op": "wait", "seconds": float}  -> null (lets notifications arrive)
+
+Only in `session` mode:
     {"op": "call_parallel", "calls": [{call step}, ...]}
         -> list of call results, concurrently run, in the plan's order
     {"op": "list_resources" | "list_resource_templates" | "list_prompts" | "list_tools_page",
@@ -25,15 +37,25 @@ object {"steps": [...]}. Steps run in order:
      "uri": T}, "argument": {"name", "value"}, "context"?: {...}}
     {"op": "set_level", "level": L}
         -> the result as a dict, or {"error": {code, message, data?}} for a JSON-RPC error
-    {"op": "ping"}                    -> {} on success
-    {"op": "wait", "seconds": float}  -> null (lets notifications arrive)
+
+Only in the `Client` modes:
+    {"op": "cancel", "name": N, "arguments": {...}, "after_s": S}
+        -> starts the call and cancels it after S seconds: {"cancelled": true} when it was
+           still running
+    {"op": "list_change", "trigger": {call step}, "timeout_s"?: S}
+        -> opens a `subscriptions/listen` stream for tool list changes (2026-07-28; otherwise
+           waits for notifications/tools/list_changed), makes the trigger call and waits for
+           the change: {"changed": bool, "tools": [names after the change]}
 
 A failing step records {"exception": "<type>: <msg>"} and later steps still run.
 
-Output: one JSON object on stdout:
+Output: one JSON object on stdout. In `session` mode:
     {"initialize": {"protocolVersion", "serverInfo", "capabilities", "instructions"?},
      "steps": [...],
      "notifications": [server notifications and transport errors, in arrival order]}
+In the `Client` modes:
+    {"protocolVersion", "serverInfo"?, "steps": [...], "notifications": [...], "callbacks": [...]}
+where "callbacks" lists the sampling/elicitation/roots requests the client answered.
 
 Server-initiated requests are answered by fixed callbacks: elicitation accepts
 with {"ok": true}; sampling answers the text "sampled: fixed answer" (model
@@ -51,10 +73,13 @@ import traceback
 
 import anyio
 import mcp_types as types
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
 
 DEFAULT_INIT_TIMEOUT_S = 30.0
+CLIENT_MODES = ("legacy", "auto", "2026-07-28")
+# The sampling/elicitation/roots requests the client answered, in order.
+CALLBACKS = []
 
 
 def dump(model) -> dict:
@@ -70,10 +95,12 @@ def describe(exc: BaseException) -> str:
 
 
 async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams):
+    CALLBACKS.append({"method": "elicitation/create", "message": params.message})
     return types.ElicitResult(action="accept", content={"ok": True})
 
 
 async def on_sample(context: ClientRequestContext, params: types.CreateMessageRequestParams):
+    CALLBACKS.append({"method": "sampling/createMessage"})
     return types.CreateMessageResult(
         role="assistant",
         content=types.TextContent(type="text", text="sampled: fixed answer"),
@@ -83,6 +110,7 @@ async def on_sample(context: ClientRequestContext, params: types.CreateMessageRe
 
 
 async def on_list_roots(context: ClientRequestContext):
+    CALLBACKS.append({"method": "roots/list"})
     return types.ListRootsResult(roots=[types.Root(uri="file:///tmp", name="tmp")])
 
 
@@ -103,30 +131,40 @@ class Recorder:
         pass
 
 
+RECORDER = Recorder()
+
+
 # ----------------------------------------------------------------------------
 # Steps
 
 
-async def step_list_tools(session: ClientSession, step: dict):
+async def step_list_tools(session, step: dict):
     tools = []
     cursor = None
     while True:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        result = await session.list_tools(params=params)
-        for tool in result.tools:
-            entry = {"name": tool.name}
-            if tool.description is not None:
-                entry["description"] = tool.description
-            entry["inputSchema"] = tool.input_schema
-            if tool.output_schema is not None:
-                entry["outputSchema"] = tool.output_schema
-            tools.append(entry)
+        if isinstance(session, Client):
+            result = await session.list_tools(cursor=cursor, cache_mode="bypass")
+            tools.extend(tool.name for tool in result.tools)
+        else:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+            result = await session.list_tools(params=params)
+            tools.extend(tool_entry(tool) for tool in result.tools)
         cursor = result.next_cursor
         if cursor is None:
             return tools
 
 
-async def step_call(session: ClientSession, step: dict):
+def tool_entry(tool) -> dict:
+    entry = {"name": tool.name}
+    if tool.description is not None:
+        entry["description"] = tool.description
+    entry["inputSchema"] = tool.input_schema
+    if tool.output_schema is not None:
+        entry["outputSchema"] = tool.output_schema
+    return entry
+
+
+async def step_call(session, step: dict):
     progress_events = []
     progress_callback = None
     if step.get("progress"):
@@ -137,13 +175,11 @@ async def step_call(session: ClientSession, step: dict):
                 event["message"] = message
             progress_events.append(event)
 
+    options = {"progress_callback": progress_callback}
+    if "timeout_s" in step:
+        options["read_timeout_seconds"] = step["timeout_s"]
     try:
-        result = await session.call_tool(
-            step["name"],
-            step.get("arguments"),
-            read_timeout_seconds=step.get("timeout_s"),
-            progress_callback=progress_callback,
-        )
+        result = await session.call_tool(step["name"], step.get("arguments"), **options)
     except MCPError as exc:
         return {"error": dump(exc.error)}
     out = dump(result)
@@ -172,14 +208,45 @@ async def step_call_parallel(session: ClientSession, step: dict):
     return results
 
 
-async def step_ping(session: ClientSession, step: dict):
+async def step_ping(session, step: dict):
     await session.send_ping()
     return {}
 
 
-async def step_wait(session: ClientSession, step: dict):
+async def step_wait(session, step: dict):
     await anyio.sleep(float(step.get("seconds", 0.1)))
     return None
+
+
+async def step_cancel(client: Client, step: dict):
+    finished = False
+    with anyio.move_on_after(float(step["after_s"])):
+        await client.call_tool(step["name"], step.get("arguments"))
+        finished = True
+    return {"cancelled": not finished}
+
+
+async def step_list_change(client: Client, step: dict):
+    timeout = float(step.get("timeout_s", 15))
+    trigger = step["trigger"]
+    changed = False
+    if client.protocol_version == "2026-07-28":
+        async with client.listen(tools_list_changed=True) as sub:
+            await step_call(client, trigger)
+            with anyio.move_on_after(timeout):
+                async for event in sub:
+                    changed = type(event).__name__ == "ToolsListChanged"
+                    break
+    else:
+        seen = len(RECORDER.notifications)
+        await step_call(client, trigger)
+        with anyio.move_on_after(timeout):
+            while not changed:
+                changed = any(
+                    n.get("method") == "notifications/tools/list_changed" for n in RECORDER.notifications[seen:]
+                )
+                await anyio.sleep(0.05)
+    return {"changed": changed, "tools": await step_list_tools(client, {})}
 
 
 def paginated(step: dict):
@@ -204,7 +271,7 @@ async def step_complete(session: ClientSession, step: dict):
     return await rpc(session.complete(reference, step["argument"], step.get("context")))
 
 
-STEPS = {
+SESSION_STEPS = {
     "list_resources": lambda s, st: rpc(s.list_resources(params=paginated(st))),
     "list_resource_templates": lambda s, st: rpc(s.list_resource_templates(params=paginated(st))),
     "list_prompts": lambda s, st: rpc(s.list_prompts(params=paginated(st))),
@@ -215,17 +282,15 @@ STEPS = {
     "get_prompt": lambda s, st: rpc(s.get_prompt(st["name"], st.get("arguments"))),
     "complete": step_complete,
     "set_level": lambda s, st: rpc(s.set_logging_level(st["level"])),
-    "list_tools": step_list_tools,
-    "call": step_call,
     "call_parallel": step_call_parallel,
-    "ping": step_ping,
-    "wait": step_wait,
 }
+CLIENT_STEPS = {"cancel": step_cancel, "list_change": step_list_change}
+COMMON_STEPS = {"list_tools": step_list_tools, "call": step_call, "ping": step_ping, "wait": step_wait}
 
 
-async def run_step(session: ClientSession, step: dict):
+async def run_step(session, step: dict):
     op = step.get("op")
-    handler = STEPS.get(op)
+    handler = COMMON_STEPS.get(op) or (CLIENT_STEPS if isinstance(session, Client) else SESSION_STEPS).get(op)
     if handler is None:
         return {"exception": f"ValueError: unknown op {op!r}"}
     return await guarded(handler, session, step)
@@ -238,9 +303,32 @@ class StartupError(Exception):
     pass
 
 
-async def run(command: list[str], steps: list[dict], init_timeout_s: float) -> dict:
+async def run_client(mode: str, command: list[str], steps: list[dict]) -> dict:
+    """Runs `steps` through the high-level `Client` in `mode`."""
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    recorder = Recorder()
+    client = Client(
+        params,
+        mode=mode,
+        sampling_callback=on_sample,
+        elicitation_callback=on_elicit,
+        list_roots_callback=on_list_roots,
+        message_handler=RECORDER.on_message,
+        read_timeout_seconds=60,
+    )
+    async with client:
+        out = {"protocolVersion": client.protocol_version}
+        if client.server_info is not None:
+            out["serverInfo"] = dump(client.server_info)
+        results = [await run_step(client, step) for step in steps]
+        out.update(steps=results, notifications=RECORDER.notifications, callbacks=CALLBACKS)
+        return out
+
+
+async def run(mode: str, command: list[str], steps: list[dict], init_timeout_s: float) -> dict:
+    if mode in CLIENT_MODES:
+        return await run_client(mode, command, steps)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    recorder = RECORDER
     async with stdio_client(params) as (read_stream, write_stream):
         async with ClientSession(
             read_stream,
@@ -284,10 +372,11 @@ def load_plan(path: str) -> list[dict]:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" not in argv:
-        print("usage: sdk_client.py --plan PLAN.json [--init-timeout S] -- COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: sdk_client.py [--mode MODE] --plan PLAN.json [--init-timeout S] -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
     split = argv.index("--")
     parser = argparse.ArgumentParser(description="MCP SDK test driver")
+    parser.add_argument("--mode", default="session", choices=("session",) + CLIENT_MODES)
     parser.add_argument("--plan", required=True)
     parser.add_argument("--init-timeout", type=float, default=DEFAULT_INIT_TIMEOUT_S)
     opts = parser.parse_args(argv[:split])
@@ -301,7 +390,7 @@ def main(argv=None) -> int:
         print(f"sdk_client: bad plan: {describe(exc)}", file=sys.stderr)
         return 2
     try:
-        output = anyio.run(run, command, steps, opts.init_timeout)
+        output = anyio.run(run, opts.mode, command, steps, opts.init_timeout)
     except StartupError as exc:
         print(f"sdk_client: startup failure: {exc}", file=sys.stderr)
         return 1

@@ -1,7 +1,7 @@
 //! End-to-end tests of the real binary against the real pinned servers (server-everything,
 //! mcp-server-time, mcp-server-git), driven by the Python MCP SDK, a raw JSON-RPC client and the
 //! MCP Inspector CLI (issue 3).
-mod common;
+use crate::common;
 use common::*;
 use mcp_envelope::envelope::Envelope;
 use serde_json::{json, Value};

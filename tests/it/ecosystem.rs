@@ -1,6 +1,6 @@
 //! Fitting the ecosystem through the binary (issue 7): config discovery order, nothing but
 //! protocol messages on stdout in `serve` even at trace level, `--log-file`.
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -28,14 +28,8 @@ fn config_at(path: &Path, name: &str) {
 }
 
 fn first_server(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text.lines()
+    ok_stdout(out)
+        .lines()
         .nth(3)
         .unwrap_or("")
         .split_whitespace()

@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: where the pinned real servers live, temporary
 //! configs, a raw JSON-RPC client over the real binary's stdio, and the Python SDK driver.
-#![allow(dead_code)]
+
+pub mod faults;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -414,6 +415,38 @@ pub fn json_stdout(out: &std::process::Output, what: &str) -> Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// `mcp-envelope check --config CONFIG` run to the end.
+pub fn check(config: &Path) -> std::process::Output {
+    Command::new(bin())
+        .args(["check", "--config"])
+        .arg(config)
+        .output()
+        .unwrap()
+}
+
+/// The stdout of a run that exited with 0; panics with both outputs otherwise.
+pub fn ok_stdout(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The first line of `text` that starts with `start`, its words joined by one space (a row
+/// of `check`'s table); panics when there is none.
+pub fn table_row(text: &str, start: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The proxy binary as a command with HOME set to `home` and the variables that would point

@@ -1,7 +1,7 @@
 //! End-to-end tests of behaviours only the fixture server can trigger deterministically:
 //! timeouts, a killed server, pagination, name collisions, prefixes, allow/deny lists, tool-list
 //! changes, progress, server-to-client requests and error mapping (issue 3).
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

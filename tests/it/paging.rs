@@ -3,7 +3,7 @@
 //! full output, in characters and in tokens, lines and blocks; bad page calls get clear
 //! errors; page calls are recorded and replay.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

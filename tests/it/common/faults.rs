@@ -1,13 +1,12 @@
 //! Helpers for the reliability tests (issue 5): call messages, collecting answers by id,
 //! process checks (zombies, children) and a clean finish.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{alive, children_of, wait_gone, RawProxy};
+use super::{alive, children_of, wait_gone, RawProxy};
 
 /// A `tools/call` request.
 pub fn call_msg(id: Value, name: &str, arguments: Value) -> Value {
@@ -88,13 +87,6 @@ pub fn signal(pid: u32, sig: i32) {
     // SAFETY: kill(2) on a pid we started; no memory is touched.
     let rc = unsafe { libc::kill(pid as i32, sig) };
     assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
-}
-
-/// The envelope text content of a tools/call response, `None` if it is not a result.
-pub fn content_of(resp: &Value) -> Option<String> {
-    resp["result"]["structuredContent"]["content"]
-        .as_str()
-        .map(str::to_owned)
 }
 
 /// The hostile test server (`tests/fixtures/hostile_server.py`).

@@ -2,7 +2,7 @@
 //! transport) to real servers started on 127.0.0.1 with a free port: server-everything in its
 //! `streamableHttp` and `sse` modes, a Python SDK server requiring a bearer token, and a small
 //! fault server (tests/fixtures/http_servers.py) for 401, 429, 503, a slow call and a crash.
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::net::TcpStream;

@@ -2,7 +2,7 @@
 //! HOME: the dry run writes nothing, install moves the fixture server (and `check` finds it
 //! ready behind the proxy), installing again changes nothing, uninstall restores the client's
 //! file byte for byte and removes the proxy config it created.
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Output;

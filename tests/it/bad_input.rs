@@ -1,16 +1,15 @@
 //! Issue 5, client-side edge cases against the real binary: ids echoed exactly, duplicate
 //! in-flight ids, cancellation, batches per protocol version, requests before `initialize`,
 //! over-long lines from either side, and a property test of bad lines in one proxy process.
-mod common;
-mod rel_util;
+use crate::common;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+use crate::common::faults::*;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestRunner};
-use rel_util::*;
 use serde_json::{json, Value};
 
 const T: Duration = Duration::from_secs(30);

@@ -4,7 +4,7 @@
 //! envelopes) and on adversarial text; and a token-budgeted fill never exceeds its budget as
 //! the reference counts it.
 
-mod common;
+use crate::common;
 
 use std::borrow::Cow;
 use std::io::Write;

@@ -1,6 +1,6 @@
 //! `mcp-envelope import FILE` through the binary: each client format, a remote entry, invalid
 //! JSON (issue 7).
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 use std::process::Output;

@@ -3,7 +3,7 @@
 //! (`initialize`), against a modern-only server (TypeScript SDK v2 with `legacy: 'reject'`), a
 //! dual-era Python SDK server (mcp-server-time, which answers `server/discover`) and a legacy
 //! server (the stdlib fixture).
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};
@@ -43,12 +43,12 @@ fn eras_config(more: &str) -> (tempfile::TempDir, PathBuf) {
     ))
 }
 
-/// Runs tests/clients/sdk_era_client.py in `mode` with `plan` against the proxy with `config`.
+/// Runs tests/clients/sdk_client.py in (`Client`) `mode` with `plan` against the proxy with `config`.
 fn era_client(mode: &str, config: &Path, plan: &Value) -> Value {
     let plan_file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(plan_file.path(), plan.to_string()).unwrap();
     let out = Command::new(python())
-        .arg(root().join("tests/clients/sdk_era_client.py"))
+        .arg(root().join("tests/clients/sdk_client.py"))
         .args(["--mode", mode, "--plan"])
         .arg(plan_file.path())
         .arg("--")
@@ -57,7 +57,19 @@ fn era_client(mode: &str, config: &Path, plan: &Value) -> Value {
         .arg(config)
         .output()
         .unwrap();
-    json_stdout(&out, &format!("sdk_era_client --mode {mode}"))
+    json_stdout(&out, &format!("sdk_client --mode {mode}"))
+}
+
+/// [`era_client`] in each of `modes` at once (one thread each): each mode with its output.
+fn era_clients(modes: &[&'static str], config: &Path, plan: &Value) -> Vec<(&'static str, Value)> {
+    let runs: Vec<_> = modes
+        .iter()
+        .map(|&mode| {
+            let (config, plan) = (config.to_path_buf(), plan.clone());
+            std::thread::spawn(move || (mode, era_client(mode, &config, &plan)))
+        })
+        .collect();
+    runs.into_iter().map(|run| run.join().unwrap()).collect()
 }
 
 /// Asserts that the envelope of a dumped CallToolResult has `text` in its content.
@@ -96,15 +108,7 @@ fn python_sdk_in_every_mode_reaches_servers_of_every_era() {
         {"op": "call", "name": "echo", "arguments": {"message": "hi everything"}},
         {"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 3}},
     ]);
-    let runs: Vec<_> = ["legacy", "auto", "2026-07-28"]
-        .into_iter()
-        .map(|mode| {
-            let (config, plan) = (config.clone(), plan.clone());
-            std::thread::spawn(move || (mode, era_client(mode, &config, &plan)))
-        })
-        .collect();
-    for run in runs {
-        let (mode, out) = run.join().unwrap();
+    for (mode, out) in era_clients(&["legacy", "auto", "2026-07-28"], &config, &plan) {
         let want_version = if mode == "legacy" {
             "2025-11-25"
         } else {
@@ -184,6 +188,12 @@ fn modern_request(id: Value, method: &str, mut params: Value, meta: Value) -> Va
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// Sends a modern request (see [`modern_request`]) and waits up to 60 s for its answer.
+fn ask(p: &mut RawProxy, id: Value, method: &str, params: Value, meta: Value) -> Value {
+    p.send(&modern_request(id.clone(), method, params, meta));
+    p.response(&id, Duration::from_secs(60)).0
+}
+
 fn good_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -197,13 +207,7 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
     let (_dir, config) = write_config(&fixture_server("fx", &[], ""));
     let mut p = RawProxy::start(&config, &[]);
     let t = Duration::from_secs(60);
-    p.send(&modern_request(
-        json!(1),
-        "server/discover",
-        json!({}),
-        good_meta(),
-    ));
-    let (discover, _) = p.response(&json!(1), t);
+    let discover = ask(&mut p, json!(1), "server/discover", json!({}), good_meta());
     let r = &discover["result"];
     assert_eq!(r["supportedVersions"][0], "2026-07-28", "{discover}");
     assert_eq!(r["resultType"], "complete");
@@ -226,8 +230,7 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
     );
     // A key missing: -32602 naming it.
     let no_caps = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
-    p.send(&modern_request(json!(3), "tools/list", json!({}), no_caps));
-    let (e, _) = p.response(&json!(3), t);
+    let e = ask(&mut p, json!(3), "tools/list", json!({}), no_caps);
     assert_eq!(e["error"]["code"], -32602, "{e}");
     assert!(
         e["error"]["message"]
@@ -239,13 +242,13 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
     // An unknown version: -32022 with the versions we speak.
     let mut future = good_meta();
     future["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
-    p.send(&modern_request(
+    let e = ask(
+        &mut p,
         json!(4),
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "x"}}),
         future,
-    ));
-    let (e, _) = p.response(&json!(4), t);
+    );
     assert_eq!(e["error"]["code"], -32022, "{e}");
     assert_eq!(e["error"]["data"]["requested"], "2099-01-01");
     let supported = e["error"]["data"]["supported"].as_array().unwrap();
@@ -254,27 +257,20 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
         "{e}"
     );
     // `ping` is not part of the modern era.
-    p.send(&modern_request(json!(5), "ping", json!({}), good_meta()));
-    let (e, _) = p.response(&json!(5), t);
+    let e = ask(&mut p, json!(5), "ping", json!({}), good_meta());
     assert_eq!(e["error"]["code"], -32601, "{e}");
 
     // Good modern requests still work, with resultType and the envelope.
-    p.send(&modern_request(
-        json!(6),
-        "tools/list",
-        json!({}),
-        good_meta(),
-    ));
-    let (list, _) = p.response(&json!(6), t);
+    let list = ask(&mut p, json!(6), "tools/list", json!({}), good_meta());
     assert_eq!(list["result"]["resultType"], "complete", "{list}");
     assert_eq!(list["result"]["ttlMs"], 0);
-    p.send(&modern_request(
+    let call = ask(
+        &mut p,
         json!("c-7"),
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "still here"}}),
         good_meta(),
-    ));
-    let (call, _) = p.response(&json!("c-7"), t);
+    );
     assert_eq!(call["result"]["resultType"], "complete", "{call}");
     let env = envelope_of(&call);
     assert_eq!(
@@ -291,13 +287,13 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
         legacy["result"].get("resultType").is_none(),
         "no modern keys for a legacy request: {legacy}"
     );
-    p.send(&modern_request(
+    let call = ask(
+        &mut p,
         json!(9),
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "both"}}),
         good_meta(),
-    ));
-    let (call, _) = p.response(&json!(9), t);
+    );
     assert_eq!(envelope_of(&call)["content"], "both");
     finish_session(p);
 }
@@ -400,24 +396,8 @@ fn listen_streams_are_acknowledged_tagged_and_filtered() {
 #[test]
 fn check_shows_each_servers_era() {
     let (_dir, config) = three_eras();
-    let out = Command::new(bin())
-        .args(["check", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(&format!("{name} ")))
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-            .unwrap_or_else(|| panic!("no line for {name}: {text}"))
-    };
+    let text = ok_stdout(&check(&config));
+    let line = |name: &str| table_row(&text, &format!("{name} "));
     assert!(
         line("modern").starts_with("modern ready 2026-07-28 (modern) "),
         "{text}"
@@ -444,15 +424,7 @@ fn sampling_elicitation_and_roots_round_trip_in_every_pairing() {
         {"op": "call", "name": "fx_sample", "arguments": {"prompt": "p"}},
         {"op": "call", "name": "fx_roots", "arguments": {}},
     ]);
-    let runs: Vec<_> = ["legacy", "2026-07-28"]
-        .into_iter()
-        .map(|mode| {
-            let (config, plan) = (config.clone(), plan.clone());
-            std::thread::spawn(move || (mode, era_client(mode, &config, &plan)))
-        })
-        .collect();
-    for run in runs {
-        let (mode, out) = run.join().unwrap();
+    for (mode, out) in era_clients(&["legacy", "2026-07-28"], &config, &plan) {
         let steps = out["steps"].as_array().unwrap();
         let content = |i: usize| {
             let env = envelope(&steps[i]);
@@ -559,29 +531,17 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
         modern_server("modern", "tool_prefix = \"m_\"")
     ));
     let mut p = RawProxy::start(&config, &[]);
-    let t = Duration::from_secs(60);
     let elicit = modern_meta(json!({"elicitation": {}}));
+    // A modern tools/call of `name` with `args`, `extra` keys in its params and `meta`.
     let call = |p: &mut RawProxy, id: &str, name: &str, args: Value, extra: Value, meta: &Value| {
         let mut params = json!({"name": name, "arguments": args});
         for (k, v) in extra.as_object().unwrap() {
             params[k] = v.clone();
         }
-        p.send(&modern_request(
-            json!(id),
-            "tools/call",
-            params,
-            meta.clone(),
-        ));
-        p.response(&json!(id), t).0
+        ask(p, json!(id), "tools/call", params, meta.clone())
     };
-    let first = call(
-        &mut p,
-        "a1",
-        "fx_elicit",
-        json!({"message": "sure?"}),
-        json!({}),
-        &elicit,
-    );
+    let sure = || json!({"message": "sure?"});
+    let first = call(&mut p, "a1", "fx_elicit", sure(), json!({}), &elicit);
     let r = &first["result"];
     assert_eq!(r["resultType"], "input_required", "{first}");
     assert_eq!(r["inputRequests"]["1"]["method"], "elicitation/create");
@@ -590,42 +550,28 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
     assert!(state.starts_with("mcp-envelope/"), "{state}");
 
     let answer = json!({"1": {"action": "accept", "content": {"ok": true}}});
-    // A forged state, and the right state on another tool: -32602; the parked call survives.
-    let forged = json!({"requestState": format!("mcp-envelope/{}", "0".repeat(32)), "inputResponses": answer});
-    let e = call(
-        &mut p,
-        "a2",
-        "fx_elicit",
-        json!({"message": "sure?"}),
-        forged,
-        &elicit,
-    );
-    assert_eq!(e["error"]["code"], -32602, "{e}");
-    let wrong_tool = json!({"requestState": state, "inputResponses": answer});
-    let e = call(
-        &mut p,
-        "a3",
-        "fx_echo",
-        json!({"text": "x"}),
-        wrong_tool.clone(),
-        &elicit,
-    );
-    assert_eq!(e["error"]["code"], -32602, "{e}");
-    assert!(
-        e["error"]["message"].to_string().contains("fx_elicit"),
-        "{e}"
-    );
-    // A state no server issued, sent to a legacy server: -32602.
-    let foreign = json!({"requestState": "made-up", "inputResponses": answer});
-    let e = call(
-        &mut p,
-        "a4",
-        "fx_echo",
-        json!({"text": "x"}),
-        foreign,
-        &elicit,
-    );
-    assert_eq!(e["error"]["code"], -32602, "{e}");
+    let forged = format!("mcp-envelope/{}", "0".repeat(32));
+    // Refused with -32602, and the parked call survives each: a forged state; the right state
+    // on another tool (the message names the right one); a state no server issued, sent to a
+    // legacy server.
+    for (id, tool, bad_state, names) in [
+        ("a2", "fx_elicit", forged.as_str(), ""),
+        ("a3", "fx_echo", state.as_str(), "fx_elicit"),
+        ("a4", "fx_echo", "made-up", ""),
+    ] {
+        let args = if tool == "fx_echo" {
+            json!({"text": "x"})
+        } else {
+            sure()
+        };
+        let retry = json!({"requestState": bad_state, "inputResponses": answer});
+        let e = call(&mut p, id, tool, args, retry, &elicit);
+        assert_eq!(e["error"]["code"], -32602, "{id}: {e}");
+        assert!(
+            e["error"]["message"].to_string().contains(names),
+            "{id}: {e}"
+        );
+    }
     // Other calls go on meanwhile.
     let other = call(
         &mut p,
@@ -639,14 +585,7 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
 
     std::thread::sleep(Duration::from_secs(3));
     let retry = json!({"requestState": state, "inputResponses": answer});
-    let done = call(
-        &mut p,
-        "a6",
-        "fx_elicit",
-        json!({"message": "sure?"}),
-        retry.clone(),
-        &elicit,
-    );
+    let done = call(&mut p, "a6", "fx_elicit", sure(), retry.clone(), &elicit);
     let env = envelope_of(&done);
     assert_eq!(env["call_id"], "a6", "{done}");
     assert_eq!(env["status"], "ok", "not timed out while parked: {done}");
@@ -655,22 +594,10 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
         "{done}"
     );
     // The same retry again: its call has ended.
-    let e = call(
-        &mut p,
-        "a7",
-        "fx_elicit",
-        json!({"message": "sure?"}),
-        retry,
-        &elicit,
-    );
+    let e = call(&mut p, "a7", "fx_elicit", sure(), retry, &elicit);
     assert_eq!(e["error"]["code"], -32602, "{e}");
-    assert!(
-        e["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("already ended"),
-        "{e}"
-    );
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(message.contains("already ended"), "{e}");
 
     // No elicitation declared in this request: the client is never asked.
     let refused = call(
@@ -693,35 +620,15 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
 
     // A modern server's own input_required reaches the client unchanged, and the retry with
     // the server's state is forwarded intact.
-    let first = call(
-        &mut p,
-        "b1",
-        "m_ask",
-        json!({"message": "go?"}),
-        json!({}),
-        &elicit,
-    );
+    let go = || json!({"message": "go?"});
+    let first = call(&mut p, "b1", "m_ask", go(), json!({}), &elicit);
     assert_eq!(first["result"]["requestState"], "ask-round-1", "{first}");
-    assert_eq!(
-        first["result"]["inputRequests"]["answer"]["method"],
-        "elicitation/create"
-    );
+    let asked = &first["result"]["inputRequests"]["answer"];
+    assert_eq!(asked["method"], "elicitation/create");
     let retry = json!({"requestState": "ask-round-1", "inputResponses": {"answer": {"action": "accept", "content": {"ok": true}}}});
-    let done = call(
-        &mut p,
-        "b2",
-        "m_ask",
-        json!({"message": "go?"}),
-        retry,
-        &elicit,
-    );
-    assert!(
-        envelope_of(&done)["content"]
-            .as_str()
-            .unwrap()
-            .contains("state=ask-round-1"),
-        "{done}"
-    );
+    let done = call(&mut p, "b2", "m_ask", go(), retry, &elicit);
+    let content = envelope_of(&done)["content"].as_str().unwrap().to_owned();
+    assert!(content.contains("state=ask-round-1"), "{done}");
     finish_session(p);
 }
 

@@ -1,6 +1,6 @@
 //! The committed JSON Schema of the config (`config/mcp-envelope.schema.json`) is exactly what
 //! `mcp-envelope config-schema` prints, and `config/example.toml` validates against it (issue 7).
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! plain tool results: the real binary driven by the Python MCP SDK, against server-everything
 //! and fixture servers started with `--features`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{json, Value};

@@ -8,7 +8,7 @@
 //!
 //! re-records `tests/golden/real_servers.jsonl` against the pinned real servers and rewrites
 //! `tests/golden/real_servers.render.txt`; review the diff before committing.
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;

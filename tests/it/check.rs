@@ -1,16 +1,7 @@
 //! `mcp-envelope check` through the binary with the fixture server (issue 7).
-mod common;
+use crate::common;
 use common::*;
 use std::time::{Duration, Instant};
-
-fn check(config: &std::path::Path) -> std::process::Output {
-    std::process::Command::new(bin())
-        .arg("check")
-        .arg("--config")
-        .arg(config)
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn good_config_lists_ready_server_and_tools_with_sources() {
@@ -20,21 +11,8 @@ fn good_config_lists_ready_server_and_tools_with_sources() {
         fixture_server("off", &[], "enabled = false")
     ));
     let out = check(&config);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = |start: &str| {
-        text.lines()
-            .find(|l| l.starts_with(start))
-            .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let text = ok_stdout(&out);
+    let line = |start: &str| table_row(&text, start);
     assert!(line("fx ").starts_with("fx ready "), "{text}");
     assert!(line("fx ").ends_with(" ms"), "{text}");
     assert_eq!(line("  fx_rows "), "fx_rows 40 (defaults) - 30s (server)");

@@ -1,7 +1,7 @@
 //! A server that failed to start is visible to the client: named in the `initialize` answer's
 //! instructions, and sent as a `notifications/message` warning when the proxy declared
 //! `logging` (here: the fixture server with `--features` offers it).
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 

@@ -1,13 +1,12 @@
 //! Issue 5, faults: servers that crash, hang, exit at start, print noise on stdout, answer ids
 //! they were never given; signals. Every test runs the real binary and checks that no child of
 //! the proxy is left running afterwards.
-mod common;
-mod rel_util;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
+use crate::common::faults::*;
 use common::*;
-use rel_util::*;
 use serde_json::json;
 
 const T: Duration = Duration::from_secs(30);

@@ -2,7 +2,7 @@
 //! non-blocking and driven by the reactor while the session runs, their original flags come
 //! back when it ends, and files (which cannot be polled) still work through the fallback.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};

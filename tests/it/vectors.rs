@@ -13,7 +13,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let text = include_str!("vectors/envelope.jsonl");
+    let text = include_str!("../vectors/envelope.jsonl");
     let cases: Vec<Case> = text
         .lines()
         .enumerate()

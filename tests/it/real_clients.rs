@@ -4,7 +4,7 @@
 //! proxy; the client's own command shows the proxy connected (Codex's app-server also lists the
 //! moved server's tools and calls one, with no login); `mcp-envelope uninstall` restores the
 //! client's file byte for byte.
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,16 +1,16 @@
 //! Issue 5, load and backpressure against the real binary: 2,000 calls with up to 200 in flight
 //! over three servers (two fixture servers and the real server-everything), and a client that
 //! does not read its stdout for a while.
-mod common;
-mod rel_util;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::faults::*;
 use common::*;
-use rel_util::*;
 use serde_json::{json, Value};
 
 const TOTAL: usize = 2000;
@@ -127,6 +127,99 @@ fn rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// A client of the real binary that sends `n` calls of `tool` with `args` from a writer thread
+/// (the proxy may stop reading stdin under backpressure; the test never blocks on it) and does
+/// not read its stdout for `stall` (sampling the proxy's RSS every 100 ms meanwhile).
+struct StalledClient {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    writer: std::thread::JoinHandle<ChildStdin>,
+    pid: u32,
+    /// The proxy's servers, taken right after `initialize`.
+    kids: Vec<u32>,
+    /// RSS in kB right after `initialize`.
+    baseline_kb: u64,
+    /// The largest RSS in kB seen during the stall.
+    max_rss_kb: u64,
+    _stderr: tempfile::NamedTempFile,
+}
+
+impl StalledClient {
+    fn start(
+        config: &Path,
+        client: &str,
+        n: usize,
+        tool: &'static str,
+        args: Value,
+        stall: Duration,
+    ) -> Self {
+        let stderr = tempfile::NamedTempFile::new().unwrap();
+        let mut child = Command::new(bin())
+            .args(["serve", "--config"])
+            .arg(config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr.reopen().unwrap())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":client,"version":"1"}}});
+        writeln!(stdin, "{init}").unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("\"init\""), "{line}");
+        let baseline_kb = rss_kb(pid);
+        let kids = live_children(pid);
+        let writer = std::thread::spawn(move || {
+            let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+            writeln!(stdin, "{initialized}").unwrap();
+            for i in 0..n {
+                writeln!(stdin, "{}", call_msg(json!(i), tool, args.clone())).unwrap();
+            }
+            stdin.flush().unwrap();
+            stdin
+        });
+        let mut max_rss_kb = 0;
+        for _ in 0..stall.as_millis() / 100 {
+            std::thread::sleep(Duration::from_millis(100));
+            max_rss_kb = max_rss_kb.max(rss_kb(pid));
+        }
+        StalledClient {
+            child,
+            stdout,
+            writer,
+            pid,
+            kids,
+            baseline_kb,
+            max_rss_kb,
+            _stderr: stderr,
+        }
+    }
+
+    /// The next line of stdout and its length in bytes; the proxy must not close stdout early.
+    fn read_line(&mut self) -> (String, usize) {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "proxy closed stdout early");
+        (line, n)
+    }
+
+    /// Waits for the writer, lets the proxy settle for `settle`, takes its RSS in kB, then
+    /// closes stdin: the exit status and that RSS.
+    fn finish(mut self, settle: Duration) -> (std::process::ExitStatus, u64) {
+        let stdin = self.writer.join().unwrap();
+        std::thread::sleep(settle);
+        let after = rss_kb(self.pid);
+        drop(stdin);
+        let status = self.child.wait().unwrap();
+        assert!(wait_gone(&self.kids, Duration::from_secs(5)).is_empty());
+        (status, after)
+    }
+}
+
 /// A client that sends 500 calls answering ~10 KB each and does not read its stdout for 3 s:
 /// after reading, all 500 answers are there exactly once, each a whole JSON line, and the proxy
 /// stayed small meanwhile (backpressure instead of buffering without bound).
@@ -137,54 +230,13 @@ fn slow_client_loses_nothing() {
         "[defaults]\nchar_budget = 20000\n{}",
         fixture_server("fx", &[], "")
     ));
-    let stderr = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new(bin())
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr.reopen().unwrap())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("\"init\""), "{line}");
-    let kids = live_children(pid);
-
-    // Writer thread: the proxy may stop reading stdin under backpressure; never block the test.
-    let writer = std::thread::spawn(move || {
-        writeln!(
-            stdin,
-            "{}",
-            json!({"jsonrpc":"2.0","method":"notifications/initialized"})
-        )
-        .unwrap();
-        for i in 0..N {
-            let msg = call_msg(json!(i), "big", json!({"bytes": 10_000}));
-            writeln!(stdin, "{msg}").unwrap();
-        }
-        stdin.flush().unwrap();
-        stdin
-    });
-    let mut max_rss = 0;
-    for _ in 0..30 {
-        std::thread::sleep(Duration::from_millis(100));
-        max_rss = max_rss.max(rss_kb(pid));
-    }
-    let stdin = writer.join().unwrap();
+    let args = json!({"bytes": 10_000});
+    let mut client = StalledClient::start(&config, "slow", N, "big", args, Duration::from_secs(3));
     let mut seen = HashSet::new();
     let (mut dup, mut bad) = (0, 0);
     let mut bytes = 0usize;
     for _ in 0..N {
-        line.clear();
-        let n = stdout.read_line(&mut line).unwrap();
-        assert!(n > 0, "proxy closed stdout early");
+        let (line, n) = client.read_line();
         bytes += n;
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
             bad += 1;
@@ -199,8 +251,8 @@ fn slow_client_loses_nothing() {
             dup += 1;
         }
     }
-    drop(stdin);
-    let status = child.wait().unwrap();
+    let max_rss = client.max_rss_kb;
+    let (status, _) = client.finish(Duration::ZERO);
     let lost = N - seen.len();
     eprintln!(
         "FIGURES slow client: {N} calls, {} answered, lost {lost}, duplicated {dup}, bad {bad}, {:.1} MB read after a 3 s stall, proxy RSS max {} MB",
@@ -211,7 +263,6 @@ fn slow_client_loses_nothing() {
     assert_eq!((lost, dup, bad), (0, 0, 0));
     assert!(max_rss < 200 * 1024, "proxy RSS {max_rss} kB while stalled");
     assert_eq!(status.code(), Some(0));
-    assert!(wait_gone(&kids, Duration::from_secs(5)).is_empty());
 }
 
 /// A client that sends 3,000 calls answering ~100 KB each and does not read its stdout for a
@@ -225,58 +276,19 @@ fn a_client_that_does_not_read_bounds_the_output_queue() {
         "[defaults]\nchar_budget = 200000\ntool_timeout_sec = 600\n{}",
         hostile_server("h", &[], "")
     ));
-    let stderr = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new(bin())
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr.reopen().unwrap())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stalled","version":"1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let baseline = rss_kb(pid);
-    let writer = std::thread::spawn(move || {
-        writeln!(
-            stdin,
-            "{}",
-            json!({"jsonrpc":"2.0","method":"notifications/initialized"})
-        )
-        .unwrap();
-        for i in 0..N {
-            let msg = call_msg(json!(i), "blob", json!({"bytes": 100_000}));
-            writeln!(stdin, "{msg}").unwrap();
-        }
-        stdin.flush().unwrap();
-        stdin
-    });
-    let mut max_rss = 0;
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(100));
-        max_rss = max_rss.max(rss_kb(pid));
-    }
+    let args = json!({"bytes": 100_000});
+    let mut client =
+        StalledClient::start(&config, "stalled", N, "blob", args, Duration::from_secs(10));
     let mut seen = HashSet::new();
     for _ in 0..N {
-        line.clear();
-        let n = stdout.read_line(&mut line).unwrap();
-        assert!(n > 0, "proxy closed stdout early");
+        let (line, _) = client.read_line();
         let msg: Value = serde_json::from_str(&line).unwrap();
         let env = envelope_of(&msg);
         assert_eq!(env["status"], "ok", "{}", env["content"]);
         seen.insert(msg["id"].as_u64().unwrap());
     }
-    let stdin = writer.join().unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let after = rss_kb(pid);
-    drop(stdin);
-    let status = child.wait().unwrap();
+    let (baseline, max_rss) = (client.baseline_kb, client.max_rss_kb);
+    let (status, after) = client.finish(Duration::from_secs(2));
     eprintln!(
         "FIGURES stalled client: {N} x 100 KB, {} answered, RSS baseline {} MB, max {} MB while stalled, {} MB after draining",
         seen.len(),

@@ -1,5 +1,5 @@
 //! A first end-to-end check of the raw client helper against the fixture server.
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::time::Duration;

@@ -1,0 +1,32 @@
+//! The integration tests: one test binary, a module per behaviour. Each module drives the real
+//! `mcp-envelope` binary (or the library) the way its doc comment says; `common` holds the
+//! shared helpers (pinned real servers, temporary configs, a raw JSON-RPC client over stdio,
+//! the Python SDK driver) and `common::faults` the reliability helpers. Fixtures, clients,
+//! golden transcripts and vectors live beside this folder in `tests/`.
+
+mod common;
+
+mod availability;
+mod bad_input;
+mod check;
+mod config_schema;
+mod e2e_fixture;
+mod e2e_real;
+mod e2e_smoke;
+mod ecosystem;
+mod envelope_cli;
+mod envelope_props;
+mod eras;
+mod fuzz_pure;
+mod import;
+mod install;
+mod paging;
+mod passthrough;
+mod real_clients;
+mod reliability_faults;
+mod reliability_load;
+mod remote;
+mod stdio;
+mod tokens;
+mod transcripts;
+mod vectors;
