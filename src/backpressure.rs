@@ -6,7 +6,7 @@
 //! until the count is down to [`LOW_WATER_BYTES`]; so the memory a stalled client can make the
 //! proxy hold is bounded by these limits (plus the answers already being mapped), not by the
 //! number of calls it sent. After such a backlog has been written, freed memory is given back
-//! to the system ([`crate::downstream::trim_heap`]).
+//! to the system ([`crate::runtime::trim_heap`]).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -58,7 +58,7 @@ impl OutputGate {
             self.room.notify_waiters();
         }
         if now == 0 && self.backlog.swap(false, Ordering::AcqRel) {
-            crate::downstream::trim_heap();
+            crate::runtime::trim_heap();
         }
     }
 

@@ -8,9 +8,9 @@
 //! | [`backpressure`] | bytes queued for a client that does not read: reading paused above a mark | counts writes |
 //! | [`envelope`] (core) | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
 //! | [`message_cut`] (core) | error messages cut to a character or token budget with one marker | no |
-//! | [`offload`] | CPU-heavy parsing of very large messages moved to the blocking pool | runs work elsewhere |
+//! | [`runtime`] | CPU-heavy parsing of very large messages moved to the blocking pool; memory given back after large messages (`malloc_trim`) | runs work elsewhere |
 //! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
-//! | [`exact_args`] | `tools/call` arguments forwarded as written when parsing would round their numbers | no |
+//! | [`wire`] | JSON-RPC 2.0 messages and error codes ([`wire::jsonrpc`]), line framing as a tokio-util codec with a maximum length ([`wire::codec`]), a response's head without its body, `tools/call` arguments kept as written, what can be read of a line that is not JSON | the codec reads any `AsyncRead` |
 //! | [`exposed_names`] (core) | the names given to tools, kept for the session | no |
 //! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
 //! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |
@@ -18,15 +18,14 @@
 //! | [`availability`] | servers that are down, named in `initialize`'s instructions and sent as a `notifications/message` warning | no |
 //! | [`settings`] | `token_budget`, `tokenizer`, `long_rows`, `text_rows` per level, resolved; a tool's Budget and mapping context | no |
 //! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
-//! | [`jsonrpc`] | JSON-RPC 2.0 wire messages, error codes, line framing with a maximum length | reads any `AsyncBufRead` |
+//! | [`rpc`] | one JSON-RPC peer: ids, pending requests, timeouts, cancellation, dispatch of what the other side sends; results kept unparsed when large | yes |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
 //! | [`era`] (core) | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
 //! | [`modern`] | the upstream side of MCP 2026-07-28: `server/discover`, `subscriptions/listen` streams, which notifications reach a modern client | no |
 //! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, our `requestState` keys, `InputRequiredResult` and retry params | draws random `requestState` keys; the rules are in the core |
-//! | [`downstream`] | one supervised task per server: child process or remote HTTP session, handshake (era probe on stdio: `server/discover`, else `initialize`), pending requests, restarts, shutdown | yes |
+//! | [`downstream`] | one supervised task per server over any transport: start, handshake (era probe on stdio: `server/discover`, else `initialize`), restarts, shutdown | yes |
 //! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
-//! | [`stdio`] | our own stdin/stdout as non-blocking reactor-driven streams when they are pipes or sockets | yes |
-//! | [`recover`] | the outer `id` and member names of a line that is not valid JSON | no |
+//! | [`transport`] | how lines travel: our own stdin/stdout (reactor-driven when pipes), a server's child process and pipes, a remote server over HTTP | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
@@ -39,6 +38,9 @@
 //!
 //! Modules marked (core) live in the pure crate `envelope_core` (`crates/envelope-core`, no
 //! tokio, no I/O) and are re-exported here under their old paths.
+//!
+//! The old paths `jsonrpc`, `recover`, `exact_args` (now in [`wire`]), `stdio` (in
+//! [`transport`]) and `offload` (now [`runtime`]) are re-exported.
 //!
 //! The binary (`src/main.rs`) parses the command line, sets up logging to stderr and maps errors
 //! to exit codes; everything else lives here.
@@ -59,22 +61,26 @@ pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod drift;
-pub mod exact_args;
 pub mod import;
 pub mod install;
-pub mod jsonrpc;
 pub mod modern;
 pub mod mrtr;
-pub mod offload;
 pub mod outcome;
 pub mod page_tool;
 pub mod paging;
 pub mod passthrough;
-pub mod recover;
 pub mod redact;
+pub mod rpc;
+pub mod runtime;
 pub mod session;
 pub mod settings;
 pub mod stats;
-pub mod stdio;
 pub mod trajectory;
+pub mod transport;
 pub mod transcript;
+pub mod wire;
+
+// The old flat paths of the wire, transport and runtime modules.
+pub use runtime as offload;
+pub use transport::stdio;
+pub use wire::{exact_args, jsonrpc, recover};

@@ -99,6 +99,16 @@ impl Redactor {
         }
         redact_keyed_values(&out)
     }
+
+    /// `text` redacted, then cut to at most `max_chars` characters (Unicode scalar values),
+    /// ending in `…` when cut: text a server sent, fit for a log line or an error message.
+    pub fn redact_within(&self, text: &str, max_chars: usize) -> String {
+        let clean = self.redact(text);
+        match clean.char_indices().nth(max_chars) {
+            Some((i, _)) => format!("{}…", &clean[..i]),
+            None => clean,
+        }
+    }
 }
 
 /// Characters that may make up a key in `KEY=value` text.
@@ -203,6 +213,15 @@ pub fn without_quoted_values(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redact_within_cuts_on_char_boundaries_after_redacting() {
+        let r = Redactor::default();
+        assert_eq!(r.redact_within("éééé", 2), "éé…");
+        assert_eq!(r.redact_within("ab", 2), "ab");
+        let r = Redactor::for_server([("K", "sk-123456")], std::iter::empty());
+        assert_eq!(r.redact_within("sk-123456 x", 200), "[redacted] x");
+    }
 
     fn keys(k: &[&str]) -> Vec<String> {
         k.iter().map(|s| s.to_string()).collect()

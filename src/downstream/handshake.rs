@@ -255,11 +255,14 @@ pub async fn open(
             Verdict::Modern {
                 version: v,
                 result: Some(result),
-            } => return Ok(adopt_modern(conn, client, v, result)),
+            } => {
+                adopt_modern(conn, client, v, result);
+                return Ok(());
+            }
             Verdict::Modern { version: v, .. } => version = v,
             Verdict::Incompatible(reason) => return Err(reason),
             Verdict::Legacy => {
-                debug!(server = %conn.server, outcome = ?probe.as_ref().map(|r| r.as_ref().err()), "server/discover probe: legacy server");
+                debug!(server = %conn.server(), outcome = ?probe.as_ref().map(|r| r.as_ref().err()), "server/discover probe: legacy server");
                 match initialize(conn, client, startup_timeout).await? {
                     None => return Ok(()),
                     Some(v) => version = v,
@@ -313,7 +316,7 @@ async fn initialize(
 }
 
 fn adopt_modern(conn: &Connection, client: &ClientInit, version: String, result: Value) {
-    info!(server = %conn.server, %version, "modern server (answered server/discover)");
+    info!(server = %conn.server(), %version, "modern server (answered server/discover)");
     *conn.initialize_result.write().unwrap() = result;
     let _ = conn.era.set(ServerEra::Modern(ModernStamp {
         version,
@@ -371,7 +374,7 @@ pub fn listen_for_changes(conn: &Arc<Connection>) {
                 &mut |_| {},
             )
             .await;
-        debug!(server = %conn.server, ?end, "subscriptions/listen ended");
+        debug!(server = %conn.server(), ?end, "subscriptions/listen ended");
     });
 }
 

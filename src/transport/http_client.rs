@@ -1,6 +1,6 @@
-//! The HTTP client transport of a remote server: the messages a [`Connection`] queues are
-//! POSTed, and the messages that come back (a JSON body, or the events of an SSE stream) are fed
-//! to the same handler as a stdio server's stdout lines ([`super::dispatch_line`]).
+//! The HTTP client transport of a remote server: the lines queued in its [`super::Outbox`] are
+//! POSTed, and the messages that come back (a JSON body, or the events of an SSE stream) go to
+//! an [`Inbox`], the same peer dispatch as a stdio server's stdout lines.
 //!
 //! Source: MCP specification 2025-11-25, "Transports: Streamable HTTP":
 //! * every JSON-RPC message is POSTed to the server's URL with
@@ -18,10 +18,10 @@
 //!   whose first `endpoint` event names the URL to POST messages to (same origin only); every
 //!   answer then comes on that stream.
 //!
-//! Faults become the calling request's [`CallError`]: a connection that cannot be made or
-//! breaks is [`CallError::Connection`] (and the connection is reported lost, so the supervisor
-//! reconnects with its backoff); an HTTP error status is [`CallError::HttpStatus`], with the
-//! `Retry-After` header, and for `401`/`403` the credentials named (never their values).
+//! Faults become the calling request's [`Fault`]: a connection that cannot be made or breaks
+//! is [`Fault::Connection`] (and the connection is reported lost, so the supervisor reconnects
+//! with its backoff); an HTTP error status is [`Fault::HttpStatus`], with the `Retry-After`
+//! header, and for `401`/`403` the credentials named (never their values).
 //! A JSON body or an SSE event longer than `max_message_bytes` answers its request as too long.
 //!
 //! Crates: reqwest (HTTP/1.1 client, rustls with the platform's and webpki's root certificates)
@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 use sse_stream::SseByteStream;
@@ -40,7 +40,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
-use super::{dispatch_line, CallError, Connection, Downstream, DownstreamEvent, Reply};
+use super::Fault;
+use super::http_auth::{
+    auth_detail, credential_headers, credential_redactor, same_origin_join, same_origin_redirects,
+};
 use crate::config::RemoteConfig;
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -50,25 +53,17 @@ const EVENT_STREAM: &str = "text/event-stream";
 /// Delay before the GET stream of server messages is opened again after it ended.
 const LISTEN_RETRY: Duration = Duration::from_secs(1);
 
-/// Where messages from the server go: the connection's handler.
-#[derive(Clone)]
-pub(super) struct Sink {
-    pub(super) ds: Downstream,
-    pub(super) conn: Arc<Connection>,
-    pub(super) events: mpsc::UnboundedSender<DownstreamEvent>,
-}
-
-impl Sink {
-    async fn dispatch(&self, line: Vec<u8>) {
-        dispatch_line(&self.ds, &self.conn, line, &self.events).await;
-    }
-
-    /// Answers request `id` (if it is still waiting) with `reply`.
-    fn answer(&self, id: Option<&Value>, reply: Reply) {
-        if let Some(id) = id {
-            self.conn.deliver(id, reply);
-        }
-    }
+/// Where the messages a remote server sends go (the peer above the transport).
+pub trait Inbox: Clone + Send + Sync + 'static {
+    /// Dispatches one message (a JSON body or an SSE event's data). The transport reads no
+    /// further on that stream until it returns.
+    fn dispatch(&self, line: Vec<u8>) -> impl std::future::Future<Output = ()> + Send;
+    /// Fails pending request `id` (if it is one and still waiting) with `fault`.
+    fn fail(&self, id: Option<&Value>, fault: Fault);
+    /// The protocol version negotiated in `initialize` (sent as `MCP-Protocol-Version`).
+    fn protocol_version(&self) -> Option<String>;
+    /// Whether the connection above has closed (the GET stream is then not reopened).
+    fn is_closed(&self) -> bool;
 }
 
 /// The `id` and `method` of a message we send.
@@ -95,7 +90,7 @@ impl Sent {
 
 /// One remote server's HTTP session: the client with its credentials, the URLs, the session
 /// id and protocol version, and how a lost connection is reported.
-pub(super) struct Transport {
+pub struct HttpTransport {
     server: String,
     client: reqwest::Client,
     /// The configured URL (streamable HTTP endpoint, or where the legacy SSE stream is).
@@ -118,17 +113,17 @@ pub(super) struct Transport {
     readers: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
-impl Transport {
+impl HttpTransport {
     /// A transport for `remote`, reading its credentials from the environment through `env`;
     /// `lost` is sent why once the connection is gone. Errors name a missing or unusable
     /// variable (never a value).
-    pub(super) fn new(
+    pub fn new(
         server: &str,
         remote: &RemoteConfig,
         max_message_bytes: usize,
         env: &dyn Fn(&str) -> Option<String>,
         lost: oneshot::Sender<String>,
-    ) -> Result<Transport, String> {
+    ) -> Result<HttpTransport, String> {
         let endpoint = Url::parse(&remote.url).map_err(|e| format!("url: {e}"))?;
         let headers = credential_headers(remote, env)?;
         let redactor = credential_redactor(&headers);
@@ -138,7 +133,7 @@ impl Transport {
             .redirect(same_origin_redirects())
             .build()
             .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
-        Ok(Transport {
+        Ok(HttpTransport {
             server: server.to_owned(),
             client,
             post_url: RwLock::new(endpoint.clone()),
@@ -156,7 +151,7 @@ impl Transport {
     }
 
     /// Whether the server refused our credentials (HTTP 401 or 403) at some point.
-    pub(super) fn was_refused(&self) -> bool {
+    pub fn was_refused(&self) -> bool {
         self.refused.load(Ordering::Acquire)
     }
 
@@ -173,7 +168,7 @@ impl Transport {
 
     /// Stops the SSE readers and, in a streamable HTTP session, ends it with `DELETE` (waiting
     /// at most `grace`; a server that does not allow it answers 405, which is fine).
-    pub(super) async fn end_session(&self, grace: Duration) {
+    pub async fn end_session(&self, grace: Duration) {
         self.stop_readers();
         if self.legacy() || self.session.read().unwrap().is_none() {
             return;
@@ -187,7 +182,7 @@ impl Transport {
     }
 
     /// Stops the tasks reading the GET stream or the legacy SSE stream.
-    pub(super) fn stop_readers(&self) {
+    pub fn stop_readers(&self) {
         for reader in self.readers.lock().unwrap().drain(..) {
             reader.abort();
         }
@@ -210,7 +205,7 @@ impl Transport {
 
     /// Sends every message the connection queues until its queue closes: requests each in a
     /// task of their own (answers may take long), notifications and responses in order.
-    pub(super) async fn run(self: Arc<Self>, sink: Sink, mut rx: mpsc::Receiver<Vec<u8>>) {
+    pub async fn run<S: Inbox>(self: Arc<Self>, sink: S, mut rx: mpsc::Receiver<Vec<u8>>) {
         let mut posts = JoinSet::new();
         while let Some(mut body) = rx.recv().await {
             while posts.try_join_next().is_some() {}
@@ -225,9 +220,9 @@ impl Transport {
             }
             let initialized = sent.is("notifications/initialized");
             if initialized {
-                let version = sink.conn.initialize_result.read().unwrap()["protocolVersion"]
-                    .as_str()
-                    .and_then(|v| HeaderValue::from_str(v).ok());
+                let version = sink
+                    .protocol_version()
+                    .and_then(|v| HeaderValue::from_str(&v).ok());
                 *self.protocol_version.write().unwrap() = version;
             }
             self.send(body, sent, &sink).await;
@@ -239,7 +234,7 @@ impl Transport {
     }
 
     /// POSTs one message and handles what comes back.
-    async fn send(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &Sink) {
+    async fn send<S: Inbox>(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &S) {
         let initialize = sent.is("initialize");
         let again = (initialize && !self.legacy()).then(|| body.clone());
         let url = self.post_url.read().unwrap().clone();
@@ -278,7 +273,7 @@ impl Transport {
         } else {
             let fault = self.status_fault(resp).await;
             match sent.request_id() {
-                Some(id) => sink.answer(Some(id), Reply::Failed(fault)),
+                Some(id) => sink.fail(Some(id), fault),
                 None => warn!(server = %self.server, error = %fault, "message not accepted"),
             }
         }
@@ -286,18 +281,15 @@ impl Transport {
 
     /// A connection that cannot be made or broke: the request (if any) fails, and the
     /// connection is reported lost.
-    fn broken(&self, sent: &Sent, detail: String, sink: &Sink) {
+    fn broken<S: Inbox>(&self, sent: &Sent, detail: String, sink: &S) {
         debug!(server = %self.server, %detail, "connection lost");
-        sink.answer(
-            sent.request_id(),
-            Reply::Failed(CallError::Connection(detail.clone())),
-        );
+        sink.fail(sent.request_id(), Fault::Connection(detail.clone()));
         self.lose(detail);
     }
 
     /// Reads a successful POST's answer: a JSON body or an SSE stream; a request not answered
     /// by it fails (a 202 leaves it to the GET stream).
-    async fn read_answer(&self, mut resp: Response, sent: &Sent, sink: &Sink) {
+    async fn read_answer<S: Inbox>(&self, mut resp: Response, sent: &Sent, sink: &S) {
         let id = sent.request_id();
         if resp.status() == StatusCode::ACCEPTED {
             return;
@@ -305,35 +297,35 @@ impl Transport {
         match content_type(&resp).as_str() {
             EVENT_STREAM => {
                 if let Err(detail) = self.read_events(resp, id, sink).await {
-                    sink.answer(id, Reply::Failed(CallError::Connection(detail)));
+                    sink.fail(id, Fault::Connection(detail));
                     return;
                 }
             }
             "application/json" => match read_limited(&mut resp, self.max_message_bytes).await {
                 Ok(body) if body.trim_ascii().is_empty() => {}
                 Ok(body) => sink.dispatch(body).await,
-                Err(BodyError::TooLong(len)) => return sink.answer(id, Reply::TooLong(len)),
+                Err(BodyError::TooLong(len)) => return sink.fail(id, Fault::TooLong(len)),
                 Err(BodyError::Http(e)) => {
                     let detail = describe(&e);
-                    return sink.answer(id, Reply::Failed(CallError::Connection(detail)));
+                    return sink.fail(id, Fault::Connection(detail));
                 }
             },
             _ if id.is_none() => return,
             other => {
                 let detail = format!("the answer has content type `{other}`, not JSON or SSE");
-                return sink.answer(id, Reply::Invalid(detail));
+                return sink.fail(id, Fault::Invalid(detail));
             }
         }
         let unanswered = "the server ended its answer without a response to the request";
-        sink.answer(id, Reply::Failed(CallError::Connection(unanswered.into())));
+        sink.fail(id, Fault::Connection(unanswered.into()));
     }
 
-    /// Feeds the `message` events of a response's SSE stream to the sink ([`Transport::pump`]).
-    async fn read_events(
+    /// Feeds the `message` events of a response's SSE stream to the sink ([`HttpTransport::pump`]).
+    async fn read_events<S: Inbox>(
         &self,
         resp: Response,
         owner: Option<&Value>,
-        sink: &Sink,
+        sink: &S,
     ) -> Result<(), String> {
         let events = std::pin::pin!(SseByteStream::new(resp.bytes_stream()));
         self.pump(events, owner, sink).await
@@ -341,7 +333,7 @@ impl Transport {
 
     /// Feeds the `message` events of an SSE stream to the sink until it ends (`Ok`) or breaks
     /// (`Err` with why). An event longer than `max_message_bytes` answers `owner` as too long.
-    async fn pump<E>(&self, mut events: E, owner: Option<&Value>, sink: &Sink) -> Result<(), String>
+    async fn pump<E, S: Inbox>(&self, mut events: E, owner: Option<&Value>, sink: &S) -> Result<(), String>
     where
         E: futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Unpin,
     {
@@ -359,7 +351,7 @@ impl Transport {
             }
             if data.len() > self.max_message_bytes {
                 warn!(server = %self.server, bytes = data.len(), "message longer than max_message_bytes rejected");
-                sink.answer(owner, Reply::TooLong(data.len()));
+                sink.fail(owner, Fault::TooLong(data.len()));
                 continue;
             }
             sink.dispatch(data.into_bytes()).await;
@@ -367,8 +359,8 @@ impl Transport {
         Ok(())
     }
 
-    /// The [`CallError::HttpStatus`] of an error answer; 401 and 403 name the credentials.
-    async fn status_fault(&self, resp: Response) -> CallError {
+    /// The [`Fault::HttpStatus`] of an error answer; 401 and 403 name the credentials.
+    async fn status_fault(&self, resp: Response) -> Fault {
         let status = resp.status().as_u16();
         let header = |name| {
             let v = resp.headers().get(name)?.to_str().ok()?;
@@ -383,11 +375,11 @@ impl Transport {
                 auth_detail(status, &self.credentials, oauth)
             }
             _ => match resp.text().await {
-                Ok(text) => super::truncate_chars(self.redactor.redact(text.trim()).as_str(), 200),
+                Ok(text) => self.redactor.redact_within(text.trim(), 200),
                 Err(e) => describe(&e),
             },
         };
-        CallError::HttpStatus {
+        Fault::HttpStatus {
             status,
             retry_after,
             detail,
@@ -396,7 +388,7 @@ impl Transport {
 
     /// Opens the GET stream of server-initiated messages and reads it, again after it ends,
     /// until the connection closes; stops for good on an error status (405: none offered).
-    async fn listen(self: Arc<Self>, sink: Sink) {
+    async fn listen<S: Inbox>(self: Arc<Self>, sink: S) {
         loop {
             let resp = self
                 .request(Method::GET, self.endpoint.clone())
@@ -418,7 +410,7 @@ impl Transport {
                     return;
                 }
             }
-            if sink.conn.is_closed() {
+            if sink.is_closed() {
                 return;
             }
             tokio::time::sleep(LISTEN_RETRY).await;
@@ -427,7 +419,7 @@ impl Transport {
 
     /// The HTTP+SSE transport: GET the configured URL, take the POST URL from its `endpoint`
     /// event, read the rest of the stream in a task of its own, and POST `initialize` again.
-    async fn fall_back(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &Sink) {
+    async fn fall_back<S: Inbox>(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &S) {
         let resp = self
             .client
             .get(self.endpoint.clone())
@@ -438,7 +430,7 @@ impl Transport {
             Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => r,
             Ok(r) => {
                 let fault = self.status_fault(r).await;
-                return sink.answer(sent.request_id(), Reply::Failed(fault));
+                return sink.fail(sent.request_id(), fault);
             }
             Err(e) => return self.broken(&sent, describe(&e), sink),
         };
@@ -474,22 +466,6 @@ impl Transport {
     }
 }
 
-/// Redirects are followed (at most 5) only within the same origin, so the credentials, which
-/// are sent with every request, never reach another host.
-fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let same = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if same && attempt.previous().len() <= 5 {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    })
-}
-
 /// The media type of a response, lower-case, without parameters (`text/event-stream`).
 fn content_type(resp: &Response) -> String {
     let value = resp
@@ -519,7 +495,7 @@ async fn read_limited(resp: &mut Response, max: usize) -> Result<Vec<u8>, BodyEr
 
 /// A reqwest error in plain words, without the URL (which may hold a secret): the innermost
 /// cause, e.g. `cannot connect: Connection refused (os error 111)`.
-pub(super) fn describe(e: &reqwest::Error) -> String {
+pub fn describe(e: &reqwest::Error) -> String {
     let mut cause: &dyn std::error::Error = e;
     while let Some(next) = cause.source() {
         cause = next;
@@ -534,173 +510,9 @@ pub(super) fn describe(e: &reqwest::Error) -> String {
     }
 }
 
-/// The `detail` of a 401/403: which credentials were refused, by key and variable name.
-fn auth_detail(status: u16, credentials: &str, oauth: bool) -> String {
-    let mut detail = if credentials.starts_with("no credentials") {
-        format!("it needs credentials and got {credentials}")
-    } else if status == 401 {
-        format!("it did not accept {credentials}")
-    } else {
-        format!("it refused access with {credentials}")
-    };
-    if oauth {
-        detail.push_str("; it asks for OAuth, which mcp-envelope does not do: put a token from the provider in an environment variable named by bearer_token_env_var");
-    }
-    detail
-}
-
-/// `relative` (the legacy transport's `endpoint` event) against `base`, required to be on the
-/// same origin (scheme, host, port), so credentials never go to another host.
-fn same_origin_join(base: &Url, relative: &str) -> Result<Url, String> {
-    let url = base
-        .join(relative)
-        .map_err(|e| format!("the `endpoint` event is not a valid URL: {e}"))?;
-    if url.origin() != base.origin() {
-        return Err("the `endpoint` event names another origin; refused".into());
-    }
-    Ok(url)
-}
-
-/// A redactor for the values of `headers` (and of a bearer token without its `Bearer `).
-fn credential_redactor(headers: &HeaderMap) -> crate::redact::Redactor {
-    let mut values: Vec<String> = Vec::new();
-    for value in headers.values() {
-        let Ok(text) = value.to_str() else { continue };
-        if let Some(token) = text.strip_prefix("Bearer ") {
-            values.push(token.to_owned());
-        }
-        values.push(text.to_owned());
-    }
-    crate::redact::Redactor::for_server(values.iter().map(|v| ("", v.as_str())), std::iter::empty())
-}
-
-/// The headers every request carries: `http_headers`, `env_http_headers` (read through `env`)
-/// and `Authorization: Bearer` from `bearer_token_env_var`, all marked sensitive (kept out of
-/// debug output). Errors name the key and the variable, never a value.
-pub(super) fn credential_headers(
-    remote: &RemoteConfig,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<HeaderMap, String> {
-    let mut headers = HeaderMap::new();
-    let mut put = |name: &str, value: String, key: &str| -> Result<(), String> {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("{key}: not a valid header name"))?;
-        let mut value = HeaderValue::from_str(&value)
-            .map_err(|_| format!("{key}: the value is not a valid HTTP header value"))?;
-        value.set_sensitive(true);
-        headers.insert(name, value);
-        Ok(())
-    };
-    let var = |var: &str, key: &str| {
-        env(var)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("{key} names ${var}, which is not set"))
-    };
-    for (name, value) in &remote.http_headers {
-        put(name, value.clone(), &format!("http_headers.{name}"))?;
-    }
-    for (name, v) in &remote.env_http_headers {
-        let key = format!("env_http_headers.{name} (${v})");
-        put(name, var(v, &format!("env_http_headers.{name}"))?, &key)?;
-    }
-    if let Some(v) = &remote.bearer_token_env_var {
-        let token = var(v, "bearer_token_env_var")?;
-        let key = format!("bearer_token_env_var (${v})");
-        put(AUTHORIZATION.as_str(), format!("Bearer {token}"), &key)?;
-    }
-    Ok(headers)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn credential_values_are_redacted_from_server_text() {
-        let mut r = remote();
-        r.bearer_token_env_var = Some("TOK".into());
-        r.http_headers = vec![("X-Team".into(), "team-secret-42".into())];
-        r.env_http_headers = Vec::new();
-        let env = |k: &str| (k == "TOK").then(|| "sk-LEAK-123456".to_owned());
-        let headers = credential_headers(&r, &env).unwrap();
-        let text = "upstream error; request had Authorization=Bearer sk-LEAK-123456 and x-team: team-secret-42, token sk-LEAK-123456";
-        let clean = credential_redactor(&headers).redact(text);
-        assert!(
-            !clean.contains("sk-LEAK") && !clean.contains("team-secret"),
-            "{clean}"
-        );
-        assert!(clean.starts_with("upstream error; request had "), "{clean}");
-    }
-
-    fn remote() -> RemoteConfig {
-        RemoteConfig {
-            url: "https://mcp.example.com/mcp".into(),
-            bearer_token_env_var: Some("TOKEN".into()),
-            http_headers: vec![("X-Team".into(), "t-1".into())],
-            env_http_headers: vec![("X-Api-Key".into(), "KEY".into())],
-        }
-    }
-
-    #[test]
-    fn credential_headers_come_from_the_environment_and_are_sensitive() {
-        let env = |name: &str| match name {
-            "TOKEN" => Some("s3cret".to_owned()),
-            "KEY" => Some("k3y".to_owned()),
-            _ => None,
-        };
-        let headers = credential_headers(&remote(), &env).unwrap();
-        assert_eq!(headers["authorization"], "Bearer s3cret");
-        assert_eq!(headers["x-api-key"], "k3y");
-        assert_eq!(headers["x-team"], "t-1");
-        assert!(headers.values().all(HeaderValue::is_sensitive));
-        assert!(!format!("{headers:?}").contains("s3cret"));
-        let unset = |_: &str| None;
-        assert_eq!(
-            credential_headers(&remote(), &unset).unwrap_err(),
-            "env_http_headers.X-Api-Key names $KEY, which is not set"
-        );
-        let bad = |name: &str| (name == "KEY").then(|| "a\nb".to_owned());
-        let mut r = remote();
-        r.bearer_token_env_var = None;
-        let err = credential_headers(&r, &bad).unwrap_err();
-        assert_eq!(
-            err,
-            "env_http_headers.X-Api-Key ($KEY): the value is not a valid HTTP header value"
-        );
-    }
-
-    #[test]
-    fn legacy_endpoints_stay_on_the_same_origin() {
-        let base = Url::parse("http://127.0.0.1:3001/sse").unwrap();
-        assert_eq!(
-            same_origin_join(&base, "/message?sessionId=1")
-                .unwrap()
-                .as_str(),
-            "http://127.0.0.1:3001/message?sessionId=1"
-        );
-        assert!(same_origin_join(&base, "http://evil.example/m").is_err());
-        assert!(same_origin_join(&base, "https://127.0.0.1:3001/m").is_err());
-    }
-
-    #[test]
-    fn auth_details_name_credentials_and_oauth() {
-        assert_eq!(
-            auth_detail(
-                401,
-                "the bearer token from $T (bearer_token_env_var)",
-                false
-            ),
-            "it did not accept the bearer token from $T (bearer_token_env_var)"
-        );
-        assert!(auth_detail(403, "header X (http_headers)", false)
-            .starts_with("it refused access with header X"));
-        let none = auth_detail(401, "no credentials (set bearer_token_env_var)", true);
-        assert!(
-            none.starts_with("it needs credentials and got no credentials"),
-            "{none}"
-        );
-        assert!(none.contains("asks for OAuth"), "{none}");
-    }
 
     #[test]
     fn sent_messages_are_told_apart() {

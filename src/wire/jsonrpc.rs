@@ -1,4 +1,4 @@
-//! JSON-RPC 2.0 wire messages and newline-delimited framing with a maximum line length.
+//! JSON-RPC 2.0 wire messages: classification, builders, error objects, ids.
 //!
 //! Sources: the JSON-RPC 2.0 specification (request, notification, response, error object, error
 //! codes) and the MCP specification's stdio transport ("Transports: stdio": one JSON-RPC message
@@ -9,143 +9,12 @@
 //! so that any string or integer (negative ones and very long strings included) is echoed
 //! exactly as received; `jsonrpc_core::Id` cannot hold negative integers.
 //!
-//! Parsing is pure ([`classify`]); [`LineReader`] is the only I/O here, and it reads from any
-//! `AsyncBufRead`.
-
-use std::io;
+//! Pure: no I/O. Line framing is [`super::codec`] (its names are re-exported here).
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{Map, Value};
-use std::future::Future;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::mpsc;
-
-/// How much of an over-long line is kept (bytes), to find its id for the error answer.
-pub const TOO_LONG_HEAD_BYTES: usize = 4096;
-
-/// One frame read from a newline-delimited stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Frame {
-    /// A whole line without its `\n` (and without a trailing `\r`).
-    Line(Vec<u8>),
-    /// A line longer than the maximum: it was read and discarded, keeping only its first
-    /// [`TOO_LONG_HEAD_BYTES`] bytes. `len` is its full length in bytes.
-    TooLong {
-        /// Full length of the line in bytes (without the newline).
-        len: usize,
-        /// Its first bytes.
-        head: Vec<u8>,
-    },
-}
-
-/// Reads newline-delimited frames with a maximum line length, never holding more than
-/// `max_line_bytes` (+ one read buffer) of a line in memory. Empty lines are skipped.
-///
-/// Cancel safety: all partial state lives in the reader, so dropping a pending
-/// [`LineReader::next_frame`] future loses nothing.
-pub struct LineReader<R> {
-    inner: R,
-    max_line_bytes: usize,
-    /// The current line so far (or its head while discarding).
-    buf: Vec<u8>,
-    /// Bytes of the current line read so far, kept or discarded.
-    line_len: usize,
-    /// Whether the current line has gone over the maximum.
-    discarding: bool,
-}
-
-impl<R: AsyncBufRead + Unpin> LineReader<R> {
-    /// Wraps `inner`; lines longer than `max_line_bytes` bytes become [`Frame::TooLong`].
-    pub fn new(inner: R, max_line_bytes: usize) -> Self {
-        LineReader {
-            inner,
-            max_line_bytes,
-            buf: Vec::new(),
-            line_len: 0,
-            discarding: false,
-        }
-    }
-
-    /// The next frame; `Ok(None)` at a clean end of stream. A last line without a trailing
-    /// newline is returned as a frame. Errors are the underlying reader's.
-    pub async fn next_frame(&mut self) -> io::Result<Option<Frame>> {
-        loop {
-            let available = self.inner.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(self.finish_frame());
-            }
-            let newline = memchr::memchr(b'\n', available);
-            let chunk = &available[..newline.unwrap_or(available.len())];
-            let new_len = self.line_len + chunk.len();
-            if !self.discarding && new_len > self.max_line_bytes {
-                self.discarding = true;
-                self.buf.truncate(TOO_LONG_HEAD_BYTES);
-            }
-            if self.discarding {
-                let room = TOO_LONG_HEAD_BYTES.saturating_sub(self.buf.len());
-                self.buf.extend_from_slice(&chunk[..room.min(chunk.len())]);
-            } else {
-                self.buf.extend_from_slice(chunk);
-            }
-            self.line_len = new_len;
-            let consumed = chunk.len() + usize::from(newline.is_some());
-            self.inner.consume(consumed);
-            if newline.is_some() {
-                if let Some(frame) = self.finish_frame() {
-                    return Ok(Some(frame));
-                }
-            }
-        }
-    }
-
-    /// Ends the current line: `None` for an empty line.
-    fn finish_frame(&mut self) -> Option<Frame> {
-        let len = std::mem::take(&mut self.line_len);
-        if std::mem::take(&mut self.discarding) {
-            return Some(Frame::TooLong {
-                len,
-                head: std::mem::take(&mut self.buf),
-            });
-        }
-        let mut line = std::mem::take(&mut self.buf);
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-        (!line.is_empty()).then_some(Frame::Line(line))
-    }
-}
-
-/// Writes queued lines (each with its `\n`) to `output` in queue order, batching whatever is
-/// queued and flushing once per batch, so a burst costs one flush. Ends, after a final flush
-/// and shutdown of `output`, when every sender is gone or `close` resolves; a write error ends
-/// it at once and is returned.
-pub async fn write_lines<W, C>(
-    output: W,
-    mut rx: mpsc::Receiver<Vec<u8>>,
-    close: C,
-) -> io::Result<()>
-where
-    W: AsyncWrite + Unpin,
-    C: Future<Output = ()>,
-{
-    let mut out = BufWriter::with_capacity(256 * 1024, output);
-    tokio::pin!(close);
-    loop {
-        let line = tokio::select! {
-            biased;
-            _ = &mut close => break,
-            line = rx.recv() => match line { Some(l) => l, None => break },
-        };
-        out.write_all(&line).await?;
-        while let Ok(line) = rx.try_recv() {
-            out.write_all(&line).await?;
-        }
-        out.flush().await?;
-    }
-    out.flush().await?;
-    out.shutdown().await
-}
+pub use super::codec::{write_lines, Frame, LineReader, TOO_LONG_HEAD_BYTES};
 
 /// A classified JSON-RPC 2.0 message (one element of a batch, or a whole line).
 #[derive(Debug, Clone, PartialEq)]
@@ -326,7 +195,7 @@ pub fn request_line(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8>
         params,
     })
     .expect("a request always serializes");
-    crate::exact_args::splice(&mut line, params);
+    super::exact_args::splice(&mut line, params);
     line.push(b'\n');
     line
 }
@@ -389,51 +258,6 @@ mod tests {
         }
     }
     use serde_json::json;
-
-    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
-        let mut reader = LineReader::new(tokio::io::BufReader::with_capacity(7, input), max);
-        let mut out = Vec::new();
-        while let Some(f) = reader.next_frame().await.unwrap() {
-            out.push(f);
-        }
-        out
-    }
-
-    #[tokio::test]
-    async fn splits_lines_and_strips_cr_and_skips_blank() {
-        let got = frames(b"{\"a\":1}\r\n\n\nsecond line here\nlast", 100).await;
-        assert_eq!(
-            got,
-            vec![
-                Frame::Line(b"{\"a\":1}".to_vec()),
-                Frame::Line(b"second line here".to_vec()),
-                Frame::Line(b"last".to_vec()),
-            ]
-        );
-    }
-
-    #[tokio::test]
-    async fn over_long_line_is_reported_and_the_next_one_read() {
-        let long = format!("{{\"id\":7,\"x\":\"{}\"}}", "y".repeat(50));
-        let input = format!("{long}\nok\n");
-        let got = frames(input.as_bytes(), 20).await;
-        assert_eq!(got.len(), 2);
-        match &got[0] {
-            Frame::TooLong { len, head } => {
-                assert_eq!(*len, long.len());
-                assert_eq!(id_from_head(head), Some(json!(7)));
-            }
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(got[1], Frame::Line(b"ok".to_vec()));
-    }
-
-    #[tokio::test]
-    async fn line_of_exactly_max_is_accepted() {
-        let got = frames(b"12345\n123456\n", 5).await;
-        assert_eq!(got[0], Frame::Line(b"12345".to_vec()));
-        assert!(matches!(got[1], Frame::TooLong { len: 6, .. }));
-    }
 
     #[test]
     fn classifies_requests_notifications_responses() {

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::jsonrpc::is_valid_id;
+use crate::wire::jsonrpc::is_valid_id;
 
 /// The outermost object's member names (in order) and its `id` when that is a valid id
 /// (a string or an integer) that parses on its own.

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::jsonrpc::{Incoming, Message};
+use crate::wire::jsonrpc::{Incoming, Message};
 
 /// Digits in a row from which a number may not survive a round trip through `u64`/`i64`/`f64`
 /// (an `f64` keeps 15 to 17 significant digits; a `u64` has at most 20).
@@ -140,7 +140,7 @@ pub fn splice(line: &mut Vec<u8>, params: Option<&Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::{classify, request_line};
+    use crate::wire::jsonrpc::{classify, request_line};
     use serde_json::json;
 
     fn forwarded(line: &str) -> String {

@@ -1,0 +1,98 @@
+//! One connection to a server (a child process's pipes or a remote HTTP session): the JSON-RPC
+//! [`Peer`] plus what MCP adds on top: the era the server speaks (requests get its `_meta`,
+//! notifications it does not know are not sent), its `initialize` or `server/discover` result,
+//! its requests waiting for the client, and coalesced `tools/list` refreshes.
+
+use std::sync::{OnceLock, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{coalesce, handshake, server_requests, ServerEra};
+use crate::rpc::{CallError, Peer, ResultBody};
+use crate::transport::Outbox;
+
+/// One running connection to a server.
+#[derive(Debug)]
+pub struct Connection {
+    peer: Peer,
+    /// Its requests to the client still waiting for an answer.
+    pub(super) server_requests: server_requests::ServerRequests,
+    /// `tools/list` refreshes asked for by `notifications/tools/list_changed`.
+    pub(super) tools_refresh: coalesce::Coalescer,
+    /// The server's `initialize` result (`serverInfo`, `capabilities`, `protocolVersion`), or
+    /// for a modern server its `server/discover` result (`capabilities`, `supportedVersions`).
+    pub initialize_result: RwLock<Value>,
+    /// The era the server speaks, once [`handshake::open`] found it.
+    pub(super) era: OnceLock<ServerEra>,
+}
+
+impl Connection {
+    /// A connection to server `server` whose lines go to `outbox`.
+    pub fn new(server: &str, outbox: Outbox) -> Connection {
+        Connection {
+            peer: Peer::new(server, outbox),
+            server_requests: Default::default(),
+            tools_refresh: Default::default(),
+            initialize_result: RwLock::new(Value::Null),
+            era: OnceLock::new(),
+        }
+    }
+
+    /// The JSON-RPC peer underneath.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The server's config name.
+    pub fn server(&self) -> &str {
+        self.peer.name()
+    }
+
+    /// The era the server speaks (`None` during the handshake).
+    pub fn era(&self) -> Option<&ServerEra> {
+        self.era.get()
+    }
+
+    /// Whether the child behind this connection has gone away (or the session was lost).
+    pub fn is_closed(&self) -> bool {
+        self.peer.is_closed()
+    }
+
+    /// Sends a request and waits up to `timeout` for its answer, parsed. See
+    /// [`Peer::request`] for `on_sent` and the cancellation sent on timeout.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<Value, Value>, CallError> {
+        match self.request_body(method, params, timeout, on_sent).await? {
+            Ok(body) => body.into_result().await,
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    /// Like [`Connection::request`], but a large `result` may come back unparsed
+    /// ([`ResultBody::Raw`]). The params get the era's `_meta` ([`handshake::prepare_params`]).
+    pub async fn request_body(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        let stamped = handshake::prepare_params(self.era(), params);
+        let params = stamped.as_ref().or(params);
+        self.peer.request(method, params, timeout, on_sent).await
+    }
+
+    /// Queues a notification for the server unless its era does not have it; dropped (with a
+    /// log line) if the server is gone or its queue is full.
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        if handshake::notification_allowed(self.era(), method) {
+            self.peer.notify(method, params);
+        }
+    }
+}

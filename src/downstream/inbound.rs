@@ -1,0 +1,172 @@
+//! What a server sends besides answers: its notifications (passed to the session in order,
+//! `tools/list_changed` turned into a refresh of its tools, its own cancellations applied) and
+//! its requests to the client (forwarded, at most [`MAX_OUTSTANDING_SERVER_REQUESTS`] at once);
+//! and the loop that reads a server's messages from its transport into the peer.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, warn};
+
+use super::server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
+use super::{supervisor, Connection, Downstream, DownstreamEvent};
+use crate::rpc::{peer, Handler};
+use crate::wire::codec::{Frame, LineReader};
+use crate::wire::jsonrpc;
+
+/// The [`Handler`] of one server connection.
+#[derive(Clone)]
+pub(super) struct ServerInbound {
+    pub(super) ds: Downstream,
+    pub(super) conn: Arc<Connection>,
+    pub(super) events: mpsc::UnboundedSender<DownstreamEvent>,
+}
+
+impl ServerInbound {
+    /// Dispatches one message line (a stdout line, a JSON body, an SSE event).
+    pub(super) async fn dispatch(&self, line: Vec<u8>) {
+        peer::dispatch_line(self.conn.peer(), self, line).await;
+    }
+}
+
+impl Handler for ServerInbound {
+    fn notification(
+        &self,
+        method: String,
+        params: Option<Value>,
+    ) -> Option<oneshot::Receiver<()>> {
+        let server = self.ds.name();
+        if method == "notifications/subscriptions/acknowledged" {
+            debug!(%server, ?params, "subscriptions/listen acknowledged");
+            return None;
+        }
+        if method == "notifications/tools/list_changed" {
+            if self.conn.tools_refresh.request() {
+                tokio::spawn(refresh_tools(self.clone()));
+            }
+            return None;
+        }
+        if method == "notifications/cancelled" {
+            if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
+                self.conn.server_requests.cancel(id);
+            }
+        }
+        let (queued, done) = oneshot::channel();
+        let _ = self.events.send(DownstreamEvent::Notification {
+            server: server.to_owned(),
+            method,
+            params,
+            queued,
+        });
+        Some(done)
+    }
+
+    /// Passes a server-to-client request on to the session and answers the server with the
+    /// client's answer; refused at once when the server already has
+    /// [`MAX_OUTSTANDING_SERVER_REQUESTS`] waiting; never answered once the server cancels it.
+    fn request(&self, id: Value, method: String, params: Option<Value>) {
+        let (server, conn) = (self.ds.name(), &self.conn);
+        if !conn.server_requests.begin(&id) {
+            warn!(%server, %id, %method, "server request refused: too many waiting for the client");
+            let error = jsonrpc::error_object(
+                jsonrpc_core::ErrorCode::ServerError(-32000),
+                format!(
+                    "too many requests waiting for the client (at most {MAX_OUTSTANDING_SERVER_REQUESTS})"
+                ),
+                None,
+            );
+            let conn = conn.clone();
+            tokio::spawn(async move { conn.peer().respond(id, Err(error)).await });
+            return;
+        }
+        let (tx, rx) = oneshot::channel();
+        let sent = self.events.send(DownstreamEvent::Request {
+            server: server.to_owned(),
+            id: id.clone(),
+            method,
+            params,
+            reply: tx,
+        });
+        let (task_conn, task_id) = (conn.clone(), id.clone());
+        let task = tokio::spawn(async move {
+            let outcome = if sent.is_ok() {
+                rx.await.unwrap_or_else(|_| Err(internal("the client did not answer")))
+            } else {
+                Err(internal("no client connected"))
+            };
+            task_conn.server_requests.end(&task_id);
+            task_conn.peer().respond(task_id, outcome).await;
+        });
+        conn.server_requests.attach(&id, task.abort_handle());
+    }
+}
+
+fn internal(message: &str) -> Value {
+    jsonrpc::error_object(jsonrpc_core::ErrorCode::InternalError, message, None)
+}
+
+/// Refreshes the server's tools, again as long as more `list_changed` notifications came in
+/// meanwhile (see [`super::coalesce::Coalescer`]).
+async fn refresh_tools(inbound: ServerInbound) {
+    let ServerInbound { ds, conn, events } = inbound;
+    loop {
+        match supervisor::list_all_tools(&conn, ds.inner.spec.startup_timeout).await {
+            Ok(listing) => {
+                supervisor::store_tools(&ds, listing);
+                let _ = events.send(DownstreamEvent::ToolsChanged {
+                    server: ds.name().to_owned(),
+                });
+            }
+            // Stopping the server ends the refresh too; that is no fault.
+            Err(e) if conn.is_closed() => {
+                debug!(server = %ds.name(), error = %e, "refreshing tools stopped")
+            }
+            Err(e) => warn!(server = %ds.name(), error = %e, "refreshing tools failed"),
+        }
+        if !conn.tools_refresh.finish() {
+            break;
+        }
+    }
+}
+
+/// Reads a server's stdout until it closes, dispatching every line; waits while the client's
+/// output queue is full (backpressure). Sends why it ended through `done`, after failing every
+/// pending request with it.
+pub(super) async fn read_stdout(
+    inbound: ServerInbound,
+    stdout: tokio::process::ChildStdout,
+    done: oneshot::Sender<String>,
+) {
+    let server = inbound.ds.name().to_owned();
+    let mut reader = LineReader::new(stdout, inbound.ds.inner.spec.max_message_bytes);
+    let gate = inbound.ds.inner.spec.output_gate.clone();
+    let reason = loop {
+        if let Some(gate) = &gate {
+            gate.room().await;
+        }
+        match reader.next_frame().await {
+            Ok(None) => break "closed its stdout".to_owned(),
+            Err(e) => break format!("stdout read failed: {e}"),
+            Ok(Some(Frame::TooLong { len, head })) => {
+                warn!(%server, bytes = len, "message longer than max_message_bytes rejected");
+                match jsonrpc::id_from_head(&head) {
+                    Some(id) if inbound.conn.peer().deliver(&id, too_long(len)) => {}
+                    _ => {
+                        warn!(%server, "could not tell which request the over-long message answered")
+                    }
+                }
+            }
+            Ok(Some(Frame::Line(line))) => inbound.dispatch(line).await,
+        }
+    };
+    // Fail every pending request now, and make new ones wait for the restart, rather than
+    // after the child has been reaped (which can take the shutdown grace period).
+    inbound.conn.peer().close(&reason);
+    let _ = done.send(reason);
+}
+
+/// The answer for a request whose response was `len` bytes, over `max_message_bytes`.
+pub(super) fn too_long(len: usize) -> crate::rpc::Reply {
+    crate::rpc::Reply::Failed(crate::transport::Fault::TooLong(len).into())
+}

@@ -1,0 +1,350 @@
+//! One supervised task per configured downstream MCP server.
+//!
+//! | file | what it does |
+//! |---|---|
+//! | `mod.rs` | the handle ([`Downstream`]): state, tools, stderr tail, requests once ready |
+//! | [`supervisor`] | start, watch, restart with backoff, give up, stop: over any transport |
+//! | `local.rs` | a stdio server: its child process, stdout reader, stderr tail, exit |
+//! | `remote.rs` | a remote server: its HTTP session (a lost session counts as an exit) |
+//! | [`handshake`] | the era probe (`server/discover`, else `initialize`), `_meta` stamping |
+//! | `connection.rs` | one connection: the JSON-RPC peer plus era, `initialize` result |
+//! | `inbound.rs` | what a server sends: notifications, its requests to the client |
+//!
+//! Sources: MCP specification 2025-06-18 "Lifecycle" (initialization, shutdown over stdio),
+//! "Transports: stdio", "Utilities: Cancellation"; MCP 2025-11-25 "Transports: Streamable HTTP".
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::info;
+
+use crate::redact::Redactor;
+
+mod coalesce;
+mod connection;
+pub mod handshake;
+mod inbound;
+mod local;
+mod remote;
+mod server_requests;
+mod stderr;
+pub mod supervisor;
+
+pub use connection::Connection;
+pub use handshake::ServerEra;
+pub use local::{EXIT_DRAIN, SHUTDOWN_GRACE, STDERR_LINE_CHARS};
+pub use server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
+pub use supervisor::{backoff_delay, BACKOFF_INITIAL, BACKOFF_MAX, HEALTHY_RUN, MAX_TOOL_PAGES};
+
+pub use crate::rpc::{CallError, RawResponse, ResultBody, RAW_RESULT_MIN_BYTES};
+pub use crate::runtime::{release_memory_after_large_message, trim_heap, LARGE_MESSAGE_BYTES};
+pub use crate::transport::child::SERVER_STDOUT_PIPE_BYTES;
+
+/// Lines of a server's stderr kept for error messages.
+pub const STDERR_TAIL_LINES: usize = 20;
+
+/// Everything needed to start one server.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// The server's config name.
+    pub name: String,
+    /// The program to execute (no shell).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to the inherited environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory; `None` inherits ours.
+    pub cwd: Option<PathBuf>,
+    /// Limit for spawn + `initialize` + `tools/list` of one start.
+    pub startup_timeout: Duration,
+    /// Restarts in a row before the server is `unavailable` (until the proxy restarts).
+    pub max_restarts: u32,
+    /// Longest line accepted from the server's stdout, in bytes (for a remote server: the
+    /// longest JSON body or SSE event).
+    pub max_message_bytes: usize,
+    /// A remote server to connect to instead of starting `program` (which is then unused).
+    pub remote: Option<crate::config::RemoteConfig>,
+    /// The client's output queue: while it is full, the server's stdout is not read.
+    pub output_gate: Option<Arc<crate::backpressure::OutputGate>>,
+}
+
+/// What the client told us in its `initialize`, forwarded to every server.
+#[derive(Debug, Clone)]
+pub struct ClientInit {
+    /// The protocol version to request from servers (the one negotiated with the client).
+    pub protocol_version: String,
+    /// The client's `capabilities` object.
+    pub capabilities: Value,
+    /// The client's `clientInfo` object.
+    pub client_info: Value,
+}
+
+/// A server's lifecycle state.
+#[derive(Debug, Clone)]
+pub enum ServerState {
+    /// The first start is in progress.
+    Starting,
+    /// Initialized and serving.
+    Ready(Arc<Connection>),
+    /// Exited or failed to start; the next start is `attempt` (1-based) of `max_restarts`.
+    Restarting {
+        /// Which restart in a row this is.
+        attempt: u32,
+        /// Why the previous run ended.
+        reason: String,
+    },
+    /// Gave up after `max_restarts` restarts in a row, until the proxy restarts.
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+    /// Stopped by shutdown.
+    Stopped,
+}
+
+impl ServerState {
+    /// A short name: `starting`, `ready`, `restarting`, `unavailable`, `stopped`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Ready(_) => "ready",
+            ServerState::Restarting { .. } => "restarting",
+            ServerState::Unavailable { .. } => "unavailable",
+            ServerState::Stopped => "stopped",
+        }
+    }
+}
+
+/// Something a server sent that the session must handle.
+#[derive(Debug)]
+pub enum DownstreamEvent {
+    /// A notification to pass on to the client (progress, `notifications/message`, …).
+    Notification {
+        /// The server's config name.
+        server: String,
+        /// The notification's method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+        /// Dropped or fired once the notification is queued for the client. The server's
+        /// reader waits for it, so a notification always reaches the client before the
+        /// response that followed it (progress before the result).
+        queued: oneshot::Sender<()>,
+    },
+    /// A server-to-client request (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`, `ping`): forward it to the client and send the answer through `reply`
+    /// (`Ok(result)` or `Err(error object)`).
+    Request {
+        /// The server's config name.
+        server: String,
+        /// The server's own id for the request (for mapping its cancellation).
+        id: Value,
+        /// The method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+        /// Where the client's answer goes.
+        reply: oneshot::Sender<Result<Value, Value>>,
+    },
+    /// The server's tool list or state changed: rebuild the catalog.
+    ToolsChanged {
+        /// The server's config name.
+        server: String,
+    },
+}
+
+/// A handle on one supervised server. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Downstream {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    spec: ServerSpec,
+    state: watch::Sender<ServerState>,
+    tools: RwLock<Option<Arc<Vec<Value>>>>,
+    stderr_tail: Mutex<VecDeque<String>>,
+    startup: Mutex<Option<Duration>>,
+    /// Applied to every stderr line before it is logged or kept.
+    redactor: Redactor,
+    /// Why tools of the last listing were dropped (malformed, too many, endless paging).
+    tool_warnings: Mutex<Vec<String>>,
+}
+
+impl Downstream {
+    /// Starts the supervisor task of one server. It runs until `shutdown` becomes true, then
+    /// stops the child and returns.
+    pub fn spawn(
+        spec: ServerSpec,
+        client: ClientInit,
+        events: mpsc::UnboundedSender<DownstreamEvent>,
+        shutdown: watch::Receiver<bool>,
+    ) -> (Downstream, tokio::task::JoinHandle<()>) {
+        let (state, _) = watch::channel(ServerState::Starting);
+        let passed = spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let inherited = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        let redactor = Redactor::for_server(passed, inherited);
+        let handle = Downstream {
+            inner: Arc::new(Shared {
+                redactor,
+                tool_warnings: Mutex::new(Vec::new()),
+                spec,
+                state,
+                tools: RwLock::new(None),
+                stderr_tail: Mutex::new(VecDeque::new()),
+                startup: Mutex::new(None),
+            }),
+        };
+        let task = tokio::spawn(supervisor::supervise(handle.clone(), client, events, shutdown));
+        (handle, task)
+    }
+
+    /// The server's config name.
+    pub fn name(&self) -> &str {
+        &self.inner.spec.name
+    }
+
+    /// The current state.
+    pub fn state(&self) -> ServerState {
+        self.inner.state.borrow().clone()
+    }
+
+    /// A receiver that sees every state change.
+    pub fn watch_state(&self) -> watch::Receiver<ServerState> {
+        self.inner.state.subscribe()
+    }
+
+    /// The last tool list fetched (all pages), kept while the server restarts; `None` before
+    /// the first successful start.
+    pub fn tools(&self) -> Option<Arc<Vec<Value>>> {
+        self.inner.tools.read().unwrap().clone()
+    }
+
+    /// The last lines the server wrote to stderr (at most [`STDERR_TAIL_LINES`]).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.inner
+            .stderr_tail
+            .lock()
+            .unwrap()
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Why tools of the last `tools/list` were not offered (one line each, naming the server
+    /// and the tool); empty when every tool was well-formed.
+    pub fn tool_warnings(&self) -> Vec<String> {
+        self.inner.tool_warnings.lock().unwrap().clone()
+    }
+
+    /// How long the last successful start took (spawn to tools listed).
+    pub fn startup_duration(&self) -> Option<Duration> {
+        *self.inner.startup.lock().unwrap()
+    }
+
+    /// Waits until the server is ready, unavailable or stopped, or until `deadline`.
+    pub async fn wait_ready(
+        &self,
+        deadline: tokio::time::Instant,
+    ) -> Result<Arc<Connection>, CallError> {
+        let mut rx = self.inner.state.subscribe();
+        loop {
+            match &*rx.borrow_and_update() {
+                ServerState::Ready(conn) if !conn.is_closed() => return Ok(conn.clone()),
+                ServerState::Unavailable { reason } => {
+                    return Err(CallError::Unavailable(reason.clone()))
+                }
+                ServerState::Stopped => {
+                    return Err(CallError::Unavailable("the proxy is shutting down".into()))
+                }
+                _ => {}
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) => return Err(CallError::Unavailable("the server task ended".into())),
+                // The caller knows its own timeout and reports it.
+                Err(_) => return Err(CallError::Timeout(Duration::ZERO)),
+            }
+        }
+    }
+
+    /// Waits until the first start attempt has settled: ready (`Ok`), or failed — restarting,
+    /// unavailable or stopped — (`Err` with the reason), or `deadline` passed (`Err`). Unlike
+    /// [`Downstream::wait_ready`] it does not wait through restarts, so one broken server never
+    /// holds up the client's `initialize` beyond its own first attempt.
+    pub async fn wait_started(&self, deadline: tokio::time::Instant) -> Result<(), String> {
+        let mut rx = self.inner.state.subscribe();
+        loop {
+            match &*rx.borrow_and_update() {
+                ServerState::Ready(_) => return Ok(()),
+                ServerState::Restarting { reason, .. } | ServerState::Unavailable { reason } => {
+                    return Err(reason.clone())
+                }
+                ServerState::Stopped => return Err("stopped".into()),
+                ServerState::Starting => {}
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) => return Err("the server task ended".into()),
+                Err(_) => return Err("not ready within startup_timeout_sec".into()),
+            }
+        }
+    }
+
+    /// Sends a request once the server is ready; the whole wait (for readiness, then for the
+    /// answer) is bounded by `timeout`. See [`Connection::request`] for `on_sent`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let conn = self.wait_ready(deadline).await.map_err(|e| match e {
+            CallError::Timeout(_) => CallError::Timeout(timeout),
+            other => other,
+        })?;
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let conn2 = conn.clone();
+        conn.request_body(method, params, remaining, &mut |id| on_sent(&conn2, id))
+            .await
+            .map_err(|e| match e {
+                CallError::Timeout(_) => CallError::Timeout(timeout),
+                other => other,
+            })
+    }
+
+    pub(crate) fn set_state(&self, state: ServerState) {
+        info!(server = %self.name(), state = state.label(), "server state");
+        self.inner.state.send_replace(state);
+    }
+
+    /// `reason` followed by the last lines of the server's stderr; just `reason` for a remote
+    /// server (it has no stderr).
+    pub(crate) fn with_stderr(&self, reason: String) -> String {
+        if self.inner.spec.remote.is_some() {
+            reason
+        } else {
+            format!("{reason}; last stderr: {}", self.stderr_summary())
+        }
+    }
+
+    fn stderr_summary(&self) -> String {
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            "(no stderr output)".into()
+        } else {
+            let start = tail.len().saturating_sub(5);
+            tail[start..].join(" | ")
+        }
+    }
+}
+

@@ -1,0 +1,346 @@
+//! One JSON-RPC 2.0 peer: our requests to the other side (ids, pending slots, timeouts,
+//! cancellation) and the dispatch of what the other side sends.
+//!
+//! Used for every downstream server, whatever its transport; its API is shaped so the
+//! upstream side (requests the proxy sends to its client) can use it as well: a [`Peer`] over
+//! the client's output queue, [`Peer::request`] for the request, [`Peer::deliver`] for the
+//! client's answer.
+//!
+//! Sources: JSON-RPC 2.0 specification (request, response, id); MCP specification 2025-06-18,
+//! "Basic: Requests" (ids are strings or integers, never reused in a session) and "Utilities:
+//! Cancellation" (`notifications/cancelled` with `requestId` and `reason`; the receiver of a
+//! cancellation should not answer).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+use tracing::{debug, warn};
+
+use super::body::{fast_response, ResultBody};
+use crate::transport::{Fault, Outbox};
+use crate::wire::jsonrpc::{self, Incoming, Message};
+
+/// Why a request got no JSON-RPC answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No answer within the timeout (a `notifications/cancelled` was sent to the other side).
+    #[error("no response within {0:?}")]
+    Timeout(Duration),
+    /// The other side (a server's process) exited or closed its output during the request.
+    #[error("{0}")]
+    Exited(String),
+    /// The answer could not be used (e.g. longer than `max_message_bytes`).
+    #[error("{0}")]
+    Invalid(String),
+    /// The other side is not running.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A remote server answered the request with an HTTP error status (MCP specification
+    /// 2025-11-25, "Transports: Streamable HTTP"; RFC 9110 for the statuses).
+    #[error("HTTP {status}: {detail}")]
+    HttpStatus {
+        /// The status code (401, 403, 429, 503, ...).
+        status: u16,
+        /// The `Retry-After` header as sent (seconds or an HTTP date), if any.
+        retry_after: Option<String>,
+        /// What it means here, naming credentials by key or variable, never by value.
+        detail: String,
+    },
+    /// The connection to a remote server failed during the request (refused, reset, closed).
+    #[error("{0}")]
+    Connection(String),
+}
+
+impl From<Fault> for CallError {
+    fn from(fault: Fault) -> CallError {
+        match fault {
+            Fault::Connection(detail) => CallError::Connection(detail),
+            Fault::Invalid(detail) => CallError::Invalid(detail),
+            Fault::TooLong(_) => CallError::Invalid(fault.to_string()),
+            Fault::HttpStatus {
+                status,
+                retry_after,
+                detail,
+            } => CallError::HttpStatus {
+                status,
+                retry_after,
+                detail,
+            },
+        }
+    }
+}
+
+/// What fills a pending request's slot.
+pub enum Reply {
+    /// The JSON-RPC response: its `result` (maybe unparsed) or its error object.
+    Response(Result<ResultBody, Value>),
+    /// The connection closed before an answer came (why).
+    Closed(String),
+    /// The transport could not carry the answer, or the answer was unusable.
+    Failed(CallError),
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reply")
+    }
+}
+
+/// Requests and notifications from the other side (answers are handled by the peer).
+pub trait Handler: Send + Sync {
+    /// A notification. When a receiver is returned, the next message is not dispatched before
+    /// it fires (or is dropped): a notification reaches its destination before the response
+    /// that followed it (progress before the result).
+    fn notification(&self, method: String, params: Option<Value>)
+        -> Option<oneshot::Receiver<()>>;
+    /// A request; the handler answers it later with [`Peer::respond`].
+    fn request(&self, id: Value, method: String, params: Option<Value>);
+}
+
+/// One JSON-RPC peer: the queue of lines to the other side, our pending requests by id, the
+/// id counter (integers from 1, never reused), and whether the connection has closed.
+#[derive(Debug)]
+pub struct Peer {
+    name: String,
+    outbox: Outbox,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    next_id: AtomicU64,
+    closed: AtomicBool,
+}
+
+/// Removes a pending entry when a request future is dropped (cancelled or finished).
+struct PendingGuard<'a> {
+    peer: &'a Peer,
+    id: u64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.peer.pending.lock().unwrap().remove(&self.id);
+    }
+}
+
+impl Peer {
+    /// A peer named `name` (for logs: a server's config name, or `client`) writing to `outbox`.
+    pub fn new(name: &str, outbox: Outbox) -> Peer {
+        Peer {
+            name: name.to_owned(),
+            outbox,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The name given at creation.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the connection has closed (no new request is sent).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Sends a request and waits up to `timeout` (for the queue, then for the answer).
+    /// `on_sent` gets our id once the request is queued (to map a cancellation to it). On
+    /// timeout a `notifications/cancelled` for that id is sent. A large success `result` may
+    /// come back unparsed ([`ResultBody::Raw`]).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().unwrap();
+            if self.is_closed() {
+                return Err(CallError::Exited("the process has exited".into()));
+            }
+            pending.insert(id, tx);
+        }
+        let _guard = PendingGuard { peer: self, id };
+        let line = jsonrpc::request_line(&Value::from(id), method, params);
+        match tokio::time::timeout(timeout, self.outbox.send(line)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(CallError::Exited("its stdin is closed".into())),
+            Err(_) => return Err(CallError::Timeout(timeout)),
+        }
+        on_sent(id);
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Reply::Response(r))) => Ok(r),
+            Ok(Ok(Reply::Closed(reason))) => Err(CallError::Exited(reason)),
+            Ok(Ok(Reply::Failed(e))) => Err(e),
+            Ok(Err(_)) => Err(CallError::Exited("the process has exited".into())),
+            Err(_) => {
+                self.notify(
+                    "notifications/cancelled",
+                    Some(json!({"requestId": id, "reason": "timed out in mcp-envelope"})),
+                );
+                Err(CallError::Timeout(timeout))
+            }
+        }
+    }
+
+    /// Queues a notification; dropped (with a log line) if the other side is gone or its
+    /// queue is full.
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        let line = jsonrpc::to_line(&jsonrpc::notification(method, params));
+        if self.outbox.try_send(line).is_err() {
+            debug!(server = %self.name, method, "notification not delivered: peer gone or busy");
+        }
+    }
+
+    /// Queues the answer to a request the other side sent.
+    pub async fn respond(&self, id: Value, outcome: Result<Value, Value>) {
+        let msg = match outcome {
+            Ok(result) => jsonrpc::response(id, result),
+            Err(error) => jsonrpc::error_response(id, error),
+        };
+        let _ = self.outbox.send(jsonrpc::to_line(&msg)).await;
+    }
+
+    /// Marks the connection closed and fails every pending request with `reason`
+    /// ([`CallError::Exited`]).
+    pub fn close(&self, reason: &str) {
+        self.close_with(|| Reply::Closed(reason.to_owned()));
+    }
+
+    /// Marks the connection closed and answers every pending request with `reply()`.
+    pub fn close_with(&self, reply: impl Fn() -> Reply) {
+        let drained: Vec<_> = {
+            let mut pending = self.pending.lock().unwrap();
+            self.closed.store(true, Ordering::Release);
+            pending.drain().collect()
+        };
+        for (_, tx) in drained {
+            let _ = tx.send(reply());
+        }
+    }
+
+    /// Marks the connection closed for new requests; those pending keep waiting (for
+    /// [`Peer::close`] with a fuller reason).
+    pub fn refuse_new(&self) {
+        let _pending = self.pending.lock().unwrap();
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Fills the slot of pending request `id` with `reply`; `false` when none is pending.
+    pub fn deliver(&self, id: &Value, reply: Reply) -> bool {
+        let Some(id) = id.as_u64() else { return false };
+        let tx = self.pending.lock().unwrap().remove(&id);
+        match tx {
+            Some(tx) => {
+                let _ = tx.send(reply);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fails pending request `id` (if any) with a transport fault.
+    pub fn fail(&self, id: Option<&Value>, fault: Fault) {
+        if let Some(id) = id {
+            self.deliver(id, Reply::Failed(fault.into()));
+        }
+    }
+
+    /// Logs an answer whose id is not pending: a warning while the connection is open, at
+    /// debug level once it is closed (answers that arrive while the other side is stopped).
+    fn unmatched_answer(&self, id: &Value) {
+        if self.is_closed() {
+            debug!(server = %self.name, %id, "answer after the connection closed ignored");
+        } else {
+            warn!(server = %self.name, %id, "answer for an id that is not pending ignored");
+        }
+    }
+}
+
+/// Handles one message line from the other side: a large plain success response is delivered
+/// unparsed ([`ResultBody::Raw`]); anything else is classified (large lines off the runtime
+/// thread) and dispatched: answers to their slots, requests and notifications to `handler`.
+pub async fn dispatch_line(peer: &Peer, handler: &dyn Handler, line: Vec<u8>) {
+    crate::runtime::note_message_size(line.len());
+    let fast = crate::runtime::cpu_bound(line.len(), move || fast_response(line));
+    let line = match fast.await {
+        Ok((id, body)) => {
+            if !peer.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
+                peer.unmatched_answer(&id);
+            }
+            return;
+        }
+        Err(line) => line,
+    };
+    let (incoming, line) =
+        crate::runtime::cpu_bound(line.len(), move || (jsonrpc::classify(&line), line)).await;
+    let messages = match incoming {
+        Incoming::ParseError(error) => return not_json(peer, &line, error),
+        Incoming::Single(msg) => vec![msg],
+        Incoming::Batch(msgs) => msgs,
+    };
+    for msg in messages {
+        if let Some(queued) = dispatch_message(peer, handler, msg) {
+            let _ = queued.await;
+        }
+    }
+}
+
+/// A line that is not JSON: when it starts exactly like the answer to a pending request (or
+/// its outer members are readable: an error response nested too deep, a lone surrogate) it
+/// answers that request as invalid rather than leaving it to time out; else it is logged.
+fn not_json(peer: &Peer, line: &[u8], error: String) {
+    let id = crate::wire::head::response_head(&String::from_utf8_lossy(line));
+    let id = id.or_else(|| {
+        let top = crate::wire::recover::top_level(line);
+        top.is_response().then_some(top.id).flatten()
+    });
+    let detail = format!("the response is not valid JSON: {error}");
+    if let Some(id) = id {
+        if peer.deliver(&id, Reply::Failed(CallError::Invalid(detail))) {
+            warn!(server = %peer.name, %id, "answer that is not valid JSON");
+            return;
+        }
+    }
+    let text = String::from_utf8_lossy(line);
+    let shown: String = text.chars().take(200).collect();
+    warn!(server = %peer.name, line = %shown, "non-JSON line on stdout skipped");
+}
+
+/// Dispatches one classified message; see [`Handler::notification`] for the receiver.
+fn dispatch_message(
+    peer: &Peer,
+    handler: &dyn Handler,
+    msg: Message,
+) -> Option<oneshot::Receiver<()>> {
+    match msg {
+        Message::Response { id, outcome } => {
+            if !peer.deliver(&id, Reply::Response(outcome.map(ResultBody::Value))) {
+                peer.unmatched_answer(&id);
+            }
+            None
+        }
+        Message::Notification { method, params } => handler.notification(method, params),
+        Message::Request { id, method, params } => {
+            handler.request(id, method, params);
+            None
+        }
+        // Well-formed JSON that is not a valid message: when it names a pending request it
+        // answers that request (as an invalid response), large or small alike.
+        Message::Invalid { id, reason } => {
+            let detail = format!("the answer is not a valid JSON-RPC response: {reason}");
+            if peer.deliver(&id, Reply::Failed(CallError::Invalid(detail))) {
+                warn!(server = %peer.name, %id, %reason, "invalid answer");
+            } else {
+                warn!(server = %peer.name, %reason, "invalid JSON-RPC message from server ignored");
+            }
+            None
+        }
+    }
+}

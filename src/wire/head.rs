@@ -1,0 +1,93 @@
+//! A response's head read without parsing its body: whether a large line is a plain success
+//! response, and its id. Costs nothing for a result of any size; whether the rest is valid
+//! JSON is found out when the result is mapped. Pure.
+//!
+//! Source: JSON-RPC 2.0 specification, "Response object" (`jsonrpc`, `id`, `result`).
+
+use serde_json::Value;
+
+use super::jsonrpc::is_valid_id;
+
+/// The id of a line that looks like a success response: its members other than `result` are
+/// exactly `"jsonrpc":"2.0"` and a valid `id` (in either order, unescaped keys), all before
+/// `result` (as Python servers write it) or all after it (as the TypeScript SDK writes it:
+/// `{"result":…,"jsonrpc":"2.0","id":1}`). Reads only those members, so it costs nothing for a
+/// result of any size; whether the rest is valid JSON is found out when the result is mapped.
+pub fn response_head(line: &str) -> Option<Value> {
+    leading_members(line).or_else(|| trailing_members(line))
+}
+
+/// [`response_head`] when `jsonrpc` and `id` come first.
+fn leading_members(line: &str) -> Option<Value> {
+    let mut rest = line.trim_start().strip_prefix('{')?;
+    let (mut version, mut id) = (false, None);
+    loop {
+        let after_quote = rest.trim_start().strip_prefix('"')?;
+        let key_end = after_quote.find('"')?;
+        let key = &after_quote[..key_end];
+        rest = after_quote[key_end + 1..].trim_start().strip_prefix(':')?;
+        match key {
+            "result" => break,
+            "jsonrpc" | "id" => {
+                let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+                let value = values.next()?.ok()?;
+                rest = rest[values.byte_offset()..]
+                    .trim_start()
+                    .strip_prefix(',')?;
+                if key == "jsonrpc" {
+                    if version || value != "2.0" {
+                        return None;
+                    }
+                    version = true;
+                } else {
+                    if id.is_some() || !is_valid_id(&value) {
+                        return None;
+                    }
+                    id = Some(value);
+                }
+            }
+            _ => return None,
+        }
+    }
+    if version {
+        id
+    } else {
+        None
+    }
+}
+
+/// [`response_head`] when `jsonrpc` and `id` come last: read backwards from the final `}`
+/// (which, in a valid line, closes the top-level object, so the members just before it are
+/// top-level ones). Only a number or an escape-free string is accepted as a value.
+fn trailing_members(line: &str) -> Option<Value> {
+    if !line.trim_start().starts_with("{\"result\"") {
+        return None;
+    }
+    let mut rest = line.trim_end().strip_suffix('}')?;
+    let (mut version, mut id) = (false, None);
+    for _ in 0..2 {
+        rest = rest.trim_end();
+        let value_start = if let Some(body) = rest.strip_suffix('"') {
+            body.rfind('"')?
+        } else {
+            rest.rfind(|c: char| !matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E'))? + 1
+        };
+        let text = &rest[value_start..];
+        if text.is_empty() || text.contains('\\') {
+            return None;
+        }
+        let value: Value = serde_json::from_str(text).ok()?;
+        let before = rest[..value_start].trim_end().strip_suffix(':')?.trim_end();
+        let key_body = before.strip_suffix('"')?;
+        let key_start = key_body.rfind('"')?;
+        let key = &key_body[key_start + 1..];
+        rest = key_body[..key_start].trim_end().strip_suffix(',')?;
+        match key {
+            "jsonrpc" if !version && value == "2.0" => version = true,
+            "id" if id.is_none() && is_valid_id(&value) => id = Some(value),
+            _ => return None,
+        }
+    }
+    id.filter(|_| version)
+}
+

@@ -1,0 +1,10 @@
+//! The wire format: JSON-RPC 2.0 messages ([`jsonrpc`]), line framing ([`codec`]), reading a
+//! response's head without parsing its body ([`head`]), what can be read of a line that is not
+//! JSON ([`recover`]), and `tools/call` arguments kept as written ([`exact_args`]). Pure except
+//! for the codec's reader and writer, which work on any `AsyncRead` / `AsyncWrite`.
+
+pub mod codec;
+pub mod exact_args;
+pub mod head;
+pub mod jsonrpc;
+pub mod recover;
