@@ -1,6 +1,6 @@
 //! `mcp-envelope check`: what the proxy would offer with a config, as a plain-text table.
 //!
-//! [`report`] takes a snapshot of a [`Proxy`] whose servers were started (their state, startup
+//! [`report`] takes a snapshot of a [`Core`] whose servers were started (their state, startup
 //! time, stderr tail and the catalog's tools with their effective settings) into a
 //! [`CheckReport`] of plain data; [`render`] turns that into the table the command prints. Both
 //! are free of I/O; the binary starts and stops the servers. Source: issue 7 of the project.
@@ -34,7 +34,7 @@ use crate::catalog::requires_task;
 use crate::config::{Config, Setting, Source};
 use crate::downstream::ServerState;
 use crate::passthrough::inventory::Offered;
-use crate::session::Proxy;
+use crate::proxy::Core;
 use crate::settings::BudgetRules;
 
 /// How many stderr lines of a failed server the table shows.
@@ -124,9 +124,9 @@ pub fn failure_reason(state: &ServerState) -> Option<String> {
     }
 }
 
-/// Snapshot of a proxy after [`Proxy::start_servers`]: each configured server's state, startup
+/// Snapshot of a proxy after [`Core::start_servers`]: each configured server's state, startup
 /// time, stderr tail and exposed tools with settings resolved from `config`. No I/O.
-pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
+pub fn report(config: &Config, proxy: &Core) -> CheckReport {
     let catalog = proxy.catalog();
     let mut servers = Vec::new();
     for server in &config.servers {
@@ -220,7 +220,7 @@ pub fn report(config: &Config, proxy: &Proxy) -> CheckReport {
 }
 
 /// Puts each server's prompts, resources and templates (read by
-/// [`crate::session::Proxy::offered`]) into its line of the report.
+/// [`crate::proxy::Core::offered`]) into its line of the report.
 pub fn add_offered(report: &mut CheckReport, mut offered: HashMap<String, Offered>) {
     for server in &mut report.servers {
         if let Some(o) = offered.remove(&server.name) {

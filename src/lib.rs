@@ -24,7 +24,7 @@
 //! | [`modern`] | the upstream side of MCP 2026-07-28: `server/discover`, `subscriptions/listen` streams, which notifications reach a modern client | no |
 //! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, our `requestState` keys, `InputRequiredResult` and retry params | draws random `requestState` keys; the rules are in the core |
 //! | [`downstream`] | one supervised task per server over any transport: start, handshake (era probe on stdio: `server/discover`, else `initialize`), restarts, shutdown | yes |
-//! | [`session`] | the upstream MCP session on stdin/stdout: dispatch, routing, cancellation, server-to-client requests | yes |
+//! | [`proxy`] | the shared core (servers, catalog, routing, the `tools/call` path, paging store) and one session per client (dispatch, era, in-flight ids, cancellation, server-to-client requests); [`proxy::serve`] runs them over stdin/stdout | yes |
 //! | [`transport`] | how lines travel: our own stdin/stdout (reactor-driven when pipes), a server's child process and pipes, a remote server over HTTP | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
@@ -68,11 +68,11 @@ pub mod mrtr;
 pub mod outcome;
 pub mod page_tool;
 pub mod paging;
+pub mod proxy;
 pub mod passthrough;
 pub mod redact;
 pub mod rpc;
 pub mod runtime;
-pub mod session;
 pub mod settings;
 pub mod stats;
 pub mod trajectory;

@@ -13,7 +13,7 @@ use mcp_envelope::cli::{BudgetUnit, CassetteMode, Cli, Command, GlobalArgs, LogL
 use mcp_envelope::config::{self, Config};
 use mcp_envelope::downstream::ClientInit;
 use mcp_envelope::envelope::{summarize_tool_result, Envelope, ToolResult};
-use mcp_envelope::session::{self, Proxy, LATEST_PROTOCOL_VERSION};
+use mcp_envelope::proxy::{self, Core, LATEST_PROTOCOL_VERSION};
 use mcp_envelope::trajectory;
 use mcp_envelope::transcript::{self, TranscriptWriter};
 use serde_json::{json, Value};
@@ -211,16 +211,10 @@ async fn stop_signal() {
     }
 }
 
-/// A proxy with no client (for `call` and `check`): client-bound messages are logged at debug
-/// level and dropped. Start its servers with [`headless_client`].
-fn headless_proxy(config: &Arc<Config>, transcript: Option<TranscriptWriter>) -> Arc<Proxy> {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(session::OUTPUT_QUEUE);
-    tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
-            tracing::debug!(message = %String::from_utf8_lossy(&line).trim_end(), "client-bound message dropped (no client)");
-        }
-    });
-    Proxy::new(config.clone(), tx, transcript)
+/// A proxy with no client (for `call` and `check`): no session, so a server's request is
+/// refused. Start its servers with [`headless_client`].
+fn headless_proxy(config: &Arc<Config>, transcript: Option<TranscriptWriter>) -> Arc<Core> {
+    Core::new(config.clone(), transcript)
 }
 
 /// The `initialize` details sent to servers when there is no client.
@@ -291,7 +285,7 @@ fn run_serve(
         let stop = stop_signal();
         let (stdio, _restore_flags) = mcp_envelope::stdio::open()?;
         tracing::debug!(reactor_driven = stdio.reactor_driven, "stdin/stdout opened");
-        session::serve(config, stdio.input, stdio.output, writer, cassette, stop).await
+        proxy::serve(config, stdio.input, stdio.output, writer, cassette, stop).await
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     Ok(ExitCode::SUCCESS)

@@ -155,6 +155,12 @@ impl Pager {
         }
     }
 
+    /// A pager for another session over the same store (its own key into it: a session
+    /// pages only its own results).
+    pub fn for_new_session(&self) -> Pager {
+        Pager::with_store(&self.tool_name, self.store.clone())
+    }
+
     /// The store's size in bytes.
     pub fn max_bytes(&self) -> usize {
         self.store.lock().unwrap().max_bytes()

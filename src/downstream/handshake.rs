@@ -28,7 +28,7 @@ use crate::era::{
     self, LATEST_MODERN_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION, MODERN_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::session::SUPPORTED_PROTOCOL_VERSIONS;
+use crate::proxy::SUPPORTED_PROTOCOL_VERSIONS;
 
 /// Longest wait for the answer to the `server/discover` probe: a third of the server's
 /// `startup_timeout_sec`, at most 5 s (legacy servers that ignore unknown requests cost this

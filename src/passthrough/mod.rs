@@ -37,7 +37,7 @@ use tracing::{debug, warn};
 use crate::config::Config;
 use crate::downstream::{CallError, Connection, Downstream, ServerState};
 use crate::jsonrpc;
-use crate::session::DownstreamSlot;
+use crate::proxy::DownstreamSlot;
 
 /// JSON-RPC error code for an unknown resource (MCP 2025-11-25 "Resources: Error Handling").
 pub const RESOURCE_NOT_FOUND: i64 = -32002;

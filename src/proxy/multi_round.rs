@@ -18,14 +18,16 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, info};
 
-use super::{DownstreamSlot, Proxy};
+use super::calls::Leg;
+use super::session::Session;
+use super::{Core, DownstreamSlot};
 use crate::downstream::{CallError, Downstream, ResultBody, ServerEra, ServerState};
 use crate::era::RequestMeta;
 use crate::mrtr::{self, InputRequest, MAX_ROUNDS};
@@ -57,6 +59,9 @@ pub(super) struct InputAsk {
     reply: oneshot::Sender<Result<Value, Value>>,
 }
 
+/// The calls that take a server's requests: (our key, server, where to hand a request).
+type Waiters = Arc<Mutex<Vec<(u64, String, mpsc::UnboundedSender<InputAsk>)>>>;
+
 /// A call in progress for a modern client: its downstream request and what it waits for.
 struct Running {
     tool: String,
@@ -71,21 +76,20 @@ struct Running {
     _waiter: WaiterGuard,
 }
 
-/// The multi-round state of a session: parked calls by our `requestState`, and the calls of
-/// modern clients that take a server's requests, oldest first, per server.
+/// The multi-round state of the proxy: parked calls by our `requestState` (a stateless retry
+/// may come through any session), and the calls of modern clients that take a server's
+/// requests, oldest first, per server.
 #[derive(Default)]
 pub(super) struct MultiRound {
     parked: Arc<Mutex<HashMap<String, Running>>>,
-    waiters: Arc<Mutex<Vec<(u64, String, mpsc::UnboundedSender<InputAsk>)>>>,
+    waiters: Waiters,
     next_waiter: AtomicU64,
-    /// The capabilities a legacy client declared at `initialize`.
-    pub(super) legacy_capabilities: OnceLock<Value>,
 }
 
 /// Removes a call from the waiters when it ends (or is dropped by a cancellation).
 struct WaiterGuard {
     id: u64,
-    waiters: Arc<Mutex<Vec<(u64, String, mpsc::UnboundedSender<InputAsk>)>>>,
+    waiters: Waiters,
 }
 
 impl Drop for WaiterGuard {
@@ -154,7 +158,7 @@ fn cancel_downstream(slot: &DownstreamSlot, reason: &str) {
     }
 }
 
-impl Proxy {
+impl Core {
     /// The downstream leg of a `tools/call` (see the module doc). `params` are the forwarded
     /// params (the server's own tool name), `tool` the name the client used.
     pub(super) async fn call_downstream(
@@ -162,18 +166,18 @@ impl Proxy {
         ds: &Downstream,
         params: &Map<String, Value>,
         timeout: Duration,
-        slot: &DownstreamSlot,
-        modern: Option<&Arc<RequestMeta>>,
+        leg: &Leg<'_>,
         tool: &str,
     ) -> Flow {
+        let slot = leg.slot;
         let (state, responses) = match mrtr::retry_fields(params) {
             Ok(fields) => fields,
             Err(error) => return Flow::Refused(error),
         };
-        let Some(meta) = modern else {
+        let Some(meta) = leg.modern else {
             if matches!(server_era(ds), Some(ServerEra::Modern(_))) {
                 return self
-                    .fulfil_for_legacy_client(ds, params, timeout, slot)
+                    .fulfil_for_legacy_client(ds, params, timeout, slot, leg.session)
                     .await;
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
@@ -321,6 +325,7 @@ impl Proxy {
         params: &Map<String, Value>,
         timeout: Duration,
         slot: &DownstreamSlot,
+        session: Option<&Arc<Session>>,
     ) -> Flow {
         let mut forwarded = Value::Object(params.clone());
         for _round in 0..=MAX_ROUNDS {
@@ -337,7 +342,7 @@ impl Proxy {
             };
             let mut responses = Map::new();
             for request in requests {
-                match self.ask_legacy_client(ds.name(), &request).await {
+                match ask_legacy_client(session, ds.name(), &request).await {
                     Ok(answer) => responses.insert(request.key, answer),
                     Err(error) => return Flow::Done(Ok(Err(error))),
                 };
@@ -349,27 +354,25 @@ impl Proxy {
         Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
     }
 
-    /// Puts one input request of a modern server to the legacy client, if it declared the
-    /// capability.
-    async fn ask_legacy_client(
-        &self,
-        server: &str,
-        request: &InputRequest,
-    ) -> Result<Value, Value> {
-        let capability = mrtr::capability_for(&request.method).unwrap_or("?");
-        let declared = self
-            .multi_round
-            .legacy_capabilities
-            .get()
-            .is_some_and(|caps| mrtr::declares(caps, capability));
-        if !declared {
-            let why = format!("the client did not declare `{capability}` at initialize");
-            return Err(mrtr::refused(&request.method, &why));
-        }
-        let id = json!(format!("input-{}", mrtr::new_state()));
-        self.ask_client(server, &id, &request.method, request.params.clone())
-            .await
-    }
+}
+
+/// Puts one input request of a modern server to the legacy client, if it declared the
+/// capability.
+async fn ask_legacy_client(
+    session: Option<&Arc<Session>>,
+    server: &str,
+    request: &InputRequest,
+) -> Result<Value, Value> {
+    let capability = mrtr::capability_for(&request.method).unwrap_or("?");
+    let session = session.filter(|s| s.declares(capability));
+    let Some(session) = session else {
+        let why = format!("the client did not declare `{capability}` at initialize");
+        return Err(mrtr::refused(&request.method, &why));
+    };
+    let id = json!(format!("input-{}", mrtr::new_state()));
+    session
+        .ask_client(server, &id, &request.method, request.params.clone())
+        .await
 }
 
 /// The era of a ready server (`None` while it is not ready).

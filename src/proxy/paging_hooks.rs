@@ -1,19 +1,31 @@
-//! The session's side of paging: the page tool in `tools/list`, page calls answered from the
-//! store, and truncated results kept for it. The rules are in [`crate::page_tool`].
+//! The proxy's side of paging: the page tool in `tools/list`, page calls answered from the
+//! store, and truncated results kept for it. The rules are in [`crate::page_tool`]; each session
+//! pages with its own key into the core's store.
 
 use serde_json::Value;
 use tracing::debug;
 
-use super::{Proxy, Received};
+use super::calls::{CallFacts, Received};
+use super::session::Session;
+use super::Core;
 use crate::config::ToolSettings;
 use crate::downstream::RawResponse;
 use crate::outcome::{Mapped, Outcome};
+use crate::page_tool::Pager;
 
-impl Proxy {
-    /// The tools this session offers: the catalog's, then the page tool when paging is on.
-    pub(super) fn listed_tools(&self) -> Vec<Value> {
+impl Core {
+    /// The pager a call uses: its session's, or the core's own for calls without a client.
+    pub(super) fn pager_for<'a>(&'a self, session: Option<&'a std::sync::Arc<Session>>) -> Option<&'a Pager> {
+        match session {
+            Some(s) => s.pager(),
+            None => self.own_pager(),
+        }
+    }
+
+    /// The tools a session offers: the catalog's, then the page tool when paging is on.
+    pub(super) fn listed_tools(&self, pager: Option<&Pager>) -> Vec<Value> {
         let mut tools = self.catalog().tools().to_vec();
-        if let Some(pager) = &self.pager {
+        if let Some(pager) = pager {
             tools.retain(|t| t.get("name").and_then(Value::as_str) != Some(pager.tool_name()));
             tools.push(pager.tool_definition());
         }
@@ -24,11 +36,12 @@ impl Proxy {
     /// answer)` for the transcript record; the settings are those of the paged call's tool.
     pub(super) fn page_call(
         &self,
+        pager: Option<&Pager>,
         name: &str,
         call_id: &str,
         arguments: Option<&Value>,
     ) -> Option<(String, String, ToolSettings, Received)> {
-        let pager = self.pager.as_ref().filter(|p| p.tool_name() == name)?;
+        let pager = pager.filter(|p| p.tool_name() == name)?;
         let answer = pager.page(call_id, arguments);
         let (server, tool) = match &answer.original {
             Some(call) => (call.server.clone(), call.server_tool.clone()),
@@ -41,26 +54,22 @@ impl Proxy {
 
     /// Keeps a truncated result for the page tool: its `CallToolResult` from `outcome`, or
     /// from the `raw` response line of a result mapped in one pass.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn keep_page_rows(
         &self,
-        call_id: &str,
-        tool: &str,
-        server: &str,
-        server_tool: &str,
-        settings: &ToolSettings,
+        pager: Option<&Pager>,
+        facts: &CallFacts,
         mapped: &Mapped,
         outcome: Option<&Outcome>,
         raw: Option<&RawResponse>,
     ) {
-        let Some(pager) = &self.pager else {
+        let Some(pager) = pager else {
             return;
         };
+        let (call_id, tool) = (&facts.call_id, &facts.tool);
         if raw.is_some_and(|r| r.len() > pager.max_bytes()) {
             debug!(call_id, tool, "result too large for the paging store");
             return;
         }
-        let ctx = settings.mapping_context(call_id, tool, server);
         let result_json = || match (outcome, raw) {
             (Some(Outcome::Result { result }), _) => Some(result.to_string()),
             (None, Some(raw)) => {
@@ -68,7 +77,8 @@ impl Proxy {
             }
             _ => None,
         };
-        if let Err(why) = pager.keep(&ctx, server_tool, &mapped.envelope, result_json) {
+        let ctx = facts.mapping_context();
+        if let Err(why) = pager.keep(&ctx, &facts.server_tool, &mapped.envelope, result_json) {
             debug!(call_id, tool, "not kept for paging: {why}");
         }
     }

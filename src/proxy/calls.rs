@@ -1,0 +1,413 @@
+//! The `tools/call` path, shared by every session: the params checked, the call routed by name
+//! (the page tool, a cassette, or a server), forwarded, its outcome mapped to the envelope with
+//! the tool's budget, recorded in the transcript, and kept for paging when truncated.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{Map, Value};
+use tracing::info;
+
+use super::multi_round::Flow;
+use super::session::Session;
+use super::{call_id_of, Core, DownstreamSlot};
+use crate::catalog::Route;
+use crate::config::ToolSettings;
+use crate::downstream::{CallError, RawResponse, ResultBody};
+use crate::envelope::Status;
+use crate::era::RequestMeta;
+use crate::jsonrpc;
+use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
+use crate::passthrough::results::is_url_elicitation_required;
+use crate::settings::RecordedBudget;
+use crate::transcript::CallRecord;
+
+/// One `tools/call` to make: the client's id and params, where the downstream id goes, the
+/// start order when already assigned, the request's 2026-07-28 fields, the session.
+pub(super) struct CallRequest<'a> {
+    pub id: &'a Value,
+    pub params: Option<Value>,
+    pub slot: DownstreamSlot,
+    pub seq: Option<u64>,
+    pub modern: Option<&'a Arc<RequestMeta>>,
+    pub session: Option<&'a Arc<Session>>,
+}
+
+/// A `tools/call` answer that is not an envelope: a JSON-RPC error object, or a result the
+/// client gets as it is (an `InputRequiredResult`).
+pub(super) enum NotEnveloped {
+    Error(Value),
+    Result(Value),
+}
+
+/// What came back for a call: an [`Outcome`], or a large success response still unparsed
+/// (mapped by [`map_raw`]; with a transcript, recorded from its text).
+pub(super) enum Received {
+    Outcome(Outcome),
+    Raw(RawResponse),
+    /// Answered by the proxy itself (the page tool), with the outcome to record.
+    Mapped(Mapped, Outcome),
+}
+
+/// Who answered a call: the id, the name the client used, the server, the server's own name of
+/// the tool, and the tool's settings. Owns its strings, to move into work on the blocking pool.
+#[derive(Clone)]
+pub(super) struct CallFacts {
+    pub call_id: String,
+    pub tool: String,
+    pub server: String,
+    pub server_tool: String,
+    pub settings: ToolSettings,
+}
+
+impl CallFacts {
+    pub(super) fn mapping_context(&self) -> MappingContext<'_> {
+        self.settings
+            .mapping_context(&self.call_id, &self.tool, &self.server)
+    }
+}
+
+/// The one info-level line logged per `tools/call`: no argument values.
+pub(super) struct CallSummary {
+    call_id: String,
+    tool: String,
+    server: String,
+    status: Status,
+    omitted: u64,
+    duration: Duration,
+    /// A large raw response, kept so that freeing it (unmapping tens of megabytes takes
+    /// milliseconds) happens after the answer is on its way, when the summary is dropped.
+    _payload: Option<RawResponse>,
+}
+
+impl CallSummary {
+    pub(super) fn log(&self) {
+        info!(
+            call_id = %self.call_id,
+            tool = %self.tool,
+            server = %self.server,
+            status = self.status.as_str(),
+            omitted = self.omitted,
+            duration_ms = self.duration.as_millis() as u64,
+            "tools/call"
+        );
+    }
+}
+
+/// A mapped call and what its transcript record and paging need.
+struct Finished {
+    facts: CallFacts,
+    seq: u64,
+    started_at: SystemTime,
+    duration: Duration,
+    arguments: Value,
+    mapped: Mapped,
+    outcome: Option<Outcome>,
+    payload: Option<RawResponse>,
+}
+
+impl Core {
+    /// `tools/call` without a client (`mcp-envelope call`, `replay --live`): routes, forwards,
+    /// maps the outcome to the envelope and returns our CallToolResult (and logs the call).
+    /// `Err` is a JSON-RPC error object for malformed params (-32602).
+    pub async fn call_tool(
+        self: &Arc<Self>,
+        id: &Value,
+        params: Option<Value>,
+        slot: DownstreamSlot,
+    ) -> Result<Value, Value> {
+        let call = CallRequest {
+            id,
+            params,
+            slot,
+            seq: None,
+            modern: None,
+            session: None,
+        };
+        match self.call_tool_mapped(call).await {
+            Ok((mapped, summary)) => {
+                summary.log();
+                Ok(mapped.into_call_tool_result())
+            }
+            Err(NotEnveloped::Error(err)) => Err(err),
+            Err(NotEnveloped::Result(result)) => Ok(result),
+        }
+    }
+
+    /// The next start order of a `tools/call`.
+    pub(super) fn next_seq(&self) -> u64 {
+        self.call_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// [`Core::call_tool`] for a session, returning the mapped outcome and the call's log line,
+    /// to be logged once the answer is on its way (logging is kept off the answer's path).
+    pub(super) async fn call_tool_mapped(
+        self: &Arc<Self>,
+        call: CallRequest<'_>,
+    ) -> Result<(Mapped, CallSummary), NotEnveloped> {
+        let (mut params, name) = call_params(call.params)?;
+        let call_id = call_id_of(call.id);
+        let started_at = SystemTime::now();
+        let started = Instant::now();
+        let seq = call.seq.unwrap_or_else(|| self.next_seq());
+        let pager = self.pager_for(call.session);
+        let paged = self.page_call(pager, &name, &call_id, params.get("arguments"));
+        let route = self.catalog().route(&name).cloned();
+        let mut _in_flight = None;
+        let (server, server_tool, settings, received) = match (paged, route) {
+            (Some(page), _) => page,
+            (None, None) => {
+                let settings = self.config.tool_settings("", &name);
+                let received = Received::Outcome(Outcome::NoSuchTool);
+                (String::new(), name.clone(), settings, received)
+            }
+            (None, Some(route)) => {
+                let settings = self.config.tool_settings(&route.server, &route.tool);
+                params.insert("name".into(), Value::from(route.tool.clone()));
+                let token = params
+                    .get("_meta")
+                    .and_then(|m| m.get("progressToken"))
+                    .map(Value::to_string);
+                let session = call.session.map(|s| s.id());
+                _in_flight = Some(self.calls.enter(seq, &route.server, session, token));
+                let leg = Leg {
+                    slot: &call.slot,
+                    modern: call.modern,
+                    session: call.session,
+                };
+                let received = self
+                    .forward(&route, &name, &mut params, &settings, &leg)
+                    .await?;
+                (route.server, route.tool, settings, received)
+            }
+        };
+        let facts = CallFacts {
+            call_id,
+            tool: name,
+            server,
+            server_tool,
+            settings,
+        };
+        let (mapped, payload, outcome) = map_received(received, &facts).await;
+        let arguments = params
+            .remove("arguments")
+            .unwrap_or(Value::Object(Map::new()));
+        let finished = Finished {
+            facts,
+            seq,
+            started_at,
+            duration: started.elapsed(),
+            arguments,
+            mapped,
+            outcome,
+            payload,
+        };
+        Ok(self.finish(pager, finished))
+    }
+
+    /// Keeps a truncated result for paging, writes the transcript record, and makes the log
+    /// line.
+    fn finish(
+        &self,
+        pager: Option<&crate::page_tool::Pager>,
+        mut done: Finished,
+    ) -> (Mapped, CallSummary) {
+        let facts = &done.facts;
+        let (o, p) = (done.outcome.as_ref(), done.payload.as_ref());
+        self.keep_page_rows(pager, facts, &done.mapped, o, p);
+        self.record(&mut done);
+        let summary = CallSummary {
+            call_id: done.facts.call_id,
+            tool: done.facts.tool,
+            server: done.facts.server,
+            status: done.mapped.envelope.status,
+            omitted: done.mapped.envelope.omitted,
+            duration: done.duration,
+            _payload: done.payload,
+        };
+        (done.mapped, summary)
+    }
+
+    /// Writes a call's transcript record (when recording). A large result mapped in one pass
+    /// is recorded from its text by the writer thread, never as a tree (it leaves `payload`).
+    fn record(&self, done: &mut Finished) {
+        let Some(writer) = &self.transcript else {
+            return;
+        };
+        let events = self.calls.take_events(done.seq);
+        let facts = &done.facts;
+        let settings = &facts.settings;
+        let record = |outcome| {
+            CallRecord::new(
+                done.started_at,
+                done.seq,
+                &facts.call_id,
+                &facts.tool,
+                &facts.server,
+                &facts.server_tool,
+                done.arguments.clone(),
+                writer.redact_keys(),
+                settings.char_budget.value,
+                settings.tool_timeout.value,
+                settings.media.value,
+                outcome,
+                done.mapped.envelope.clone(),
+                done.duration,
+                events,
+            )
+            .with_budget(RecordedBudget::of(settings))
+        };
+        match (done.outcome.take(), done.payload.take()) {
+            (Some(outcome), payload) => {
+                writer.record(record(outcome));
+                done.payload = payload;
+            }
+            (None, Some(raw)) => {
+                let placeholder = Outcome::Result {
+                    result: Value::Null,
+                };
+                writer.record_response_line(record(placeholder), raw.into_line());
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Sends a routed call: the cassette's answer when it has one, else the server's (or why
+    /// there was none).
+    async fn forward(
+        self: &Arc<Self>,
+        route: &Route,
+        name: &str,
+        params: &mut Map<String, Value>,
+        settings: &ToolSettings,
+        leg: &Leg<'_>,
+    ) -> Result<Received, NotEnveloped> {
+        let arguments = params.get("arguments").unwrap_or(&Value::Null);
+        let recorded = self
+            .cassette
+            .get()
+            .and_then(|c| c.answer(&route.server, &route.tool, name, arguments));
+        if let Some(outcome) = recorded {
+            return Ok(Received::Outcome(outcome));
+        }
+        let Some(ds) = self.servers().iter().find(|d| d.name() == route.server) else {
+            let reason = "not started".into();
+            return Ok(Received::Outcome(Outcome::Unavailable { reason }));
+        };
+        let timeout = settings.tool_timeout.value;
+        // Arguments whose numbers would not survive parsing go as written.
+        let parsed_arguments = crate::exact_args::take(params)
+            .and_then(|text| crate::exact_args::mark(params, &text));
+        let flow = self.call_downstream(ds, params, timeout, leg, name).await;
+        if let Some(arguments) = parsed_arguments {
+            params.insert("arguments".into(), arguments);
+        }
+        let result = match flow {
+            Flow::Done(result) => result,
+            Flow::Interim(result) => return Err(NotEnveloped::Result(result)),
+            Flow::Refused(error) => return Err(NotEnveloped::Error(error)),
+        };
+        Ok(match result {
+            // Without a transcript, nothing needs the whole result: map it from its text,
+            // parsing only what the budget can use.
+            Ok(Ok(ResultBody::Raw(raw))) => Received::Raw(raw),
+            Ok(Ok(ResultBody::Value(result))) => Received::Outcome(Outcome::Result { result }),
+            // The client must see this one to open the URL (not enveloped).
+            Ok(Err(error)) if is_url_elicitation_required(&error) => {
+                return Err(NotEnveloped::Error(error))
+            }
+            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
+            Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
+        })
+    }
+}
+
+/// The downstream leg's context: where the downstream id goes, the request's 2026-07-28
+/// fields, the session that made the call.
+pub(super) struct Leg<'a> {
+    pub slot: &'a DownstreamSlot,
+    pub modern: Option<&'a Arc<RequestMeta>>,
+    pub session: Option<&'a Arc<Session>>,
+}
+
+/// The params of a `tools/call` and its `name`; -32602 when malformed.
+fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), NotEnveloped> {
+    let invalid =
+        |msg: &str| NotEnveloped::Error(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None));
+    let Some(Value::Object(params)) = params else {
+        return Err(invalid("`tools/call` needs params with a `name`"));
+    };
+    let Some(Value::String(name)) = params.get("name").cloned() else {
+        return Err(invalid("`name` must be a string"));
+    };
+    match params.get("arguments") {
+        None | Some(Value::Object(_)) => Ok((params, name)),
+        Some(_) => Err(invalid("`arguments` must be an object")),
+    }
+}
+
+/// Maps what came back: a large raw response on the blocking pool, in one pass.
+async fn map_received(
+    received: Received,
+    facts: &CallFacts,
+) -> (Mapped, Option<RawResponse>, Option<Outcome>) {
+    let timeout = facts.settings.tool_timeout.value;
+    match received {
+        Received::Raw(raw) => {
+            let facts = facts.clone();
+            let work = crate::offload::cpu_bound(raw.len(), move || {
+                let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
+                (mapped, parsed, raw)
+            });
+            let (mapped, parsed, raw) = work.await;
+            (mapped, Some(raw), parsed)
+        }
+        Received::Outcome(outcome) => (
+            map_outcome(&outcome, &facts.mapping_context()),
+            None,
+            Some(outcome),
+        ),
+        Received::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
+    }
+}
+
+/// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response (no
+/// outcome returned), else parsed in full and returned with the [`Outcome`] it gave (an invalid
+/// one becomes `Outcome::InvalidResponse`).
+fn map_raw(
+    raw: &RawResponse,
+    ctx: &MappingContext<'_>,
+    timeout: Duration,
+) -> (Mapped, Option<Outcome>) {
+    if let Some(mapped) = map_raw_response(raw.as_str(), ctx) {
+        return (mapped, None);
+    }
+    let outcome = outcome_of(raw.parse(), timeout);
+    (map_outcome(&outcome, ctx), Some(outcome))
+}
+
+/// Maps a downstream request's result to the raw [`Outcome`].
+fn outcome_of(result: Result<Result<Value, Value>, CallError>, timeout: Duration) -> Outcome {
+    match result {
+        Ok(Ok(result)) => Outcome::Result { result },
+        Ok(Err(error)) => Outcome::RpcError { error },
+        Err(CallError::Timeout(_)) => Outcome::Timeout {
+            timeout_ms: timeout.as_millis() as u64,
+        },
+        Err(CallError::Exited(detail)) => Outcome::ServerExited { detail },
+        Err(CallError::Invalid(detail)) => Outcome::InvalidResponse { detail },
+        Err(CallError::Unavailable(reason)) => Outcome::Unavailable { reason },
+        Err(CallError::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        }) => Outcome::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        },
+        Err(CallError::Connection(detail)) => Outcome::ConnectionFailed { detail },
+    }
+}

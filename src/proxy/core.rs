@@ -1,0 +1,433 @@
+//! The state every session shares: config, servers, catalog, transcript, paging store, the
+//! registry of calls in flight and of open sessions.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, watch};
+use tracing::warn;
+
+use super::calls_in_flight::CallsInFlight;
+use super::multi_round::MultiRound;
+use super::session::Session;
+use super::{LATEST_PROTOCOL_VERSION, OUR_INSTRUCTIONS};
+use crate::catalog::{Catalog, ServerTools};
+use crate::config::Config;
+use crate::downstream::{ClientInit, Downstream, ServerSpec, ServerState};
+use crate::transcript::TranscriptWriter;
+
+/// A server's tool filter, borrowed from its config.
+type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
+/// The proxy's shared state: config, servers, catalog, transcript, paging store, the calls in
+/// flight and the open sessions. Create one per process with [`Core::new`], start its servers
+/// once with [`Core::start_servers`], open a [`Session`] per client with
+/// [`Core::open_session`], and stop with [`Core::shutdown`].
+pub struct Core {
+    pub(super) config: Arc<Config>,
+    servers: OnceLock<Vec<Downstream>>,
+    server_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    catalog: RwLock<Arc<Catalog>>,
+    pub(super) shutdown: watch::Sender<bool>,
+    pub(super) transcript: Option<TranscriptWriter>,
+    /// Start order of `tools/call`s across sessions (the transcript's `seq`).
+    pub(super) call_counter: AtomicU64,
+    /// Bytes queued for a stdio client: servers' output is paused while too many wait.
+    output_gate: OnceLock<Arc<crate::backpressure::OutputGate>>,
+    /// Every name given to a tool: a name stays with its tool.
+    exposed_names: Mutex<crate::exposed_names::ExposedNames>,
+    /// Set once the first start of every server has settled: from then on the catalog's
+    /// names are kept in `exposed_names`.
+    names_given: AtomicBool,
+    /// Catalog warnings already logged.
+    catalog_warnings: Mutex<HashSet<String>>,
+    /// `tools/call`s in flight: their server, session, progress token and transcript events.
+    pub(super) calls: CallsInFlight,
+    /// Resources, prompts, completion and logging ([`crate::passthrough`]).
+    pub(super) passthrough: crate::passthrough::Passthrough,
+    /// `serve --cassette`: recorded answers served instead of (or before) the servers'.
+    pub(super) cassette: OnceLock<crate::cassette::Playback>,
+    /// The tool list last written to the transcript per server, to record only changes.
+    recorded_tool_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
+    /// The page tool and the process's store (`None` when paging is off); each session pages
+    /// with its own key into the store.
+    pager: Option<crate::page_tool::Pager>,
+    /// Calls parked for a modern client's input, and the calls that take a server's requests.
+    pub(super) multi_round: MultiRound,
+    /// Open sessions, oldest first.
+    sessions: Mutex<Vec<(u64, Weak<Session>)>>,
+    next_session: AtomicU64,
+}
+
+impl Core {
+    /// A core for `config`, recording calls with `transcript` when given. No server runs yet.
+    pub fn new(config: Arc<Config>, transcript: Option<TranscriptWriter>) -> Arc<Core> {
+        let (shutdown, _) = watch::channel(false);
+        Arc::new(Core {
+            pager: crate::page_tool::Pager::new(&config.paging),
+            config,
+            servers: OnceLock::new(),
+            server_tasks: Mutex::new(Vec::new()),
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            shutdown,
+            transcript,
+            call_counter: AtomicU64::new(0),
+            output_gate: OnceLock::new(),
+            exposed_names: Mutex::default(),
+            names_given: AtomicBool::new(false),
+            catalog_warnings: Mutex::default(),
+            calls: CallsInFlight::default(),
+            passthrough: Default::default(),
+            cassette: OnceLock::new(),
+            recorded_tool_lists: Mutex::default(),
+            multi_round: Default::default(),
+            sessions: Mutex::default(),
+            next_session: AtomicU64::new(1),
+        })
+    }
+
+    /// Serves a cassette (set before [`Core::start_servers`]): in strict mode no server is
+    /// started and every tool comes from the recording; with `record-missing` the servers start
+    /// as usual and answer the calls the cassette has no answer for.
+    pub fn set_cassette(&self, playback: crate::cassette::Playback) {
+        let _ = self.cassette.set(playback);
+    }
+
+    /// Makes servers pause their output while `gate` is full (set before
+    /// [`Core::start_servers`]; for a single stdio client whose reading we follow).
+    pub fn set_output_gate(&self, gate: Arc<crate::backpressure::OutputGate>) {
+        let _ = self.output_gate.set(gate);
+    }
+
+    /// The config.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// The current catalog.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().unwrap().clone()
+    }
+
+    /// The supervised servers (empty before [`Core::start_servers`]).
+    pub fn servers(&self) -> &[Downstream] {
+        self.servers.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Whether [`Core::start_servers`] has been called.
+    pub fn servers_started(&self) -> bool {
+        self.servers.get().is_some()
+    }
+
+    /// What the proxy declares to its servers when no single client's capabilities apply
+    /// (HTTP serving, several clients): every client capability it can route a server's
+    /// request to — `sampling`, `elicitation` (form and URL modes), `roots` with
+    /// `listChanged` (MCP 2025-11-25 `ClientCapabilities`) — our own clientInfo and the latest
+    /// protocol version. A server's request reaches only a client that declared the capability.
+    pub fn routable_client_init() -> ClientInit {
+        ClientInit {
+            protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+            capabilities: json!({
+                "sampling": {},
+                "elicitation": {"form": {}, "url": {}},
+                "roots": {"listChanged": true},
+            }),
+            client_info: crate::era::server_info(),
+        }
+    }
+
+    /// Starts every enabled server in parallel, declaring `client` to them (version,
+    /// capabilities, clientInfo), and waits for each to be ready, up to its own
+    /// `startup_timeout_sec`; servers not ready by then go on starting (or restarting) in the
+    /// background and their tools appear later. Only the first call starts anything.
+    pub async fn start_servers(self: &Arc<Self>, client: ClientInit) {
+        if self.cassette.get().is_some_and(|c| !c.record_missing) {
+            if self.servers.set(Vec::new()).is_ok() {
+                self.names_given.store(true, Ordering::Release);
+                self.rebuild_catalog();
+            }
+            return;
+        }
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let mut servers = Vec::new();
+        let mut tasks = Vec::new();
+        for server in self.config.enabled_servers() {
+            let spec = ServerSpec {
+                name: server.name.clone(),
+                program: server.program.clone(),
+                args: server.args.clone(),
+                env: server.env.clone(),
+                cwd: server.cwd.clone(),
+                startup_timeout: self.config.startup_timeout(&server.name).value,
+                max_restarts: self.config.max_restarts(&server.name).value,
+                max_message_bytes: self.config.max_message_bytes(),
+                remote: server.remote.clone(),
+                output_gate: self.output_gate.get().cloned(),
+            };
+            let (ds, task) = Downstream::spawn(
+                spec,
+                client.clone(),
+                events_tx.clone(),
+                self.shutdown.subscribe(),
+            );
+            servers.push(ds);
+            tasks.push(task);
+        }
+        if self.servers.set(servers).is_err() {
+            return;
+        }
+        self.server_tasks.lock().unwrap().extend(tasks);
+        tokio::spawn(self.clone().handle_events(events_rx));
+        self.wait_first_start().await;
+        self.names_given.store(true, Ordering::Release);
+        self.rebuild_catalog();
+    }
+
+    /// Waits for each server's first start, up to its own `startup_timeout_sec`.
+    async fn wait_first_start(&self) {
+        let started = tokio::time::Instant::now();
+        for ds in self.servers() {
+            let deadline = started + self.config.startup_timeout(ds.name()).value;
+            if let Err(e) = ds.wait_started(deadline).await {
+                let what = match ds.state() {
+                    ServerState::Unavailable { .. } => "server unavailable; its tools are not offered",
+                    ServerState::Stopped => "server stopped",
+                    _ => "server not ready yet; it is retried and its tools will appear when it is ready",
+                };
+                warn!(server = %ds.name(), error = %e, stderr = %ds.stderr_tail().join(" | "), "{what}");
+            }
+        }
+    }
+
+    /// Every server's last tool list, then the cassette's for servers without one, in config
+    /// order (collisions resolve in config order; servers the config lacks come last).
+    fn tool_lists(&self) -> Vec<(String, Arc<Vec<Value>>)> {
+        let mut lists: Vec<(String, Arc<Vec<Value>>)> = self
+            .servers()
+            .iter()
+            .filter_map(|ds| ds.tools().map(|t| (ds.name().to_owned(), t)))
+            .collect();
+        self.record_tool_lists(&lists);
+        if let Some(playback) = self.cassette.get() {
+            for (server, tools) in playback.tool_lists() {
+                if !lists.iter().any(|(s, _)| *s == server) {
+                    lists.push((server, Arc::new(tools)));
+                }
+            }
+            let servers = &self.config.servers;
+            let rank = |name: &str| servers.iter().position(|s| s.name == name);
+            lists.sort_by_key(|(name, _)| rank(name).unwrap_or(usize::MAX));
+        }
+        lists
+    }
+
+    /// Rebuilds the catalog from every server's last tool list; returns whether the exposed set
+    /// of tools changed.
+    pub(super) fn rebuild_catalog(&self) -> bool {
+        let lists = self.tool_lists();
+        // A cassette may hold servers the config does not name: all their tools, no prefix.
+        let filters: Vec<_> = lists
+            .iter()
+            .map(|(name, _)| self.config.server(name))
+            .collect();
+        let closures: Vec<ToolFilter<'_>> = filters
+            .iter()
+            .map(|s| {
+                Box::new(move |t: &str| s.map_or(true, |s| s.exposes(t)))
+                    as Box<dyn Fn(&str) -> bool>
+            })
+            .collect();
+        let inputs: Vec<ServerTools<'_>> = lists
+            .iter()
+            .zip(filters.iter().zip(closures.iter()))
+            .map(|((name, tools), (server, exposes))| ServerTools {
+                server: name,
+                prefix: server.map_or("", |s| s.tool_prefix.as_str()),
+                tools,
+                exposes: exposes.as_ref(),
+            })
+            .collect();
+        let (catalog, mut warnings) = {
+            // Names are given for good once clients can see them: after the first start of
+            // every server, not while the first ones come up one by one.
+            let mut names = self.exposed_names.lock().unwrap();
+            if self.names_given.load(Ordering::Acquire) {
+                Catalog::build_stable(&inputs, &mut names)
+            } else {
+                Catalog::build_stable(&inputs, &mut names.clone())
+            }
+        };
+        warnings.extend(self.unknown_tool_warnings(&lists));
+        self.log_new_warnings(warnings);
+        let mut current = self.catalog.write().unwrap();
+        let changed = current.tools() != catalog.tools();
+        *current = Arc::new(catalog);
+        changed
+    }
+
+    /// Config keys that name tools their server does not offer (typos).
+    fn unknown_tool_warnings(&self, lists: &[(String, Arc<Vec<Value>>)]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (name, tools) in lists {
+            let Some(server) = self.config.server(name) else {
+                continue;
+            };
+            let offered: Vec<&str> = tools
+                .iter()
+                .filter_map(|t| t.get("name")?.as_str())
+                .collect();
+            for (key, tool) in server.unknown_tool_names(&offered) {
+                warnings.push(format!(
+                    "server '{name}': {key} names \"{tool}\", which the server does not offer (a typo?)"
+                ));
+            }
+        }
+        warnings
+    }
+
+    /// Each rebuild finds the same collisions again: logs only new warnings.
+    fn log_new_warnings(&self, warnings: Vec<String>) {
+        let mut logged = self.catalog_warnings.lock().unwrap();
+        for w in warnings {
+            if logged.insert(w.clone()) {
+                warn!("{w}");
+            }
+        }
+    }
+
+    /// Writes each server's tool list to the transcript when it is new or changed, so the
+    /// recording can be served again as a cassette: the tools the config exposes (a cassette
+    /// played without the config offers what the session offered, no more).
+    fn record_tool_lists(&self, lists: &[(String, Arc<Vec<Value>>)]) {
+        let Some(writer) = &self.transcript else {
+            return;
+        };
+        let mut recorded = self.recorded_tool_lists.lock().unwrap();
+        for (server, tools) in lists {
+            if recorded.get(server).is_some_and(|r| r == tools) {
+                continue;
+            }
+            let config = self.config.server(server);
+            let exposed: Vec<Value> = tools
+                .iter()
+                .filter(|t| {
+                    let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+                    config.map_or(true, |c| c.exposes(name))
+                })
+                .cloned()
+                .collect();
+            writer.record_tools(server, &exposed);
+            recorded.insert(server.clone(), tools.clone());
+        }
+    }
+
+    /// Stops every server (stdin closed, SIGTERM, SIGKILL) and waits for their tasks.
+    pub async fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+        let tasks: Vec<_> = std::mem::take(&mut *self.server_tasks.lock().unwrap());
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+
+    /// Writes out what the transcript writer holds.
+    pub fn flush_transcript(&self) {
+        if let Some(t) = &self.transcript {
+            t.flush();
+        }
+    }
+
+    /// What each ready server offers besides tools (prompts, resources, templates), read
+    /// from the servers now; for `check`.
+    pub async fn offered(&self) -> HashMap<String, crate::passthrough::inventory::Offered> {
+        crate::passthrough::inventory::offered(&self.upstream(None)).await
+    }
+
+    /// The servers and config for a passthrough request; `slot` records where it was sent.
+    pub(super) fn upstream<'a>(
+        &'a self,
+        slot: Option<&'a super::DownstreamSlot>,
+    ) -> crate::passthrough::Upstream<'a> {
+        crate::passthrough::Upstream {
+            servers: self.servers(),
+            config: &self.config,
+            slot,
+        }
+    }
+
+    /// Our `capabilities` (for `initialize` and `server/discover`): tools plus what
+    /// [`crate::passthrough`] proxies for the ready servers.
+    pub(super) fn capabilities(&self) -> Value {
+        self.passthrough.declare(self.servers())
+    }
+
+    /// Our `instructions` (for `initialize` and `server/discover`): ours, then each server's.
+    pub(super) fn instructions(&self) -> String {
+        let instructions: Vec<(String, String)> = self
+            .servers()
+            .iter()
+            .filter_map(|ds| {
+                Some((
+                    ds.name().to_owned(),
+                    crate::passthrough::server_instructions(ds)?,
+                ))
+            })
+            .collect();
+        let instructions: Vec<(&str, &str)> = instructions
+            .iter()
+            .map(|(n, i)| (n.as_str(), i.as_str()))
+            .collect();
+        let mut text = crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions);
+        let down = crate::availability::down_servers(self.servers());
+        text.push_str(&crate::availability::instructions_note(&down).unwrap_or_default());
+        text
+    }
+
+    /// The page tool of calls without a client.
+    pub(super) fn own_pager(&self) -> Option<&crate::page_tool::Pager> {
+        self.pager.as_ref()
+    }
+
+    /// The page tool for a new session (its own key into the shared store); `None` when paging
+    /// is off.
+    pub(super) fn session_pager(&self) -> Option<crate::page_tool::Pager> {
+        self.pager.as_ref().map(crate::page_tool::Pager::for_new_session)
+    }
+
+    /// Registers a new session; returns its number (unique within the process).
+    pub(super) fn register(&self, session: Weak<Session>) -> u64 {
+        let id = self.next_session.fetch_add(1, Ordering::Relaxed);
+        self.sessions.lock().unwrap().push((id, session));
+        id
+    }
+
+    /// A session has closed.
+    pub(super) fn unregister(&self, id: u64) {
+        self.sessions.lock().unwrap().retain(|(i, _)| *i != id);
+    }
+
+    /// The open sessions, oldest first.
+    pub(super) fn sessions(&self) -> Vec<Arc<Session>> {
+        self.sessions
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|(_, s)| s.upgrade())
+            .collect()
+    }
+
+    /// The open session numbered `id`.
+    pub(super) fn session(&self, id: u64) -> Option<Arc<Session>> {
+        let sessions = self.sessions.lock().unwrap();
+        sessions.iter().find(|(i, _)| *i == id)?.1.upgrade()
+    }
+
+    /// Tells every session a list changed (see [`Session::list_changed`]).
+    pub(super) async fn list_changed(&self, method: &str) {
+        for session in self.sessions() {
+            session.list_changed(method).await;
+        }
+    }
+}

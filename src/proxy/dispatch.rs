@@ -1,0 +1,294 @@
+//! A session's dispatch of what its client sends: single messages, batches, notifications
+//! (JSON-RPC 2.0 "Request object", "Batch"; MCP "Utilities: Cancellation").
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Value};
+use tracing::{debug, info, warn};
+
+use super::requests::{Admission, Answer};
+use super::session::{Inflight, Session};
+use super::{batches_allowed, LATEST_PROTOCOL_VERSION};
+use crate::downstream::ServerState;
+use crate::era::RequestMeta;
+use crate::jsonrpc::{self, Message};
+
+impl Session {
+    /// Dispatches one client message. Requests are answered by their own task.
+    pub(super) async fn dispatch(self: &Arc<Self>, msg: Message) {
+        match msg {
+            Message::Request { id, method, params } => {
+                if method == "initialize" {
+                    let response = self.initialize(&id, params).await;
+                    self.send(&response).await;
+                    return;
+                }
+                self.dispatch_request(id, method, params).await;
+            }
+            Message::Notification { method, params } => self.notification(&method, params),
+            Message::Response { id, outcome } => self.client_answer(&id, outcome),
+            Message::Invalid { id, reason } => {
+                let err = invalid_request(format!("Invalid Request: {reason}"));
+                self.send(&jsonrpc::error_response(id, err)).await;
+            }
+        }
+    }
+
+    /// A request other than `initialize`: its era checked, a 2026-07-28 `server/discover` or
+    /// `subscriptions/listen` answered at once, anything else admitted (a duplicate id in
+    /// flight is -32600) and answered by its own task.
+    async fn dispatch_request(self: &Arc<Self>, id: Value, method: String, params: Option<Value>) {
+        let modern = match crate::era::classify_request(&method, params.as_ref()) {
+            crate::era::RequestEra::Legacy => None,
+            crate::era::RequestEra::Modern(meta) => Some(Arc::new(meta)),
+            crate::era::RequestEra::Invalid(err) => {
+                self.send(&jsonrpc::error_response(id, err)).await;
+                return;
+            }
+        };
+        if let Some(meta) = &modern {
+            if self
+                .modern_request(&id, &method, params.as_ref(), meta)
+                .await
+            {
+                return;
+            }
+        }
+        let key = id.to_string();
+        let slot = Arc::new(Mutex::new(None));
+        let duplicate = {
+            let mut inflight = self.inflight.lock().unwrap();
+            let duplicate = inflight.contains_key(&key);
+            if !duplicate {
+                let entry = Inflight {
+                    task: None,
+                    downstream: slot.clone(),
+                };
+                inflight.insert(key.clone(), entry);
+            }
+            duplicate
+        };
+        if duplicate {
+            let err = invalid_request(format!("a request with id {key} is still in progress"));
+            self.send(&jsonrpc::error_response(id, err)).await;
+            return;
+        }
+        let (permit, mut admission) = self.admit_when_free(&method).await;
+        if modern.is_some() {
+            admission.initialized = true;
+            admission.modern = modern;
+        }
+        let session = self.clone();
+        let task_key = key.clone();
+        let task = tokio::spawn(async move {
+            session
+                .answer_request(id, method, params, slot, admission, task_key)
+                .await;
+            drop(permit);
+        });
+        if let Some(entry) = self.inflight.lock().unwrap().get_mut(&key) {
+            entry.task = Some(task.abort_handle());
+        }
+    }
+
+    /// The task of one request: handles it and sends the answer unless it was cancelled
+    /// meanwhile; then logs a `tools/call`.
+    async fn answer_request(
+        self: Arc<Self>,
+        id: Value,
+        method: String,
+        params: Option<Value>,
+        slot: super::DownstreamSlot,
+        admission: Admission,
+        key: String,
+    ) {
+        let stamp = admission.modern.is_some();
+        let _log = admission
+            .modern
+            .as_ref()
+            .and_then(|m: &Arc<RequestMeta>| self.listeners.log_interest(m.log_level.as_deref()));
+        let mut answer = self
+            .handle_request(id, &method, params, slot, admission)
+            .await;
+        if stamp {
+            answer.json = crate::era::stamp_response_json(&method, answer.json);
+        }
+        let still_ours = self.inflight.lock().unwrap().remove(&key).is_some();
+        if still_ours {
+            self.send_json(answer.json).await;
+        }
+        if let Some(call) = answer.call {
+            // Let the writer send the answer before the log line is made.
+            tokio::task::yield_now().await;
+            call.log();
+        }
+        crate::downstream::release_memory_after_large_message();
+    }
+
+    /// Answers a JSON-RPC 2.0 batch: one array of the responses to its requests (none for
+    /// notifications); an error when the negotiated protocol version has no batches.
+    pub(super) async fn dispatch_batch(self: &Arc<Self>, msgs: Vec<Message>) {
+        let version = self
+            .protocol_version()
+            .unwrap_or(LATEST_PROTOCOL_VERSION);
+        if !batches_allowed(version) {
+            let err = invalid_request(format!(
+                "JSON-RPC batches are not supported in protocol version {version}"
+            ));
+            self.send(&jsonrpc::error_response(Value::Null, err)).await;
+            return;
+        }
+        let mut waits = Vec::new();
+        let mut ids = HashSet::new();
+        for msg in msgs {
+            match self.batch_member(msg, &mut ids).await {
+                BatchMember::Answered(answer) => waits.push(tokio::spawn(async move { answer })),
+                BatchMember::Pending(task) => waits.push(task),
+                BatchMember::NoAnswer => {}
+            }
+        }
+        if waits.is_empty() {
+            return;
+        }
+        let session = self.clone();
+        tokio::spawn(async move {
+            // The batch's answer is the array of the responses' JSON texts.
+            let mut array = vec![b'['];
+            let mut calls = Vec::new();
+            for w in waits {
+                if let Ok(answer) = w.await {
+                    if array.len() > 1 {
+                        array.push(b',');
+                    }
+                    array.extend_from_slice(&answer.json);
+                    calls.extend(answer.call);
+                }
+            }
+            array.push(b']');
+            session.send_json(array).await;
+            for call in calls {
+                call.log();
+            }
+        });
+    }
+
+    /// One member of a batch: a request gets a task (or an error at once), anything else is
+    /// dispatched as if it came alone. `ids` are the request ids seen so far in the batch.
+    async fn batch_member(self: &Arc<Self>, msg: Message, ids: &mut HashSet<String>) -> BatchMember {
+        let error = |id: Value, message: String| {
+            BatchMember::Answered(Answer::of(&jsonrpc::error_response(id, invalid_request(message))))
+        };
+        match msg {
+            // The same id twice in one batch (or an id still in flight): the second is
+            // rejected, as for single requests.
+            Message::Request { id, .. }
+                if !ids.insert(id.to_string())
+                    || self.inflight.lock().unwrap().contains_key(&id.to_string()) =>
+            {
+                error(
+                    id.clone(),
+                    format!("a request with id {id} is already in this batch or in progress"),
+                )
+            }
+            Message::Request { id, method, params } if method != "initialize" => {
+                let (permit, admission) = self.admit_when_free(&method).await;
+                let session = self.clone();
+                BatchMember::Pending(tokio::spawn(async move {
+                    let slot = Arc::new(Mutex::new(None));
+                    let r = session
+                        .handle_request(id, &method, params, slot, admission)
+                        .await;
+                    drop(permit);
+                    r
+                }))
+            }
+            Message::Request { id, .. } => {
+                error(id, "`initialize` cannot be part of a batch".into())
+            }
+            Message::Invalid { id, reason } => error(id, format!("Invalid Request: {reason}")),
+            other => {
+                Box::pin(self.dispatch(other)).await;
+                BatchMember::NoAnswer
+            }
+        }
+    }
+
+    /// A notification from the client.
+    fn notification(self: &Arc<Self>, method: &str, params: Option<Value>) {
+        match method {
+            "notifications/initialized" => {
+                debug!("client sent notifications/initialized");
+                self.mark_client_ready();
+            }
+            "notifications/cancelled" => self.cancelled(params),
+            "notifications/roots/list_changed" | "notifications/progress" => {
+                for ds in self.core.servers() {
+                    if let ServerState::Ready(conn) = ds.state() {
+                        conn.notify(method, params.clone());
+                    }
+                }
+            }
+            other => debug!(method = other, "client notification ignored"),
+        }
+    }
+
+    /// The client's `notifications/cancelled`: a listen stream closed, or a request in flight
+    /// aborted and its downstream request cancelled under the server's id.
+    fn cancelled(&self, params: Option<Value>) {
+        let Some(request_id) = params.as_ref().and_then(|p| p.get("requestId")) else {
+            return;
+        };
+        if self.listeners.cancel(request_id) {
+            info!(%request_id, "subscriptions/listen stream closed by the client");
+            return;
+        }
+        let entry = self
+            .inflight
+            .lock()
+            .unwrap()
+            .remove(&request_id.to_string());
+        let Some(entry) = entry else {
+            debug!(%request_id, "cancellation for a request not in flight ignored");
+            return;
+        };
+        if let Some(task) = entry.task {
+            task.abort();
+        }
+        if let Some((conn, downstream_id)) = entry.downstream.lock().unwrap().take() {
+            let reason = params.as_ref().and_then(|p| p.get("reason")).cloned();
+            let mut forwarded = json!({ "requestId": downstream_id });
+            if let Some(reason) = reason {
+                forwarded["reason"] = reason;
+            }
+            conn.notify("notifications/cancelled", Some(forwarded));
+        }
+        info!(%request_id, "request cancelled by the client");
+    }
+
+    /// The client's answer to one of our requests.
+    fn client_answer(&self, id: &Value, outcome: Result<Value, Value>) {
+        let tx = id
+            .as_u64()
+            .and_then(|n| self.client_requests.lock().unwrap().remove(&n));
+        match tx {
+            Some(tx) => {
+                let _ = tx.send(outcome);
+            }
+            None => warn!(%id, "response from the client for an unknown id ignored"),
+        }
+    }
+}
+
+/// What a batch member contributes to the batch's answer.
+enum BatchMember {
+    Answered(Answer),
+    Pending(tokio::task::JoinHandle<Answer>),
+    NoAnswer,
+}
+
+/// A -32600 error object with `message`.
+pub(super) fn invalid_request(message: impl Into<String>) -> Value {
+    jsonrpc::error_object(ErrorCode::InvalidRequest, message.into(), None)
+}

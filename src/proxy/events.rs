@@ -1,0 +1,202 @@
+//! What the servers report, routed to sessions: tool-list changes and notifications go to
+//! every session (each applies its own era filter) — a progress notification only to the
+//! session whose call carried its `progressToken`; a server's request goes to the session whose
+//! call caused it (the oldest call in flight on that server: stdio carries no better link),
+//! else to a session that declared the capability it needs, else it is refused (-32601).
+
+use std::sync::Arc;
+
+use jsonrpc_core::ErrorCode;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tracing::info;
+
+use super::multi_round;
+use super::session::Session;
+use super::Core;
+use crate::downstream::DownstreamEvent;
+use crate::jsonrpc;
+use crate::mrtr;
+use crate::passthrough::NotificationAction;
+use crate::transcript;
+
+impl Core {
+    /// Handles the servers' events until every server task has ended.
+    pub(super) async fn handle_events(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<DownstreamEvent>) {
+        while let Some(event) = rx.recv().await {
+            match event {
+                DownstreamEvent::ToolsChanged { server } => self.tools_changed(server).await,
+                DownstreamEvent::Notification {
+                    server,
+                    method,
+                    params,
+                    queued,
+                } => {
+                    self.server_notification(server, method, params).await;
+                    let _ = queued.send(());
+                }
+                DownstreamEvent::Request {
+                    server,
+                    id,
+                    method,
+                    params,
+                    reply,
+                } => {
+                    let request = ServerRequest {
+                        server,
+                        id,
+                        method,
+                        params,
+                    };
+                    tokio::spawn(self.clone().server_request(request, reply));
+                }
+            }
+        }
+    }
+
+    /// A server's tools (or state) changed: its resources and prompts are read again when it
+    /// (re)started, the catalog is rebuilt, and every session is told what changed.
+    async fn tools_changed(self: &Arc<Self>, server: String) {
+        let core = self.clone();
+        let name = server.clone();
+        tokio::spawn(async move {
+            let up = core.upstream(None);
+            for method in core.passthrough.on_server_changed(&up, &name).await {
+                core.list_changed(method).await;
+            }
+        });
+        if self.rebuild_catalog() {
+            info!(%server, tools = self.catalog().len(), "tool list changed");
+            self.list_changed("notifications/tools/list_changed").await;
+        }
+    }
+
+    /// A server's notification, through the passthrough filter, to the sessions it concerns.
+    async fn server_notification(self: &Arc<Self>, server: String, method: String, params: Option<Value>) {
+        let params = match self.passthrough.on_notification(&server, &method, params) {
+            NotificationAction::Forward(params) => params,
+            NotificationAction::Drop => return,
+            NotificationAction::RefreshThenForward(kind) => {
+                let core = self.clone();
+                tokio::spawn(async move {
+                    let up = core.upstream(None);
+                    core.passthrough.refresh(&up, &server, kind).await;
+                    core.list_changed(&method).await;
+                });
+                return;
+            }
+        };
+        let mut owner = None;
+        if method == "notifications/progress" {
+            let token = params
+                .as_ref()
+                .and_then(|p| p.get("progressToken"))
+                .map(Value::to_string);
+            let call = self.calls.owner(&server, token.as_deref());
+            if let Some(seq) = call.filter(|_| self.transcript.is_some()) {
+                let event = jsonrpc::notification(&method, params.clone());
+                self.calls.push_event(seq, transcript::event("server_to_client", event));
+            }
+            // Only a token names the call the notification is for.
+            owner = call.filter(|_| token.is_some());
+        }
+        let sessions = match owner.and_then(|seq| self.calls.session_of(seq)) {
+            Some(id) => self.session(id).into_iter().collect(),
+            None => self.sessions(),
+        };
+        for session in sessions {
+            session
+                .server_notification(&server, &method, params.clone())
+                .await;
+        }
+    }
+
+    /// A server's request: to the modern call that takes it (as an input request), else to a
+    /// session's client; the answer goes back to the server.
+    async fn server_request(
+        self: Arc<Self>,
+        request: ServerRequest,
+        reply: oneshot::Sender<Result<Value, Value>>,
+    ) {
+        let ServerRequest {
+            server,
+            id,
+            method,
+            params,
+        } = request;
+        let seq = self
+            .transcript
+            .as_ref()
+            .and_then(|_| self.calls.owner(&server, None));
+        if let Some(seq) = seq {
+            let event = jsonrpc::request(id.clone(), &method, params.clone());
+            self.calls.push_event(seq, transcript::event("server_to_client", event));
+        }
+        let answer = match self.multi_round.waiter_for(&server) {
+            // A modern client's call takes it (as an input request).
+            Some(call) => multi_round::ask_call(call, method, params).await,
+            None => match self.session_for_request(&server, &method) {
+                Ok(session) => session.ask_client(&server, &id, &method, params).await,
+                Err(refusal) => Err(refusal),
+            },
+        };
+        if let Some(seq) = seq {
+            let response = match &answer {
+                Ok(r) => jsonrpc::response(id.clone(), r.clone()),
+                Err(e) => jsonrpc::error_response(id.clone(), e.clone()),
+            };
+            self.calls.push_event(seq, transcript::event("client_to_server", response));
+        }
+        let _ = reply.send(answer);
+    }
+
+    /// The session to put a server's request `method` to: the one whose call on `server` is
+    /// the oldest in flight (when it may be asked), else the first legacy session that declared
+    /// the capability the method needs, else the only session there is (it answers as a lone
+    /// client always has). `Err` is the -32601 error object the server gets.
+    fn session_for_request(&self, server: &str, method: &str) -> Result<Arc<Session>, Value> {
+        let capability = mrtr::capability_for(method);
+        let may_ask = |s: &Session| {
+            capability.map_or(true, |c| s.declares(c)) || s.protocol_version().is_none()
+        };
+        let caller = self
+            .calls
+            .owner(server, None)
+            .and_then(|seq| self.calls.session_of(seq))
+            .and_then(|id| self.session(id));
+        if let Some(session) = caller {
+            if may_ask(&session) {
+                return Ok(session);
+            }
+            let why = format!("the client did not declare `{}` at initialize", capability.unwrap_or("?"));
+            return Err(mrtr::refused(method, &why));
+        }
+        let sessions = self.sessions();
+        let declared = sessions
+            .iter()
+            .find(|s| s.protocol_version().is_some() && may_ask(s));
+        if let Some(session) = declared {
+            return Ok(session.clone());
+        }
+        match sessions.as_slice() {
+            [only] => Ok(only.clone()),
+            [] => Err(jsonrpc::error_object(
+                ErrorCode::MethodNotFound,
+                "no client is connected to answer this request",
+                None,
+            )),
+            _ => Err(mrtr::refused(
+                method,
+                "no connected client declared the capability it needs",
+            )),
+        }
+    }
+}
+
+/// A server-to-client request as the server sent it.
+struct ServerRequest {
+    server: String,
+    id: Value,
+    method: String,
+    params: Option<Value>,
+}

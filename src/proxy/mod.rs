@@ -1,0 +1,109 @@
+//! The proxy: one shared [`Core`] (servers, catalog, config, transcript, paging store, routing,
+//! the `tools/call` path) and one [`Session`] per connected client (negotiated protocol era,
+//! in-flight ids, cancellation, server-to-client requests under ids of its own, its output
+//! queue). [`serve`] runs one core and one session over our stdin/stdout; an HTTP server opens a
+//! session per client over the same core.
+//!
+//! Each session dispatches the messages it is fed; every request is answered by its own task
+//! (so a slow tool never blocks another) whose response goes to the session's output queue.
+//! Downstream servers report notifications, server-to-client requests and tool-list changes
+//! through one event channel to the core, which routes them to sessions ([`events`]).
+//!
+//! Protocol behaviour (MCP specification 2025-06-18 and 2025-11-25, "Lifecycle", "Tools",
+//! "Utilities: Cancellation, Ping, Progress"; JSON-RPC 2.0 for errors and batches):
+//! - `initialize` starts every enabled server in parallel (once per core: later sessions find
+//!   them running), waits for each up to its `startup_timeout_sec`, and answers with our
+//!   serverInfo, the negotiated protocolVersion, `tools.listChanged: true` plus the capabilities
+//!   [`crate::passthrough`] proxies, and the servers' instructions; a second `initialize` in
+//!   a session is an error; other requests before it (except `ping`) are errors;
+//! - resources, prompts, completion and logging requests go to [`crate::passthrough`], and
+//!   server notifications pass through its filter (nothing for a capability not declared);
+//! - `tools/list` answers the merged catalog in one page (a `cursor` is -32602);
+//!   `tools/call` is routed, forwarded with its arguments and `_meta`, and answered with the
+//!   envelope ([`crate::outcome`]), except the URL-elicitation-required error (-32042), which
+//!   the client gets as that JSON-RPC error;
+//! - requests of MCP 2026-07-28 (per-request `_meta`, see [`crate::era`]) need no
+//!   `initialize`: the first one starts the servers (unless running), `server/discover` and
+//!   `subscriptions/listen` are answered with [`crate::modern`], every other one takes the same
+//!   path as in a legacy session and its result is stamped with `resultType` (and the caching
+//!   hints where the 2026-07-28 schema requires them); list changes go to legacy sessions
+//!   and to the listen streams that asked for them;
+//! - input a server needs from the client during a `tools/call` (sampling, elicitation, roots)
+//!   crosses the eras in [`multi_round`]: `input_required` rounds for modern clients, ordinary
+//!   server-to-client requests for legacy ones;
+//! - unknown methods get -32601, lines that are not JSON -32700 with id null, invalid requests
+//!   -32600, a request whose id is still in flight in its session -32600 (the first is not
+//!   disturbed);
+//! - `notifications/cancelled` from the client is forwarded downstream with the mapped id and
+//!   the cancelled request is answered by nobody;
+//! - server-to-client requests are forwarded to a client under fresh ids and the answers routed
+//!   back ([`client_requests`]); notifications pass through.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::downstream::Connection;
+
+mod calls;
+mod calls_in_flight;
+mod client_requests;
+mod core;
+mod dispatch;
+mod events;
+mod init_gate;
+mod multi_round;
+mod paging_hooks;
+mod requests;
+mod session;
+mod stdio;
+#[cfg(test)]
+mod tests;
+
+pub use self::core::Core;
+pub use self::session::{parse_line, Session, SessionOutput};
+pub use self::stdio::serve;
+
+/// Protocol versions we speak, oldest first (MCP specification revisions).
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The start of our `instructions`; each server's own follow under its name.
+pub const OUR_INSTRUCTIONS: &str = "Every tool result is a JSON envelope {call_id, tool, status, content, omitted, retryable}; status is ok, truncated (omitted rows were left out to fit the budget) or error (retryable says whether retrying could help).";
+/// The version we answer with when the client asks for one we do not know.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// Most requests of one session handled at once; feeding it waits beyond that (backpressure).
+pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
+/// Suggested capacity of a session's output queue (lines waiting for the client); when it is
+/// full, request tasks wait (backpressure).
+pub const OUTPUT_QUEUE: usize = 256;
+/// How long in-flight requests get to finish when a session closes (stdin closed, a signal).
+pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// The protocol version to answer a client that asked for `requested`: the same when we
+/// support it, else [`LATEST_PROTOCOL_VERSION`] (MCP "Lifecycle: Version Negotiation").
+pub fn negotiate_version(requested: Option<&str>) -> &'static str {
+    SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| Some(**v) == requested)
+        .copied()
+        .unwrap_or(LATEST_PROTOCOL_VERSION)
+}
+
+/// Whether JSON-RPC batches are part of `version`: they were added in 2025-03-26 and removed in
+/// 2025-06-18; 2024-11-05 receivers must accept them too (JSON-RPC 2.0 "Batch").
+pub fn batches_allowed(version: &str) -> bool {
+    matches!(version, "2024-11-05" | "2025-03-26")
+}
+
+/// `call_id` for a JSON-RPC id: a string as itself, an integer in decimal.
+pub fn call_id_of(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Where a forwarded request went: the connection and the downstream id, filled in once the
+/// request is sent (used to forward the client's `notifications/cancelled`).
+pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;

@@ -1,0 +1,271 @@
+//! A session's answers to its client's requests: `initialize` (MCP "Lifecycle"), the first
+//! steps of an MCP 2026-07-28 request (`server/discover`, `subscriptions/listen`), `ping`,
+//! `tools/list`, `tools/call`, and the passthrough methods.
+
+use std::sync::Arc;
+
+use jsonrpc_core::ErrorCode;
+use serde_json::{json, Value};
+use tracing::info;
+
+use super::calls::{CallRequest, CallSummary, NotEnveloped};
+use super::dispatch::invalid_request;
+use super::session::Session;
+use super::{negotiate_version, DownstreamSlot, LATEST_PROTOCOL_VERSION};
+use crate::downstream::ClientInit;
+use crate::era::RequestMeta;
+use crate::jsonrpc;
+
+/// See [`Session::admit`].
+#[derive(Debug, Clone)]
+pub(super) struct Admission {
+    pub initialized: bool,
+    pub seq: Option<u64>,
+    /// The request's per-request fields when it is an MCP 2026-07-28 request.
+    pub modern: Option<Arc<RequestMeta>>,
+}
+
+/// A response ready to be sent: its JSON text (without the newline) and, for a `tools/call`,
+/// the call's log line, written once the response is queued.
+pub(super) struct Answer {
+    pub json: Vec<u8>,
+    pub call: Option<CallSummary>,
+}
+
+impl Answer {
+    pub(super) fn of(message: &Value) -> Answer {
+        Answer {
+            json: serde_json::to_vec(message).expect("a JSON value always serializes"),
+            call: None,
+        }
+    }
+}
+
+impl Session {
+    /// Decides, in the order requests are fed, whether a request came after `initialize` and
+    /// which start order (`seq`) a `tools/call` gets; the request's own task may run later. A
+    /// client that sends requests after `initialize` has finished initializing, even if it
+    /// never sent `notifications/initialized`.
+    fn admit(&self, method: &str) -> Admission {
+        let initialized = self.protocol_version.get().is_some();
+        if initialized {
+            self.mark_client_ready();
+        }
+        let seq = (method == "tools/call").then(|| self.core.next_seq());
+        Admission {
+            initialized,
+            seq,
+            modern: None,
+        }
+    }
+
+    /// Waits for a free request slot (backpressure: feeding waits meanwhile), then admits
+    /// the request (see [`Session::admit`]).
+    pub(super) async fn admit_when_free(
+        &self,
+        method: &str,
+    ) -> (tokio::sync::OwnedSemaphorePermit, Admission) {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the request semaphore is never closed");
+        (permit, self.admit(method))
+    }
+
+    /// Answers one request (other than `initialize`) with a whole JSON-RPC response.
+    pub(super) async fn handle_request(
+        self: &Arc<Self>,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+        slot: DownstreamSlot,
+        admission: Admission,
+    ) -> Answer {
+        if let Some(err) = self.refusal(method, &admission) {
+            return Answer::of(&jsonrpc::error_response(id, err));
+        }
+        if method == "ping" {
+            return Answer::of(&jsonrpc::response(id, json!({})));
+        }
+        match method {
+            "tools/list" => match crate::passthrough::check_cursor(params.as_ref()) {
+                Ok(()) => {
+                    let tools = self.core.listed_tools(self.pager());
+                    Answer::of(&jsonrpc::response(id, json!({ "tools": tools })))
+                }
+                Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
+            },
+            "tools/call" => {
+                let call = CallRequest {
+                    id: &id,
+                    params,
+                    slot,
+                    seq: admission.seq,
+                    modern: admission.modern.as_ref(),
+                    session: Some(self),
+                };
+                match self.core.call_tool_mapped(call).await {
+                    Ok((mapped, summary)) => Answer {
+                        json: mapped.response_json(&id),
+                        call: Some(summary),
+                    },
+                    Err(NotEnveloped::Error(err)) => Answer::of(&jsonrpc::error_response(id, err)),
+                    Err(NotEnveloped::Result(r)) => Answer::of(&jsonrpc::response(id, r)),
+                }
+            }
+            _ => self.passthrough(id, method, params, &slot).await,
+        }
+    }
+
+    /// Why a request cannot be handled yet, as a JSON-RPC error object: a method MCP
+    /// 2026-07-28 removed, a modern client's request without its `_meta`, or any request
+    /// but `ping` before `initialize`.
+    fn refusal(&self, method: &str, admission: &Admission) -> Option<Value> {
+        if let Some(err) = admission
+            .modern
+            .as_ref()
+            .and_then(|_| crate::modern::removed_method(method))
+        {
+            return Some(err);
+        }
+        if method == "ping" || admission.initialized {
+            return None;
+        }
+        if self.listeners.seen() {
+            // A client that spoke MCP 2026-07-28 sent a request without its `_meta`.
+            return Some(crate::era::parse_meta(None).expect_err("no `_meta` is never valid"));
+        }
+        Some(invalid_request(format!(
+            "not initialized: send `initialize` before `{method}`"
+        )))
+    }
+
+    /// Resources, prompts, completion, logging ([`crate::passthrough`]); -32601 for anything
+    /// else.
+    async fn passthrough(
+        &self,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+        slot: &DownstreamSlot,
+    ) -> Answer {
+        let up = self.core.upstream(Some(slot));
+        if let Some(answer) = self.core.passthrough.handle(&up, method, params).await {
+            return Answer::of(&match answer {
+                Ok(result) => jsonrpc::response(id, result),
+                Err(err) => jsonrpc::error_response(id, err),
+            });
+        }
+        let err = jsonrpc::error_object(
+            ErrorCode::MethodNotFound,
+            format!("Method not found: {method}"),
+            None,
+        );
+        Answer::of(&jsonrpc::error_response(id, err))
+    }
+
+    /// `initialize`: negotiates the version, starts the servers (unless running) and answers
+    /// with our capabilities and instructions.
+    pub(super) async fn initialize(self: &Arc<Self>, id: &Value, params: Option<Value>) -> Value {
+        let params = params.unwrap_or(Value::Null);
+        let requested = params.get("protocolVersion");
+        let refused = if self.protocol_version.get().is_some() {
+            Some(invalid_request("already initialized: `initialize` may be sent only once"))
+        } else if requested.is_some_and(|r| !r.is_string()) {
+            let msg = "`protocolVersion` must be a string";
+            Some(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None))
+        } else {
+            None
+        };
+        if let Some(err) = refused {
+            return jsonrpc::error_response(id.clone(), err);
+        }
+        let version = negotiate_version(requested.and_then(Value::as_str));
+        if self.protocol_version.set(version).is_err() {
+            let err = invalid_request("already initialized");
+            return jsonrpc::error_response(id.clone(), err);
+        }
+        let capabilities = params
+            .get("capabilities")
+            .filter(|c| c.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let _ = self.legacy_capabilities.set(capabilities.clone());
+        let client_info = params
+            .get("clientInfo")
+            .filter(|c| c.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({"name": "unknown-client", "version": "0"}));
+        info!(protocol_version = version, client = %client_info, "client initialize");
+        self.core
+            .start_servers(ClientInit {
+                protocol_version: version.to_owned(),
+                capabilities,
+                client_info,
+            })
+            .await;
+        let capabilities = self.core.capabilities();
+        let text = self.core.instructions();
+        self.warn_client_about(crate::availability::down_servers(self.core.servers()));
+        let result = json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": crate::era::server_info(),
+            "instructions": text,
+        });
+        jsonrpc::response(id.clone(), result)
+    }
+
+    /// The first steps of a modern request, in the order requests are fed: the servers are
+    /// started on the first one (with its capabilities and clientInfo) unless running;
+    /// `server/discover` and `subscriptions/listen` are answered here (returns `true`),
+    /// everything else goes on to the ordinary request path.
+    pub(super) async fn modern_request(
+        self: &Arc<Self>,
+        id: &Value,
+        method: &str,
+        params: Option<&Value>,
+        meta: &RequestMeta,
+    ) -> bool {
+        self.listeners.mark_seen();
+        if !self.core.servers_started() {
+            info!(protocol_version = %meta.protocol_version, client = ?meta.client_info, "first modern request");
+            let client_info = meta.client_info.clone();
+            self.core
+                .start_servers(ClientInit {
+                    protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+                    capabilities: meta.capabilities.clone(),
+                    client_info: client_info
+                        .unwrap_or_else(|| json!({"name": "unknown-client", "version": "0"})),
+                })
+                .await;
+            // What we declare is fixed once the first start settled, as for `initialize`.
+            self.core.capabilities();
+        }
+        match method {
+            "server/discover" => {
+                let core = &self.core;
+                let result =
+                    crate::modern::discover_result(core.capabilities(), &core.instructions());
+                self.send(&jsonrpc::response(id.clone(), result)).await;
+                true
+            }
+            "subscriptions/listen" => {
+                let declared = self.core.capabilities();
+                let offered = |key: &str| match key {
+                    "promptsListChanged" => declared.get("prompts").is_some(),
+                    "resourcesListChanged" => declared.get("resources").is_some(),
+                    _ => key == "toolsListChanged",
+                };
+                match self.listeners.open(id, params, offered) {
+                    Ok(ack) => self.send(&ack).await,
+                    Err(err) => self.send(&jsonrpc::error_response(id.clone(), err)).await,
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}

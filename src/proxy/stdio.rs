@@ -1,0 +1,179 @@
+//! The proxy over stdio: one [`Core`] and one [`Session`] over our stdin and stdout, with line
+//! framing (a maximum length), reading paused while the client does not read its answers, and
+//! `initialize` answered while stdin is still read ([`InitGate`]).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tracing::{info, warn};
+
+use super::init_gate::InitGate;
+use super::session::{parse_line, Session, SessionOutput};
+use super::{Core, OUTPUT_QUEUE};
+use crate::backpressure::{CountingWriter, OutputGate};
+use crate::config::Config;
+use crate::jsonrpc::{self, Frame, Incoming, LineReader};
+use crate::transcript::TranscriptWriter;
+
+/// Resolves when the session must end (a signal, or stdout closed).
+type Stop<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Runs the proxy on `input` / `output` until `input` ends or `stop` resolves, then shuts every
+/// server down and returns. Never returns an error for bad client input: that is answered.
+pub async fn serve<R, W, S>(
+    config: Arc<Config>,
+    input: R,
+    output: W,
+    transcript: Option<TranscriptWriter>,
+    cassette: Option<crate::cassette::Playback>,
+    stop: S,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    S: Future<Output = ()> + Send,
+{
+    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
+    // A client that closed our stdout can read no answer: that ends the session like a signal.
+    let (stdout_gone, stdout_gone_rx) = oneshot::channel::<()>();
+    let gate = OutputGate::new();
+    let output = CountingWriter::new(output, gate.clone());
+    let writer = tokio::spawn(async move {
+        if let Err(e) = jsonrpc::write_lines(output, out_rx, std::future::pending()).await {
+            warn!(error = %e, "writing stdout failed; shutting down");
+            let _ = stdout_gone.send(());
+        }
+    });
+    let stop: Stop<'_> = Box::pin(async move {
+        tokio::select! {
+            _ = stop => info!("signal received; shutting down"),
+            Ok(()) = stdout_gone_rx => {}
+        }
+    });
+    let core = Core::new(config.clone(), transcript);
+    if let Some(playback) = cassette {
+        core.set_cassette(playback);
+    }
+    core.set_output_gate(gate.clone());
+    let session = core.open_session(SessionOutput {
+        lines: out_tx,
+        gate: Some(gate.clone()),
+    });
+    let reader = LineReader::new(
+        BufReader::with_capacity(256 * 1024, input),
+        config.max_message_bytes(),
+    );
+    read_client(&session, reader, &gate, stop).await;
+    // Let in-flight requests finish (their servers are still up), then stop everything.
+    session.close().await;
+    core.shutdown().await;
+    // Requests still running got their error envelopes when their servers stopped.
+    session.settle(Duration::from_secs(2)).await;
+    core.flush_transcript();
+    drop(session);
+    drop(core);
+    // The writer ends when the last sender is gone; a stuck grandchild must not keep us here.
+    let _ = tokio::time::timeout(Duration::from_secs(3), writer).await;
+    Ok(())
+}
+
+/// Reads the client's lines and feeds them to `session` until stdin ends, reading fails, or
+/// `stop` resolves.
+async fn read_client<R: AsyncBufRead + Unpin>(
+    session: &Arc<Session>,
+    mut reader: LineReader<R>,
+    gate: &OutputGate,
+    mut stop: Stop<'_>,
+) {
+    let mut init = InitGate::default();
+    loop {
+        // A client that does not read its answers gets no more requests read meanwhile.
+        if gate.is_full() {
+            tokio::select! {
+                _ = gate.room() => {}
+                _ = &mut stop => return,
+            }
+        }
+        let frame = tokio::select! {
+            frame = reader.next_frame(), if !init.is_full() => frame,
+            held = init.finished() => {
+                if !feed_all(session, held, &mut stop).await {
+                    return;
+                }
+                continue;
+            }
+            _ = &mut stop => return,
+        };
+        match frame {
+            Ok(None) => {
+                info!("stdin closed; shutting down");
+                // Requests read while `initialize` ran are still handled.
+                if init.is_running() {
+                    let held = tokio::select! {
+                        biased;
+                        held = init.finished() => held,
+                        _ = &mut stop => return,
+                    };
+                    feed_all(session, held, &mut stop).await;
+                }
+                return;
+            }
+            Err(e) => {
+                warn!(error = %e, "reading stdin failed; shutting down");
+                return;
+            }
+            Ok(Some(Frame::TooLong { len, head })) => session.reject_too_long(len, &head).await,
+            Ok(Some(Frame::Line(line))) => {
+                if !feed_line(session, line, &mut init, &mut stop).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Feeds one line: `initialize` runs in its own task while reading goes on; what arrives
+/// meanwhile is held (a `ping` passes). Returns `false` when `stop` resolved.
+async fn feed_line(
+    session: &Arc<Session>,
+    line: Vec<u8>,
+    init: &mut InitGate,
+    stop: &mut Stop<'_>,
+) -> bool {
+    let incoming = match parse_line(line).await {
+        Ok(incoming) => incoming,
+        Err((id, error)) => {
+            session.answer_parse_error(id, &error).await;
+            return true;
+        }
+    };
+    if InitGate::is_initialize(&incoming) && !init.is_running() {
+        let session = session.clone();
+        init.start(tokio::spawn(async move { session.feed(incoming).await }));
+    } else if init.is_running() && !InitGate::may_pass(&incoming) {
+        init.hold(incoming);
+    } else {
+        return feed_all(session, [incoming], stop).await;
+    }
+    true
+}
+
+/// Feeds messages in order; returns `false` when `stop` resolved first.
+async fn feed_all(
+    session: &Arc<Session>,
+    messages: impl IntoIterator<Item = Incoming>,
+    stop: &mut Stop<'_>,
+) -> bool {
+    for incoming in messages {
+        tokio::select! {
+            biased;
+            _ = session.feed(incoming) => {}
+            _ = &mut *stop => return false,
+        }
+    }
+    true
+}
