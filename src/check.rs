@@ -30,9 +30,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::catalog::requires_task;
-use crate::config::{Config, Setting, Source};
-use crate::downstream::ServerState;
+use crate::catalog::{requires_task, Catalog};
+use crate::config::{Config, ServerConfig, Setting, Source};
+use crate::downstream::{Downstream, ServerState};
 use crate::passthrough::inventory::Offered;
 use crate::proxy::Core;
 use crate::settings::BudgetRules;
@@ -128,95 +128,115 @@ pub fn failure_reason(state: &ServerState) -> Option<String> {
 /// time, stderr tail and exposed tools with settings resolved from `config`. No I/O.
 pub fn report(config: &Config, proxy: &Core) -> CheckReport {
     let catalog = proxy.catalog();
-    let mut servers = Vec::new();
-    for server in &config.servers {
-        let Some(ds) = proxy.servers().iter().find(|d| d.name() == server.name) else {
-            servers.push(ServerReport {
-                name: server.name.clone(),
-                status: ServerStatus::Disabled,
-                startup: None,
-                protocol: None,
-                offered: Default::default(),
-                stderr_tail: Vec::new(),
-                tools: Vec::new(),
-                warnings: Vec::new(),
-            });
-            continue;
-        };
-        let status = match failure_reason(&ds.state()) {
-            None => ServerStatus::Ready,
-            Some(reason) => ServerStatus::Failed { reason },
-        };
-        let tools = if status == ServerStatus::Ready {
-            catalog
-                .tools()
-                .iter()
-                .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
-                .filter_map(|name| {
-                    let route = catalog.route(name)?;
-                    (route.server == server.name).then(|| {
-                        let settings = config.tool_settings(&route.server, &route.tool);
-                        ToolReport {
-                            name: name.to_owned(),
-                            char_budget: settings.char_budget,
-                            budget_rules: settings.budget_rules,
-                            tool_timeout: settings.tool_timeout,
-                        }
-                    })
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let mut warnings = match ds.tools() {
-            Some(listed) => {
-                let offered: Vec<&str> = listed
-                    .iter()
-                    .filter_map(|t| t.get("name")?.as_str())
-                    .collect();
-                server
-                    .unknown_tool_names(&offered)
-                    .into_iter()
-                    .map(|(key, name)| {
-                        format!("{key} names \"{name}\", which the server does not offer")
-                    })
-                    .collect()
-            }
-            None => Vec::new(),
-        };
-        if let Some(listed) = ds.tools() {
-            let task_only = listed.iter().filter(|t| requires_task(t)).filter_map(|t| {
-                let name = t.get("name")?.as_str()?;
-                server.exposes(name).then(|| {
-                    format!("tool '{name}' requires task-augmented execution, which is not proxied; not listed")
-                })
-            });
-            warnings.extend(task_only);
-        }
-        let own = format!("server '{}': ", server.name);
-        warnings.extend(
-            ds.tool_warnings()
-                .iter()
-                .map(|w| w.strip_prefix(&own).unwrap_or(w).to_owned()),
-        );
-        let protocol = match ds.state() {
-            ServerState::Ready(conn) if status == ServerStatus::Ready => conn
-                .era()
-                .map(|era| format!("{} ({})", era.version(), era.label())),
-            _ => None,
-        };
-        servers.push(ServerReport {
-            name: server.name.clone(),
-            status,
-            protocol,
-            startup: ds.startup_duration(),
-            offered: Default::default(),
-            stderr_tail: ds.stderr_tail(),
-            tools,
-            warnings,
-        });
-    }
+    let servers = config
+        .servers
+        .iter()
+        .map(
+            |server| match proxy.servers().iter().find(|d| d.name() == server.name) {
+                Some(ds) => server_report(config, &catalog, server, ds),
+                None => ServerReport {
+                    name: server.name.clone(),
+                    status: ServerStatus::Disabled,
+                    startup: None,
+                    protocol: None,
+                    offered: Default::default(),
+                    stderr_tail: Vec::new(),
+                    tools: Vec::new(),
+                    warnings: Vec::new(),
+                },
+            },
+        )
+        .collect();
     CheckReport { servers }
+}
+
+/// The report line of one started server.
+fn server_report(
+    config: &Config,
+    catalog: &Catalog,
+    server: &ServerConfig,
+    ds: &Downstream,
+) -> ServerReport {
+    let status = match failure_reason(&ds.state()) {
+        None => ServerStatus::Ready,
+        Some(reason) => ServerStatus::Failed { reason },
+    };
+    let tools = if status == ServerStatus::Ready {
+        tool_reports(config, catalog, &server.name)
+    } else {
+        Vec::new()
+    };
+    let protocol = match ds.state() {
+        ServerState::Ready(conn) if status == ServerStatus::Ready => conn
+            .era()
+            .map(|era| format!("{} ({})", era.version(), era.label())),
+        _ => None,
+    };
+    ServerReport {
+        name: server.name.clone(),
+        status,
+        protocol,
+        startup: ds.startup_duration(),
+        offered: Default::default(),
+        stderr_tail: ds.stderr_tail(),
+        tools,
+        warnings: server_warnings(server, ds),
+    }
+}
+
+/// The catalog's tools of server `name`, with their settings.
+fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolReport> {
+    catalog
+        .tools()
+        .iter()
+        .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
+        .filter_map(|exposed| {
+            let route = catalog.route(exposed)?;
+            (route.server == name).then(|| {
+                let settings = config.tool_settings(&route.server, &route.tool);
+                ToolReport {
+                    name: exposed.to_owned(),
+                    char_budget: settings.char_budget,
+                    budget_rules: settings.budget_rules,
+                    tool_timeout: settings.tool_timeout,
+                }
+            })
+        })
+        .collect()
+}
+
+/// What is wrong with a server's tools: config keys naming tools it does not offer, tools that
+/// need task-augmented execution, and the warnings from checking its tool list.
+fn server_warnings(server: &ServerConfig, ds: &Downstream) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(listed) = ds.tools() {
+        let offered: Vec<&str> = listed
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str())
+            .collect();
+        warnings.extend(
+            server
+                .unknown_tool_names(&offered)
+                .into_iter()
+                .map(|(key, name)| {
+                    format!("{key} names \"{name}\", which the server does not offer")
+                }),
+        );
+        let task_only = listed.iter().filter(|t| requires_task(t)).filter_map(|t| {
+            let name = t.get("name")?.as_str()?;
+            server.exposes(name).then(|| {
+                format!("tool '{name}' requires task-augmented execution, which is not proxied; not listed")
+            })
+        });
+        warnings.extend(task_only);
+    }
+    let own = format!("server '{}': ", server.name);
+    warnings.extend(
+        ds.tool_warnings()
+            .iter()
+            .map(|w| w.strip_prefix(&own).unwrap_or(w).to_owned()),
+    );
+    warnings
 }
 
 /// Puts each server's prompts, resources and templates (read by
@@ -254,86 +274,136 @@ fn budget_cells(t: &ToolReport) -> [String; 2] {
     [chars, tokens]
 }
 
+/// A row of the table: its cells, or a free-text line written as is.
+type Row = Result<[String; 7], String>;
+
+/// What the summary line counts.
+#[derive(Default)]
+struct Totals {
+    enabled: usize,
+    ready: usize,
+    tools: usize,
+    /// Prompts, resources, resource templates.
+    offered: [usize; 3],
+}
+
 /// The table `check` prints (see the module doc), ending with a summary line and a newline.
 pub fn render(report: &CheckReport) -> String {
-    // Rows of cells; `None` marks a free-text line written as is.
-    let mut rows: Vec<Result<[String; 7], String>> = vec![Ok([
-        "SERVER / TOOL".into(),
-        "STATE".into(),
-        "PROTOCOL".into(),
-        "STARTUP".into(),
-        "CHAR_BUDGET".into(),
-        "TOKEN_BUDGET".into(),
-        "TIMEOUT".into(),
-    ])];
-    let (mut enabled, mut ready, mut tools) = (0usize, 0usize, 0usize);
-    let mut offered_totals = [0usize; 3];
+    let header = [
+        "SERVER / TOOL",
+        "STATE",
+        "PROTOCOL",
+        "STARTUP",
+        "CHAR_BUDGET",
+        "TOKEN_BUDGET",
+        "TIMEOUT",
+    ];
+    let mut rows: Vec<Row> = vec![Ok(header.map(String::from))];
+    let mut totals = Totals::default();
     for s in &report.servers {
-        let startup = match (&s.status, s.startup) {
-            (ServerStatus::Disabled, _) => String::new(),
-            (_, Some(d)) => format!("{} ms", d.as_millis()),
-            (_, None) => "-".into(),
-        };
-        let state = match &s.status {
-            ServerStatus::Ready => "ready",
-            ServerStatus::Failed { .. } => "failed",
-            ServerStatus::Disabled => "disabled",
-        };
-        if s.status != ServerStatus::Disabled {
-            enabled += 1;
-        }
-        rows.push(Ok([
-            s.name.clone(),
-            state.into(),
-            s.protocol.clone().unwrap_or_default(),
-            startup,
-            String::new(),
-            String::new(),
-            String::new(),
-        ]));
-        match &s.status {
-            ServerStatus::Ready => {
-                ready += 1;
-                if s.tools.is_empty() {
-                    rows.push(Err("  (no tools exposed)".into()));
-                }
-                for t in &s.tools {
-                    tools += 1;
-                    rows.push(Ok([
-                        format!("  {}", t.name),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        budget_cells(t)[0].clone(),
-                        budget_cells(t)[1].clone(),
-                        format!("{} ({})", secs(t.tool_timeout.value), t.tool_timeout.source),
-                    ]));
-                }
-                rows.extend(offered_lines(&s.offered).into_iter().map(Err));
-                for (total, list) in offered_totals.iter_mut().zip([
-                    &s.offered.prompts,
-                    &s.offered.resources,
-                    &s.offered.templates,
-                ]) {
-                    *total += list.len();
-                }
-            }
-            ServerStatus::Failed { reason } => {
-                rows.push(Err(format!("  reason: {reason}")));
-                let start = s.stderr_tail.len().saturating_sub(STDERR_LINES_SHOWN);
-                if s.stderr_tail.is_empty() {
-                    rows.push(Err("  stderr: (none)".into()));
-                }
-                for line in &s.stderr_tail[start..] {
-                    rows.push(Err(format!("  stderr: {line}")));
-                }
-            }
-            ServerStatus::Disabled => {}
-        }
-        for w in &s.warnings {
-            rows.push(Err(format!("  warning: {w}")));
-        }
+        rows.extend(server_rows(s, &mut totals));
     }
+    let mut out = layout(&rows);
+    if report.servers.is_empty() {
+        out.push_str("(no servers configured)\n");
+    }
+    let Totals {
+        enabled,
+        ready,
+        tools,
+        offered,
+    } = totals;
+    out.push_str(&format!(
+        "\n{ready} of {enabled} enabled server(s) ready, {tools} tool(s)"
+    ));
+    if offered.iter().any(|n| *n > 0) {
+        let [prompts, resources, templates] = offered;
+        out.push_str(&format!(
+            ", {prompts} prompt(s), {resources} resource(s), {templates} resource template(s)"
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// The rows of one server: its line, then its tools and what it offers (ready), or why it
+/// failed with the end of its stderr; then its warnings.
+fn server_rows(s: &ServerReport, totals: &mut Totals) -> Vec<Row> {
+    let startup = match (&s.status, s.startup) {
+        (ServerStatus::Disabled, _) => String::new(),
+        (_, Some(d)) => format!("{} ms", d.as_millis()),
+        (_, None) => "-".into(),
+    };
+    let state = match &s.status {
+        ServerStatus::Ready => "ready",
+        ServerStatus::Failed { .. } => "failed",
+        ServerStatus::Disabled => "disabled",
+    };
+    if s.status != ServerStatus::Disabled {
+        totals.enabled += 1;
+    }
+    let protocol = s.protocol.clone().unwrap_or_default();
+    let (name, state) = (s.name.clone(), state.to_owned());
+    let blank = String::new;
+    let mut rows = vec![Ok([
+        name,
+        state,
+        protocol,
+        startup,
+        blank(),
+        blank(),
+        blank(),
+    ])];
+    match &s.status {
+        ServerStatus::Ready => {
+            totals.ready += 1;
+            if s.tools.is_empty() {
+                rows.push(Err("  (no tools exposed)".into()));
+            }
+            for t in &s.tools {
+                totals.tools += 1;
+                let [chars, tokens] = budget_cells(t);
+                let timeout = format!("{} ({})", secs(t.tool_timeout.value), t.tool_timeout.source);
+                let name = format!("  {}", t.name);
+                rows.push(Ok([
+                    name,
+                    blank(),
+                    blank(),
+                    blank(),
+                    chars,
+                    tokens,
+                    timeout,
+                ]));
+            }
+            rows.extend(offered_lines(&s.offered).into_iter().map(Err));
+            let lists = [
+                &s.offered.prompts,
+                &s.offered.resources,
+                &s.offered.templates,
+            ];
+            for (total, list) in totals.offered.iter_mut().zip(lists) {
+                *total += list.len();
+            }
+        }
+        ServerStatus::Failed { reason } => {
+            rows.push(Err(format!("  reason: {reason}")));
+            let start = s.stderr_tail.len().saturating_sub(STDERR_LINES_SHOWN);
+            if s.stderr_tail.is_empty() {
+                rows.push(Err("  stderr: (none)".into()));
+            }
+            for line in &s.stderr_tail[start..] {
+                rows.push(Err(format!("  stderr: {line}")));
+            }
+        }
+        ServerStatus::Disabled => {}
+    }
+    rows.extend(s.warnings.iter().map(|w| Err(format!("  warning: {w}"))));
+    rows
+}
+
+/// The rows as text: cells padded to their column's width (in characters), two spaces
+/// apart, trailing spaces trimmed; one line per row.
+fn layout(rows: &[Row]) -> String {
     let mut widths = [0usize; 7];
     for cells in rows.iter().flatten() {
         for (w, c) in widths.iter_mut().zip(cells) {
@@ -341,7 +411,7 @@ pub fn render(report: &CheckReport) -> String {
         }
     }
     let mut out = String::new();
-    for row in &rows {
+    for row in rows {
         match row {
             Ok(cells) => {
                 let mut line = String::new();
@@ -358,19 +428,6 @@ pub fn render(report: &CheckReport) -> String {
         }
         out.push('\n');
     }
-    if report.servers.is_empty() {
-        out.push_str("(no servers configured)\n");
-    }
-    out.push_str(&format!(
-        "\n{ready} of {enabled} enabled server(s) ready, {tools} tool(s)"
-    ));
-    if offered_totals.iter().any(|n| *n > 0) {
-        let [prompts, resources, templates] = offered_totals;
-        out.push_str(&format!(
-            ", {prompts} prompt(s), {resources} resource(s), {templates} resource template(s)"
-        ));
-    }
-    out.push('\n');
     out
 }
 

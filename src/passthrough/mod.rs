@@ -37,7 +37,10 @@ use tracing::{debug, warn};
 use crate::config::Config;
 use crate::downstream::{CallError, Connection, Downstream, ServerState};
 use crate::jsonrpc;
-use crate::proxy::DownstreamSlot;
+
+/// Where a forwarded request went: the connection and the downstream id, filled in once the
+/// request is sent (used to forward the client's `notifications/cancelled`).
+pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;
 
 /// JSON-RPC error code for an unknown resource (MCP 2025-11-25 "Resources: Error Handling").
 pub const RESOURCE_NOT_FOUND: i64 = -32002;

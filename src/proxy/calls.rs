@@ -298,8 +298,8 @@ impl Core {
         };
         let timeout = settings.tool_timeout.value;
         // Arguments whose numbers would not survive parsing go as written.
-        let parsed_arguments = crate::exact_args::take(params)
-            .and_then(|text| crate::exact_args::mark(params, &text));
+        let parsed_arguments =
+            crate::exact_args::take(params).and_then(|text| crate::exact_args::mark(params, &text));
         let flow = self.call_downstream(ds, params, timeout, leg, name).await;
         if let Some(arguments) = parsed_arguments {
             params.insert("arguments".into(), arguments);

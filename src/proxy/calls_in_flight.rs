@@ -121,7 +121,11 @@ mod tests {
         assert_eq!(calls.owner("x", None), None);
         assert_eq!(calls.session_of(5), Some(2));
         drop(a);
-        assert_eq!(calls.owner("s", None), Some(5), "a dropped guard leaves the table");
+        assert_eq!(
+            calls.owner("s", None),
+            Some(5),
+            "a dropped guard leaves the table"
+        );
         calls.push_event(5, Value::from(1));
         assert_eq!(calls.take_events(5), vec![Value::from(1)]);
         assert!(calls.take_events(5).is_empty());

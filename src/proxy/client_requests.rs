@@ -47,7 +47,12 @@ impl Session {
         debug!(%server, method, id, "forwarding server request to the client");
         self.send(&jsonrpc::request(Value::from(id), method, params))
             .await;
-        let timeout = self.core.config.tool_settings(server, "").tool_timeout.value;
+        let timeout = self
+            .core
+            .config
+            .tool_settings(server, "")
+            .tool_timeout
+            .value;
         let answer = self.client_answer_within(id, rx, timeout).await;
         self.server_request_ids.lock().unwrap().remove(&key);
         answer

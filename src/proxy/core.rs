@@ -28,6 +28,8 @@ type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
 pub struct Core {
     pub(super) config: Arc<Config>,
     servers: OnceLock<Vec<Downstream>>,
+    /// Set once the first start of every server has settled.
+    first_start: tokio::sync::OnceCell<()>,
     server_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     catalog: RwLock<Arc<Catalog>>,
     pub(super) shutdown: watch::Sender<bool>,
@@ -69,6 +71,7 @@ impl Core {
             pager: crate::page_tool::Pager::new(&config.paging),
             config,
             servers: OnceLock::new(),
+            first_start: tokio::sync::OnceCell::new(),
             server_tasks: Mutex::new(Vec::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
             shutdown,
@@ -116,9 +119,9 @@ impl Core {
         self.servers.get().map(Vec::as_slice).unwrap_or(&[])
     }
 
-    /// Whether [`Core::start_servers`] has been called.
+    /// Whether the first start of the servers has settled ([`Core::start_servers`]).
     pub fn servers_started(&self) -> bool {
-        self.servers.get().is_some()
+        self.first_start.initialized()
     }
 
     /// What the proxy declares to its servers when no single client's capabilities apply
@@ -141,13 +144,20 @@ impl Core {
     /// Starts every enabled server in parallel, declaring `client` to them (version,
     /// capabilities, clientInfo), and waits for each to be ready, up to its own
     /// `startup_timeout_sec`; servers not ready by then go on starting (or restarting) in the
-    /// background and their tools appear later. Only the first call starts anything.
+    /// background and their tools appear later. Only the first call starts anything; a call
+    /// made while the first one runs waits for it (two clients initializing at once).
     pub async fn start_servers(self: &Arc<Self>, client: ClientInit) {
+        self.first_start
+            .get_or_init(|| self.start_once(client))
+            .await;
+    }
+
+    /// The first start of every server (see [`Core::start_servers`]).
+    async fn start_once(self: &Arc<Self>, client: ClientInit) {
         if self.cassette.get().is_some_and(|c| !c.record_missing) {
-            if self.servers.set(Vec::new()).is_ok() {
-                self.names_given.store(true, Ordering::Release);
-                self.rebuild_catalog();
-            }
+            let _ = self.servers.set(Vec::new());
+            self.names_given.store(true, Ordering::Release);
+            self.rebuild_catalog();
             return;
         }
         let (events_tx, events_rx) = mpsc::unbounded_channel();
@@ -393,7 +403,9 @@ impl Core {
     /// The page tool for a new session (its own key into the shared store); `None` when paging
     /// is off.
     pub(super) fn session_pager(&self) -> Option<crate::page_tool::Pager> {
-        self.pager.as_ref().map(crate::page_tool::Pager::for_new_session)
+        self.pager
+            .as_ref()
+            .map(crate::page_tool::Pager::for_new_session)
     }
 
     /// Registers a new session; returns its number (unique within the process).

@@ -130,9 +130,7 @@ impl Session {
     /// Answers a JSON-RPC 2.0 batch: one array of the responses to its requests (none for
     /// notifications); an error when the negotiated protocol version has no batches.
     pub(super) async fn dispatch_batch(self: &Arc<Self>, msgs: Vec<Message>) {
-        let version = self
-            .protocol_version()
-            .unwrap_or(LATEST_PROTOCOL_VERSION);
+        let version = self.protocol_version().unwrap_or(LATEST_PROTOCOL_VERSION);
         if !batches_allowed(version) {
             let err = invalid_request(format!(
                 "JSON-RPC batches are not supported in protocol version {version}"
@@ -176,9 +174,16 @@ impl Session {
 
     /// One member of a batch: a request gets a task (or an error at once), anything else is
     /// dispatched as if it came alone. `ids` are the request ids seen so far in the batch.
-    async fn batch_member(self: &Arc<Self>, msg: Message, ids: &mut HashSet<String>) -> BatchMember {
+    async fn batch_member(
+        self: &Arc<Self>,
+        msg: Message,
+        ids: &mut HashSet<String>,
+    ) -> BatchMember {
         let error = |id: Value, message: String| {
-            BatchMember::Answered(Answer::of(&jsonrpc::error_response(id, invalid_request(message))))
+            BatchMember::Answered(Answer::of(&jsonrpc::error_response(
+                id,
+                invalid_request(message),
+            )))
         };
         match msg {
             // The same id twice in one batch (or an id still in flight): the second is

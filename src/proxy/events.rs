@@ -22,7 +22,10 @@ use crate::transcript;
 
 impl Core {
     /// Handles the servers' events until every server task has ended.
-    pub(super) async fn handle_events(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<DownstreamEvent>) {
+    pub(super) async fn handle_events(
+        self: Arc<Self>,
+        mut rx: mpsc::UnboundedReceiver<DownstreamEvent>,
+    ) {
         while let Some(event) = rx.recv().await {
             match event {
                 DownstreamEvent::ToolsChanged { server } => self.tools_changed(server).await,
@@ -72,7 +75,12 @@ impl Core {
     }
 
     /// A server's notification, through the passthrough filter, to the sessions it concerns.
-    async fn server_notification(self: &Arc<Self>, server: String, method: String, params: Option<Value>) {
+    async fn server_notification(
+        self: &Arc<Self>,
+        server: String,
+        method: String,
+        params: Option<Value>,
+    ) {
         let params = match self.passthrough.on_notification(&server, &method, params) {
             NotificationAction::Forward(params) => params,
             NotificationAction::Drop => return,
@@ -95,7 +103,8 @@ impl Core {
             let call = self.calls.owner(&server, token.as_deref());
             if let Some(seq) = call.filter(|_| self.transcript.is_some()) {
                 let event = jsonrpc::notification(&method, params.clone());
-                self.calls.push_event(seq, transcript::event("server_to_client", event));
+                self.calls
+                    .push_event(seq, transcript::event("server_to_client", event));
             }
             // Only a token names the call the notification is for.
             owner = call.filter(|_| token.is_some());
@@ -130,7 +139,8 @@ impl Core {
             .and_then(|_| self.calls.owner(&server, None));
         if let Some(seq) = seq {
             let event = jsonrpc::request(id.clone(), &method, params.clone());
-            self.calls.push_event(seq, transcript::event("server_to_client", event));
+            self.calls
+                .push_event(seq, transcript::event("server_to_client", event));
         }
         let answer = match self.multi_round.waiter_for(&server) {
             // A modern client's call takes it (as an input request).
@@ -145,7 +155,8 @@ impl Core {
                 Ok(r) => jsonrpc::response(id.clone(), r.clone()),
                 Err(e) => jsonrpc::error_response(id.clone(), e.clone()),
             };
-            self.calls.push_event(seq, transcript::event("client_to_server", response));
+            self.calls
+                .push_event(seq, transcript::event("client_to_server", response));
         }
         let _ = reply.send(answer);
     }
@@ -168,7 +179,10 @@ impl Core {
             if may_ask(&session) {
                 return Ok(session);
             }
-            let why = format!("the client did not declare `{}` at initialize", capability.unwrap_or("?"));
+            let why = format!(
+                "the client did not declare `{}` at initialize",
+                capability.unwrap_or("?")
+            );
             return Err(mrtr::refused(method, &why));
         }
         let sessions = self.sessions();

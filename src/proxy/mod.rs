@@ -39,12 +39,9 @@
 //! - server-to-client requests are forwarded to a client under fresh ids and the answers routed
 //!   back ([`client_requests`]); notifications pass through.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-
-use crate::downstream::Connection;
 
 mod calls;
 mod calls_in_flight;
@@ -64,6 +61,7 @@ mod tests;
 pub use self::core::Core;
 pub use self::session::{parse_line, Session, SessionOutput};
 pub use self::stdio::serve;
+pub use crate::passthrough::DownstreamSlot;
 
 /// Protocol versions we speak, oldest first (MCP specification revisions).
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
@@ -103,7 +101,3 @@ pub fn call_id_of(id: &Value) -> String {
         other => other.to_string(),
     }
 }
-
-/// Where a forwarded request went: the connection and the downstream id, filled in once the
-/// request is sent (used to forward the client's `notifications/cancelled`).
-pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;

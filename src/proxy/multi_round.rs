@@ -353,7 +353,6 @@ impl Core {
         let why = format!("still asked for input after {MAX_ROUNDS} rounds");
         Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
     }
-
 }
 
 /// Puts one input request of a modern server to the legacy client, if it declared the

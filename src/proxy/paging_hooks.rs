@@ -15,7 +15,10 @@ use crate::page_tool::Pager;
 
 impl Core {
     /// The pager a call uses: its session's, or the core's own for calls without a client.
-    pub(super) fn pager_for<'a>(&'a self, session: Option<&'a std::sync::Arc<Session>>) -> Option<&'a Pager> {
+    pub(super) fn pager_for<'a>(
+        &'a self,
+        session: Option<&'a std::sync::Arc<Session>>,
+    ) -> Option<&'a Pager> {
         match session {
             Some(s) => s.pager(),
             None => self.own_pager(),

@@ -172,7 +172,9 @@ impl Session {
         let params = params.unwrap_or(Value::Null);
         let requested = params.get("protocolVersion");
         let refused = if self.protocol_version.get().is_some() {
-            Some(invalid_request("already initialized: `initialize` may be sent only once"))
+            Some(invalid_request(
+                "already initialized: `initialize` may be sent only once",
+            ))
         } else if requested.is_some_and(|r| !r.is_string()) {
             let msg = "`protocolVersion` must be a string";
             Some(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None))

@@ -300,6 +300,12 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.core.unregister(self.id);
+    }
+}
+
 /// Reads one client message (JSON text without framing): `Ok` with what it is, or `Err` with
 /// the `id` that could be read from text that is not JSON (too deep, a lone surrogate…) and
 /// why it is not. Large messages are parsed on the blocking pool.

@@ -26,9 +26,11 @@ fn config(text: &str) -> Arc<Config> {
 /// answer `T`, for each text in `texts` (in that order).
 fn cassette(texts: &[&str]) -> Playback {
     let tool = json!({"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}});
-    let mut lines = vec![json!({"v": 1, "kind": "tools", "recorded_at": "2026-12-01T00:00:00.000Z",
+    let mut lines = vec![
+        json!({"v": 1, "kind": "tools", "recorded_at": "2026-12-01T00:00:00.000Z",
         "server": "rec", "tools": [tool]})
-    .to_string()];
+        .to_string(),
+    ];
     for (seq, text) in texts.iter().enumerate() {
         lines.push(
             json!({
@@ -69,7 +71,11 @@ fn request(id: Value, method: &str, params: Value) -> Value {
 }
 
 fn call(id: Value, tool: &str, arguments: Value) -> Value {
-    request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
+    request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
 }
 
 fn envelope(answer: &Value) -> Value {
@@ -134,7 +140,10 @@ async fn initialize_ping_and_unknown_methods_follow_the_lifecycle() {
     let mut p = Piped::start(config(""), Some(cassette(&[])));
     let early = p.ask(&request(json!(1), "tools/list", json!({}))).await;
     assert_eq!(early["error"]["code"], -32600, "{early}");
-    assert!(early["error"]["message"].as_str().unwrap().contains("not initialized"));
+    assert!(early["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not initialized"));
     let pong = p.ask(&request(json!("p0"), "ping", json!({}))).await;
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "p0", "result": {}}));
 
@@ -195,7 +204,11 @@ async fn batches_only_where_the_version_has_them_and_ids_stay_unique() {
     ]);
     let answers = p.ask(&batch).await;
     let answers = answers.as_array().expect("one array for the batch");
-    assert_eq!(answers.len(), 4, "no answer for the notification: {answers:?}");
+    assert_eq!(
+        answers.len(),
+        4,
+        "no answer for the notification: {answers:?}"
+    );
     assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
     assert_eq!(answers[1]["error"]["code"], -32600, "the duplicate id");
     assert_eq!(answers[2]["error"]["code"], -32600, "initialize in a batch");
@@ -211,15 +224,22 @@ async fn tools_are_listed_and_called_with_the_envelope() {
     let tools = &list["result"]["tools"];
     assert_eq!(tools.as_array().map(Vec::len), Some(2), "{list}");
     assert_eq!(tools[0]["name"], "echo");
-    assert_eq!(tools[1]["name"], "envelope_next_page", "the page tool comes last");
-    let answer = p.ask(&call(json!("c1"), "echo", json!({"text": "hello"}))).await;
+    assert_eq!(
+        tools[1]["name"], "envelope_next_page",
+        "the page tool comes last"
+    );
+    let answer = p
+        .ask(&call(json!("c1"), "echo", json!({"text": "hello"})))
+        .await;
     let env = envelope(&answer);
     assert_eq!(env["call_id"], "c1", "{answer}");
     assert_eq!(env["status"], "ok");
     assert_eq!(env["content"], "hello");
     let missing = p.ask(&call(json!(2), "nope", json!({}))).await;
     assert_eq!(envelope(&missing)["status"], "error", "{missing}");
-    let bad = p.ask(&request(json!(3), "tools/call", json!({"name": 7}))).await;
+    let bad = p
+        .ask(&request(json!(3), "tools/call", json!({"name": 7})))
+        .await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     p.finish().await;
 }
@@ -231,16 +251,24 @@ async fn a_cancelled_request_is_answered_by_nobody() {
     p.send(&call(json!("slow"), "fx_sleep", json!({"ms": 60_000})))
         .await;
     // The same id while it is in flight: refused, the first undisturbed.
-    let dup = p.ask(&call(json!("slow"), "fx_echo", json!({"text": "x"}))).await;
-    assert_eq!(dup["error"]["code"], -32600, "{dup}");
-    p.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": "slow", "reason": "changed my mind"}}))
+    let dup = p
+        .ask(&call(json!("slow"), "fx_echo", json!({"text": "x"})))
         .await;
-    let echo = p.ask(&call(json!(2), "fx_echo", json!({"text": "after"}))).await;
+    assert_eq!(dup["error"]["code"], -32600, "{dup}");
+    p.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "slow", "reason": "changed my mind"}}),
+    )
+    .await;
+    let echo = p
+        .ask(&call(json!(2), "fx_echo", json!({"text": "after"})))
+        .await;
     assert_eq!(echo["id"], 2, "nothing for the cancelled request: {echo}");
     assert_eq!(envelope(&echo)["content"], "after");
     // Its id is free again.
-    let reused = p.ask(&call(json!("slow"), "fx_echo", json!({"text": "again"}))).await;
+    let reused = p
+        .ask(&call(json!("slow"), "fx_echo", json!({"text": "again"})))
+        .await;
     assert_eq!(envelope(&reused)["content"], "again", "{reused}");
     p.finish().await;
 }
@@ -268,7 +296,9 @@ impl Client {
     }
 
     async fn ask(&mut self, message: &Value) -> Value {
-        self.session.feed_line(message.to_string().into_bytes()).await;
+        self.session
+            .feed_line(message.to_string().into_bytes())
+            .await;
         self.recv().await
     }
 }
@@ -286,18 +316,28 @@ async fn two_sessions_share_one_core_and_keep_their_own_ids_and_state() {
     let early = b.ask(&request(json!(1), "tools/list", json!({}))).await;
     assert_eq!(early["error"]["code"], -32600, "{early}");
     let init_b = b.ask(&initialize(json!(1), "2025-03-26")).await;
-    assert_eq!(init_b["result"]["protocolVersion"], "2025-03-26", "{init_b}");
+    assert_eq!(
+        init_b["result"]["protocolVersion"], "2025-03-26",
+        "{init_b}"
+    );
     assert_eq!(b.session.protocol_version(), Some("2025-03-26"));
     assert_eq!(a.session.protocol_version(), Some("2025-06-18"));
     // The same client id in both sessions: each gets its own answer.
-    let from_a = a.ask(&call(json!(7), "echo", json!({"text": "from a"}))).await;
-    let from_b = b.ask(&call(json!(7), "echo", json!({"text": "from b"}))).await;
+    let from_a = a
+        .ask(&call(json!(7), "echo", json!({"text": "from a"})))
+        .await;
+    let from_b = b
+        .ask(&call(json!(7), "echo", json!({"text": "from b"})))
+        .await;
     assert_eq!(envelope(&from_a)["content"], "from a", "{from_a}");
     assert_eq!(envelope(&from_b)["content"], "from b", "{from_b}");
     // Batches follow each session's own version.
     let batch = json!([request(json!(8), "ping", json!({}))]);
     assert_eq!(a.ask(&batch).await["error"]["code"], -32600);
-    assert_eq!(b.ask(&batch).await, json!([{"jsonrpc": "2.0", "id": 8, "result": {}}]));
+    assert_eq!(
+        b.ask(&batch).await,
+        json!([{"jsonrpc": "2.0", "id": 8, "result": {}}])
+    );
     // A closed session leaves the other working.
     a.session.close().await;
     let pong = b.ask(&request(json!(9), "ping", json!({}))).await;
@@ -315,11 +355,19 @@ async fn a_session_pages_only_its_own_results() {
     let mut b = Client::open(&core);
     a.ask(&initialize(json!(1), "2025-11-25")).await;
     b.ask(&initialize(json!(1), "2025-11-25")).await;
-    let first = a.ask(&call(json!("t"), "echo", json!({"text": long}))).await;
+    let first = a
+        .ask(&call(json!("t"), "echo", json!({"text": long})))
+        .await;
     assert_eq!(envelope(&first)["status"], "truncated", "{first}");
     let page = json!({"call_id": "t"});
-    let theirs = b.ask(&call(json!("p"), "envelope_next_page", page.clone())).await;
-    assert_eq!(envelope(&theirs)["status"], "error", "b cannot page a's result: {theirs}");
+    let theirs = b
+        .ask(&call(json!("p"), "envelope_next_page", page.clone()))
+        .await;
+    assert_eq!(
+        envelope(&theirs)["status"],
+        "error",
+        "b cannot page a's result: {theirs}"
+    );
     let ours = a.ask(&call(json!("p"), "envelope_next_page", page)).await;
     assert_ne!(envelope(&ours)["status"], "error", "{ours}");
     core.shutdown().await;
@@ -345,18 +393,81 @@ async fn a_servers_request_goes_to_the_session_whose_call_caused_it() {
         "content": {"type": "text", "text": "sampled"}, "model": "m"}});
     let done = b.ask(&reply).await;
     assert_eq!(done["id"], 2, "{done}");
-    assert!(envelope(&done)["content"].as_str().unwrap().contains("sampled"));
+    assert!(envelope(&done)["content"]
+        .as_str()
+        .unwrap()
+        .contains("sampled"));
     // A list change reaches every session.
     b.session
-        .feed_line(call(json!(3), "fx_add_tool", json!({})).to_string().into_bytes())
+        .feed_line(
+            call(json!(3), "fx_add_tool", json!({}))
+                .to_string()
+                .into_bytes(),
+        )
         .await;
     let mut seen_b = Vec::new();
     while seen_b.len() < 2 {
         seen_b.push(b.recv().await);
     }
-    assert!(seen_b.iter().any(|m| m["method"] == "notifications/tools/list_changed"), "{seen_b:?}");
+    assert!(
+        seen_b
+            .iter()
+            .any(|m| m["method"] == "notifications/tools/list_changed"),
+        "{seen_b:?}"
+    );
     assert_eq!(a.recv().await["method"], "notifications/tools/list_changed");
     a.session.close().await;
     b.session.close().await;
+    core.shutdown().await;
+}
+
+/// `_meta` of an MCP 2026-07-28 request.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "1"},
+    })
+}
+
+#[tokio::test]
+async fn a_stateless_session_needs_no_initialize_and_gets_stamped_results() {
+    let core = Core::new(config(""), None);
+    core.set_cassette(cassette(&["modern"]));
+    let mut c = Client::open(&core);
+    let discover = request(json!(1), "server/discover", json!({"_meta": modern_meta()}));
+    let found = c.ask(&discover).await;
+    assert!(found["result"]["supportedVersions"].is_array(), "{found}");
+    assert!(c.session.is_modern());
+    assert_eq!(c.session.protocol_version(), None);
+    let mut echo = call(json!(2), "echo", json!({"text": "modern"}));
+    echo["params"]["_meta"] = modern_meta();
+    let answer = c.ask(&echo).await;
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert_eq!(envelope(&answer)["content"], "modern");
+    // Without its `_meta`, a request of a client that spoke 2026-07-28 is refused.
+    let bare = c.ask(&request(json!(3), "tools/list", json!({}))).await;
+    assert!(bare.get("error").is_some(), "{bare}");
+    core.shutdown().await;
+}
+
+#[tokio::test]
+async fn sessions_initializing_at_once_both_wait_for_the_first_start() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    let mut a = Client::open(&core);
+    let mut b = Client::open(&core);
+    let init = |id| initialize(json!(id), "2025-11-25").to_string().into_bytes();
+    tokio::join!(a.session.feed_line(init(1)), b.session.feed_line(init(1)));
+    let (init_a, init_b) = (a.recv().await, b.recv().await);
+    assert_eq!(init_a["result"], init_b["result"], "the same servers behind both");
+    assert!(init_a["result"]["instructions"].is_string());
+    for c in [&mut a, &mut b] {
+        let list = c.ask(&request(json!(2), "tools/list", json!({}))).await;
+        let tools = list["result"]["tools"].as_array().unwrap();
+        assert!(tools.iter().any(|t| t["name"] == "fx_echo"), "{list}");
+    }
+    assert_eq!(core.servers().len(), 1, "one server process for both sessions");
+    drop(a);
+    assert_eq!(core.sessions().len(), 1, "a dropped session is forgotten");
     core.shutdown().await;
 }
