@@ -113,19 +113,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_REDACT_KEYS: [&str; 5] =
     ["password", "token", "secret", "api_key", "authorization"];
 
-/// What the envelope does with image and audio content blocks. TOML: `"passthrough"` or
-/// `"describe"`; any other value is a config error.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum MediaMode {
-    /// Media blocks are passed through to the client unchanged (the built-in default).
-    #[default]
-    Passthrough,
-    /// Media blocks become a row `{type, mimeType, bytes}` in the envelope.
-    Describe,
-}
+pub use envelope_core::mapping::MediaMode;
 
 /// Where a resolved setting came from. Display and serde form: `"tool"`, `"server"`,
 /// `"defaults"`, `"built-in"`.

@@ -9,7 +9,7 @@
 //! | [`envelope`] (core) | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
 //! | [`message_cut`] (core) | error messages cut to a character or token budget with one marker | no |
 //! | [`runtime`] | CPU-heavy parsing of very large messages moved to the blocking pool; memory given back after large messages (`malloc_trim`) | runs work elsewhere |
-//! | [`outcome`] | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
+//! | [`outcome`] (core: `envelope_core::mapping`) | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`wire`] | JSON-RPC 2.0 messages and error codes ([`wire::jsonrpc`]), line framing as a tokio-util codec with a maximum length ([`wire::codec`]), a response's head without its body, `tools/call` arguments kept as written, what can be read of a line that is not JSON | the codec reads any `AsyncRead` |
 //! | [`exposed_names`] (core) | the names given to tools, kept for the session | no |
 //! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
@@ -48,6 +48,7 @@
 
 // The pure modules live in the core crate (`crates/envelope-core`); re-exported under their old
 // paths so `crate::budget::Budget` and `mcp_envelope::envelope::Envelope` keep working.
+pub use envelope_core::mapping as outcome;
 pub use envelope_core::{
     budget, envelope, era, exposed_names, message_cut, text_rows, tool_validation,
 };
@@ -65,7 +66,6 @@ pub mod import;
 pub mod install;
 pub mod modern;
 pub mod mrtr;
-pub mod outcome;
 pub mod page_tool;
 pub mod paging;
 pub mod proxy;

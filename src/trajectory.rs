@@ -65,7 +65,7 @@
 //!   is a `data:<mime>;base64,` URL, `<base64, N bytes>` when it consists only of base64
 //!   characters (either alphabet, line breaks allowed) and has upper- and lower-case letters
 //!   and digits (a heuristic), and otherwise its first [`ARG_STRING_MAX`] characters followed by
-//!   `…(+N chars)`.
+//!   `… [N characters cut]`.
 //!
 //! # One item, one line
 //! After a line is built, its text (everything after `<n>. `) is escaped so that it stays one
@@ -95,6 +95,8 @@ use serde_json::{Map, Value};
 
 use crate::budget::{Measure, Tokenizer};
 use crate::envelope::Status;
+use crate::message_cut::{cut_chars, cut_marker, head_and_rest};
+use crate::outcome::media::{base64_decoded_len, media_block};
 use crate::transcript::CallRecord;
 
 /// Strings in arguments and event payloads longer than this many characters (Unicode scalar
@@ -102,7 +104,7 @@ use crate::transcript::CallRecord;
 pub const ARG_STRING_MAX: usize = 500;
 
 /// Free text from events (elicitation message, sampling texts, progress message) is cut to this
-/// many characters (Unicode scalar values), followed by `…(+N chars)` (issue 4).
+/// many characters (Unicode scalar values), followed by `… [N characters cut]` (issue 4).
 pub const EVENT_TEXT_MAX: usize = 200;
 
 /// Options for [`render`] (issue 4).
@@ -202,7 +204,7 @@ fn event_item(ev: &Value, tool: &str, requests: &mut Vec<(Value, String)>) -> St
 
     if let Some(method) = msg.get("method") {
         let method = match method {
-            Value::String(s) => cut(s, EVENT_TEXT_MAX),
+            Value::String(s) => cut_chars(s, EVENT_TEXT_MAX),
             other => sanitize(other).to_string(),
         };
         let params = msg.get("params");
@@ -276,7 +278,7 @@ fn notification_item(role: &str, method: &str, params: Option<&Value>, tool: &st
         }
         if let Some(message) = get("message") {
             body.push(' ');
-            body.push_str(&cut(&text_of(message), EVENT_TEXT_MAX));
+            body.push_str(&cut_chars(&text_of(message), EVENT_TEXT_MAX));
         }
         return format!("[{role}] progress for {tool}: {body}");
     }
@@ -314,7 +316,7 @@ fn rpc_error(error: &Value) -> String {
             format!(
                 "error({}: {})",
                 scalar(code),
-                cut(&text_of(message), ARG_STRING_MAX)
+                cut_chars(&text_of(message), ARG_STRING_MAX)
             )
         }
         _ => format!("error({})", sanitize(error)),
@@ -324,7 +326,7 @@ fn rpc_error(error: &Value) -> String {
 fn elicitation_decision(result: &Value) -> String {
     match result.get("action") {
         Some(Value::String(action)) => {
-            let action = cut(action, EVENT_TEXT_MAX);
+            let action = cut_chars(action, EVENT_TEXT_MAX);
             match result.get("content") {
                 Some(c) if action == "accept" => format!("accept {}", sanitize(c)),
                 _ => action,
@@ -341,7 +343,11 @@ fn sampling_decision(result: &Value) -> String {
         body.push_str(&content_text(content));
     }
     if let Some(model) = result.get("model") {
-        let _ = write!(body, " (model={})", cut(&text_of(model), EVENT_TEXT_MAX));
+        let _ = write!(
+            body,
+            " (model={})",
+            cut_chars(&text_of(model), EVENT_TEXT_MAX)
+        );
     }
     body
 }
@@ -391,35 +397,17 @@ fn text_of(v: &Value) -> String {
 
 /// A number (or other scalar) as JSON text; a string as its text, cut.
 fn scalar(v: &Value) -> String {
-    cut(&text_of(v), EVENT_TEXT_MAX)
+    cut_chars(&text_of(v), EVENT_TEXT_MAX)
 }
 
 /// JSON-quotes `s` cut to [`EVENT_TEXT_MAX`] characters; the cut marker follows the quotes.
 fn quote_cut(s: &str) -> String {
-    let (head, rest) = split_chars(s, EVENT_TEXT_MAX);
+    let (head, rest) = head_and_rest(s, EVENT_TEXT_MAX);
     let quoted = Value::String(head.to_owned()).to_string();
     if rest == 0 {
         quoted
     } else {
-        format!("{quoted}…(+{rest} chars)")
-    }
-}
-
-/// `s` cut to `max` characters, followed by `…(+N chars)` when anything was cut.
-fn cut(s: &str, max: usize) -> String {
-    let (head, rest) = split_chars(s, max);
-    if rest == 0 {
-        head.to_owned()
-    } else {
-        format!("{head}…(+{rest} chars)")
-    }
-}
-
-/// The first `max` characters of `s` and how many characters follow them.
-fn split_chars(s: &str, max: usize) -> (&str, usize) {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => (&s[..at], s[at..].chars().count()),
-        None => (s, 0),
+        quoted + &cut_marker(rest)
     }
 }
 
@@ -429,7 +417,7 @@ fn sanitize(v: &Value) -> Value {
         Value::String(s) => Value::String(sanitize_str(s)),
         Value::Array(items) => Value::Array(items.iter().map(sanitize).collect()),
         Value::Object(map) => {
-            if let Some(description) = describe_media(map) {
+            if let Some(description) = describe_media(v) {
                 return Value::String(description);
             }
             let mime = map.get("mimeType").and_then(Value::as_str);
@@ -450,23 +438,28 @@ fn sanitize(v: &Value) -> Value {
     }
 }
 
-/// `<mime, N bytes>` for an `image` / `audio` block with base64 `data`.
-fn describe_media(map: &Map<String, Value>) -> Option<String> {
-    let kind = map.get("type").and_then(Value::as_str)?;
-    if kind != "image" && kind != "audio" {
-        return None;
-    }
-    let data = map.get("data").and_then(Value::as_str)?;
-    let mime = map.get("mimeType").and_then(Value::as_str).unwrap_or(kind);
-    Some(describe(mime, data))
+/// `<mime, N bytes>` for an `image` / `audio` block with base64 `data` (the one media
+/// description, [`media_block`]; blob resources are described by their `blob` key instead, so
+/// their `uri` stays visible).
+fn describe_media(block: &Value) -> Option<String> {
+    let media = media_block(block).filter(|m| m.kind != "resource")?;
+    let mime = media
+        .mime_type
+        .and_then(Value::as_str)
+        .unwrap_or(media.kind);
+    Some(describe(mime, media.data))
 }
 
 fn describe(mime: &str, base64: &str) -> String {
-    format!("<{}, {} bytes>", cut(mime, 100), base64_decoded_len(base64))
+    format!(
+        "<{}, {} bytes>",
+        cut_chars(mime, 100),
+        base64_decoded_len(base64)
+    )
 }
 
 fn sanitize_str(s: &str) -> String {
-    let (_, rest) = split_chars(s, ARG_STRING_MAX);
+    let (_, rest) = head_and_rest(s, ARG_STRING_MAX);
     if rest == 0 {
         return s.to_owned();
     }
@@ -480,7 +473,7 @@ fn sanitize_str(s: &str) -> String {
     if looks_base64(s) {
         return describe("base64", s);
     }
-    cut(s, ARG_STRING_MAX)
+    cut_chars(s, ARG_STRING_MAX)
 }
 
 fn looks_base64(s: &str) -> bool {
@@ -495,19 +488,6 @@ fn looks_base64(s: &str) -> bool {
         }
     }
     upper && lower && digit
-}
-
-/// Decoded size of base64 text: 3 bytes per 4 characters (whitespace ignored) minus padding.
-fn base64_decoded_len(s: &str) -> usize {
-    let n = s.bytes().filter(|b| !b.is_ascii_whitespace()).count();
-    let pad = s
-        .bytes()
-        .rev()
-        .filter(|b| !b.is_ascii_whitespace())
-        .take_while(|&b| b == b'=')
-        .count()
-        .min(2);
-    (n * 3 / 4).saturating_sub(pad)
 }
 
 /// Characters that are invisible or change text direction; escaped like control characters.
@@ -900,7 +880,7 @@ mod tests {
         assert_eq!(
             lines[3],
             format!(
-                "4. [tool] sampling_request for summarize: \"{}\"…(+51 chars) [call_id=5]",
+                "4. [tool] sampling_request for summarize: \"{}\"… [51 characters cut] [call_id=5]",
                 &long[..200]
             )
         );
@@ -960,6 +940,7 @@ mod tests {
             0,
             "7",
             "upload",
+            // The URL's stray `==` after complete groups is padding, not data: still 900 bytes.
             json!({"file": b64, "url": format!("data:image/png;base64,{b64}=="), "note": "n".repeat(510)}),
             env("7", "upload", Status::Ok, "ok", 0),
             vec![
@@ -979,7 +960,7 @@ mod tests {
         assert_eq!(
             lines[0],
             format!(
-                "1. [assistant] function_call upload({{\"file\":\"<base64, 900 bytes>\",\"url\":\"<image/png, 899 bytes>\",\"note\":\"{}…(+10 chars)\"}}) [call_id=7]",
+                "1. [assistant] function_call upload({{\"file\":\"<base64, 900 bytes>\",\"url\":\"<image/png, 900 bytes>\",\"note\":\"{}… [10 characters cut]\"}}) [call_id=7]",
                 "n".repeat(500)
             )
         );
@@ -995,16 +976,6 @@ mod tests {
             lines[3],
             "4. [tool] request x/y for upload: {\"resource\":{\"uri\":\"file:///a.pdf\",\"mimeType\":\"application/pdf\",\"blob\":\"<application/pdf, 4 bytes>\"}} [call_id=7]"
         );
-    }
-
-    #[test]
-    fn base64_sizes() {
-        assert_eq!(base64_decoded_len("AA=="), 1);
-        assert_eq!(base64_decoded_len("AAA="), 2);
-        assert_eq!(base64_decoded_len("AAAA"), 3);
-        assert_eq!(base64_decoded_len("AAAA\nAA==\n"), 4);
-        assert_eq!(base64_decoded_len(""), 0);
-        assert_eq!(base64_decoded_len("=="), 0);
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub mod inventory;
 pub mod logging;
 pub mod prompts;
 pub mod resources;
-pub mod results;
+pub use envelope_core::mapping::nested as results;
 pub mod uri_template;
 
 use std::collections::HashMap;

@@ -1,5 +1,10 @@
-//! Error messages cut to a [`Budget`] in characters, tokens or both, with the one cut marker
-//! `… [N characters cut]` of [`cut_message`].
+//! The one truncation rule and its one marker, `… [N characters cut]` ([`cut_marker`]; `N` in
+//! characters, Unicode scalar values).
+//!
+//! - [`cut_message`] / [`cut_message_within`]: an error message cut so that it *with* the
+//!   marker fits a budget in characters, tokens or both (the envelope's error path).
+//! - [`cut_chars`]: text kept to its first `max` characters and the marker appended (labels and
+//!   quoted text in trajectories and warnings, where the limit is on the kept text).
 //!
 //! This module does no I/O.
 
@@ -38,6 +43,25 @@ pub fn cut_message_within<'s>(
         }
     }
     with_marker(lo)
+}
+
+/// `s` when it has at most `max_chars` characters (Unicode scalar values); else its first
+/// `max_chars` characters followed by [`cut_marker`] of the characters cut. The marker is not
+/// counted in `max_chars` (contrast [`cut_message`], whose budget includes it).
+pub fn cut_chars(s: &str, max_chars: usize) -> String {
+    let (head, cut) = head_and_rest(s, max_chars);
+    if cut == 0 {
+        head.to_owned()
+    } else {
+        format!("{head}{}", cut_marker(cut))
+    }
+}
+
+/// The first `max_chars` characters (Unicode scalar values) of `s`, and how many characters
+/// follow them.
+pub fn head_and_rest(s: &str, max_chars: usize) -> (&str, usize) {
+    let (end, _) = prefix_end(s, max_chars);
+    (&s[..end], s[end..].chars().count())
 }
 
 /// The marker that replaces the cut part of a message: `… [N characters cut]`
@@ -190,6 +214,15 @@ mod tests {
         assert_eq!(cut_message(["abcdef"], 0), "… [6 characters cut]");
         // Pieces are joined.
         assert_eq!(cut_message(["ab", "", "cd"], 10), "abcd");
+    }
+
+    #[test]
+    fn cut_chars_keeps_max_characters_then_the_marker() {
+        assert_eq!(cut_chars("abc", 3), "abc");
+        assert_eq!(cut_chars("abcd", 3), "abc… [1 character cut]");
+        assert_eq!(cut_chars("żółw😀żółw", 4), "żółw… [5 characters cut]");
+        assert_eq!(head_and_rest("żółw😀", 2), ("żó", 3));
+        assert_eq!(head_and_rest("ab", 5), ("ab", 0));
     }
 
     #[test]

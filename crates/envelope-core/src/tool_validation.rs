@@ -20,6 +20,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::message_cut::cut_chars;
+
 /// Longest tool name, in characters (MCP 2025-11-25 "Tool names").
 pub const MAX_NAME_CHARS: usize = 128;
 /// Most tools offered from one server; later ones are dropped with a warning.
@@ -98,7 +100,7 @@ pub fn admit(server: &str, tools: Vec<Value>) -> (Vec<Value>, Vec<String>) {
     let mut over_limit = 0usize;
     for tool in tools {
         let label = match tool.get("name").and_then(Value::as_str) {
-            Some(n) => format!("tool {:?}", truncate(n, 80)),
+            Some(n) => format!("tool {:?}", cut_chars(n, 80)),
             None => "a tool".to_owned(),
         };
         if let Some(why) = problem(&tool) {
@@ -128,13 +130,6 @@ pub fn admit(server: &str, tools: Vec<Value>) -> (Vec<Value>, Vec<String>) {
         ));
     }
     (kept, warnings)
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 #[cfg(test)]

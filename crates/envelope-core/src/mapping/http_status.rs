@@ -15,8 +15,8 @@
 use super::{error_mapped, ErrorType, Mapped, MappingContext};
 
 /// `401 Unauthorized`, `429 Too Many Requests`, ...; just the number for an unknown status.
-pub fn status_text(status: u16) -> String {
-    let reason = reqwest::StatusCode::from_u16(status)
+pub(crate) fn status_text(status: u16) -> String {
+    let reason = http::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason());
     match reason {
@@ -73,7 +73,7 @@ pub(super) fn map_http_status(
 
 #[cfg(test)]
 mod tests {
-    use crate::outcome::{map_outcome, MappingContext, MediaMode, Outcome};
+    use crate::mapping::{map_outcome, MappingContext, MediaMode, Outcome};
     use serde_json::json;
 
     fn map(outcome: &Outcome) -> (String, String, bool) {
@@ -82,7 +82,7 @@ mod tests {
             tool: "t",
             server: "docs",
             budget: crate::budget::Budget::chars(2000),
-            text: crate::outcome::TextShape::default(),
+            text: crate::mapping::TextShape::default(),
             media: MediaMode::Passthrough,
         };
         let env = map_outcome(outcome, &ctx).envelope;

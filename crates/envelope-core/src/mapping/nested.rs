@@ -15,10 +15,11 @@
 
 use serde_json::Value;
 
+use super::media::{describe_media, passed_media, MediaMode};
+use super::{Mapped, MappingContext};
 use crate::budget::Meter;
 use crate::envelope::{render_row, Envelope, Status, LINE_SEPARATOR, ROW_SEPARATOR};
 use crate::message_cut::cut_message_within;
-use crate::outcome::{describe_media, passed_media, Mapped, MappingContext, MediaMode};
 
 /// JSON-RPC error code of the URL-elicitation-required error (MCP 2025-11-25).
 pub const URL_ELICITATION_REQUIRED: i64 = -32042;
@@ -206,7 +207,7 @@ mod tests {
             server: "inner",
             budget: crate::budget::Budget::chars(budget),
             media: MediaMode::Passthrough,
-            text: crate::outcome::TextShape::default(),
+            text: crate::mapping::TextShape::default(),
         }
     }
 

@@ -1,0 +1,227 @@
+//! The error path: [`ErrorType`] (the envelope's error vocabulary) and how JSON-RPC errors,
+//! `isError` results and proxy-side failures become an error envelope whose message is cut to
+//! the tool's budget by the one truncation rule ([`crate::message_cut`]).
+//!
+//! Source of the rules: the project's issue 3 mapping contract; JSON-RPC 2.0 section 5.1 (error
+//! codes); MCP specification 2025-11-25, "Tools: Error Handling".
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::{Mapped, MappingContext};
+use crate::envelope::{is_retryable, Envelope};
+
+/// The error types of the envelope's error path (issue 3), retryable ones first.
+///
+/// | type | from |
+/// |---|---|
+/// | `timeout` | [`Outcome::Timeout`]; JSON-RPC error -32001 |
+/// | `rate_limit` | [`Outcome::HttpStatus`] 429; `isError` result with `structuredContent.error.type == "rate_limit"`; JSON-RPC error whose `data.type` or `data.error.type` is `"rate_limit"` |
+/// | `server_error` | [`Outcome::ServerExited`], [`Outcome::InvalidResponse`], [`Outcome::ConnectionFailed`], any other [`Outcome::HttpStatus`]; JSON-RPC -32603, -32000 and any code not listed here; a result that is not a valid `CallToolResult` |
+/// | `overloaded` | [`Outcome::HttpStatus`] 503; like `rate_limit`, with `"overloaded"` |
+/// | `not_found` | [`Outcome::NoSuchTool`], [`Outcome::NotRecorded`]; JSON-RPC -32601, -32002 |
+/// | `invalid_argument` | JSON-RPC -32602; `isError` result whose text starts `MCP error -32602` |
+/// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403 |
+/// | `tool_error` | any other `isError: true` result |
+///
+/// Retryable (see [`is_retryable`]): `timeout`, `rate_limit`, `server_error`, `overloaded`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorType {
+    /// `timeout`: no answer in time (retryable).
+    Timeout,
+    /// `rate_limit`: the tool said it is rate limited (retryable).
+    RateLimit,
+    /// `server_error`: the server failed or answered nonsense (retryable).
+    ServerError,
+    /// `overloaded`: the tool said it is overloaded (retryable).
+    Overloaded,
+    /// `not_found`: no such tool or method.
+    NotFound,
+    /// `invalid_argument`: the arguments were rejected.
+    InvalidArgument,
+    /// `unavailable`: the server is not running.
+    Unavailable,
+    /// `tool_error`: the tool ran and reported a failure (`isError: true`).
+    ToolError,
+}
+
+impl ErrorType {
+    /// Every error type, in declaration order (retryable first).
+    pub const ALL: [ErrorType; 8] = [
+        ErrorType::Timeout,
+        ErrorType::RateLimit,
+        ErrorType::ServerError,
+        ErrorType::Overloaded,
+        ErrorType::NotFound,
+        ErrorType::InvalidArgument,
+        ErrorType::Unavailable,
+        ErrorType::ToolError,
+    ];
+
+    /// The wire spelling, snake_case: `timeout`, `rate_limit`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::Timeout => "timeout",
+            ErrorType::RateLimit => "rate_limit",
+            ErrorType::ServerError => "server_error",
+            ErrorType::Overloaded => "overloaded",
+            ErrorType::NotFound => "not_found",
+            ErrorType::InvalidArgument => "invalid_argument",
+            ErrorType::Unavailable => "unavailable",
+            ErrorType::ToolError => "tool_error",
+        }
+    }
+
+    /// The type with this exact (case-sensitive) wire spelling.
+    pub fn parse(s: &str) -> Option<ErrorType> {
+        ErrorType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Whether a retry could plausibly succeed ([`is_retryable`] of [`ErrorType::as_str`]).
+    pub fn is_retryable(self) -> bool {
+        is_retryable(self.as_str())
+    }
+}
+
+impl fmt::Display for ErrorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `10000` → `10s`, `1500` → `1500ms`.
+pub(crate) fn format_duration_ms(ms: u64) -> String {
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+pub(crate) fn error_mapped<'s>(
+    ctx: &MappingContext<'_>,
+    error_type: ErrorType,
+    pieces: impl IntoIterator<Item = &'s str>,
+) -> Mapped {
+    let message = crate::message_cut::cut_message_within(pieces, &ctx.budget);
+    Mapped {
+        envelope: Envelope::error(ctx.call_id, ctx.tool, error_type.as_str(), &message),
+        media: Vec::new(),
+        meta: None,
+    }
+}
+
+pub(crate) fn map_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
+    let server = ctx.server;
+    let Some(obj) = error.as_object() else {
+        return invalid_rpc_error(error, ctx);
+    };
+    let Some(code) = obj.get("code").and_then(Value::as_i64) else {
+        return invalid_rpc_error(error, ctx);
+    };
+    let data_type = obj.get("data").and_then(|data| {
+        data.get("type")
+            .and_then(Value::as_str)
+            .or_else(|| data.get("error")?.get("type")?.as_str())
+    });
+    let error_type = match (data_type, code) {
+        (Some("rate_limit"), _) => ErrorType::RateLimit,
+        (Some("overloaded"), _) => ErrorType::Overloaded,
+        (_, -32001) => ErrorType::Timeout,
+        (_, -32601 | -32002) => ErrorType::NotFound,
+        (_, -32602) => ErrorType::InvalidArgument,
+        // -32603, -32000 and every other code.
+        _ => ErrorType::ServerError,
+    };
+    let head = format!("server '{server}' answered error {code}");
+    match obj.get("message") {
+        Some(Value::String(m)) if !m.is_empty() => {
+            error_mapped(ctx, error_type, [head.as_str(), ": ", m.as_str()])
+        }
+        Some(Value::Null | Value::String(_)) | None => {
+            error_mapped(ctx, error_type, [head.as_str()])
+        }
+        Some(other) => {
+            let m = other.to_string();
+            error_mapped(ctx, error_type, [head.as_str(), ": ", m.as_str()])
+        }
+    }
+}
+
+fn invalid_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
+    let rendered = error.to_string();
+    error_mapped(
+        ctx,
+        ErrorType::ServerError,
+        [
+            &format!(
+                "server '{}' answered an error that is not a JSON-RPC error object: ",
+                ctx.server
+            ),
+            rendered.as_str(),
+        ],
+    )
+}
+
+pub(crate) fn map_tool_error(
+    blocks: &[Value],
+    structured: Option<&Value>,
+    ctx: &MappingContext<'_>,
+) -> Mapped {
+    let sc_error = structured.and_then(|sc| sc.get("error"));
+    let sc_message = sc_error
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty());
+    let sc_type = sc_error.and_then(|e| e.get("type")).and_then(Value::as_str);
+    // Messages that are the tool's own words say whose they are.
+    let said = format!("server '{}' reported: ", ctx.server);
+    let said = said.as_str();
+    let limited = match sc_type {
+        Some("rate_limit") => Some((ErrorType::RateLimit, "is rate limited")),
+        Some("overloaded") => Some((ErrorType::Overloaded, "is overloaded")),
+        _ => None,
+    };
+    if let Some((error_type, words)) = limited {
+        return match sc_message {
+            Some(m) => error_mapped(ctx, error_type, [said, m]),
+            None => error_mapped(
+                ctx,
+                error_type,
+                [format!("server '{}' {words}", ctx.server).as_str()],
+            ),
+        };
+    }
+
+    let texts = || {
+        blocks.iter().filter_map(|b| match b.get("type") {
+            Some(Value::String(t)) if t == "text" => b.get("text")?.as_str(),
+            _ => None,
+        })
+    };
+    let error_type = match texts().next() {
+        Some(first) if first.trim_start().starts_with("MCP error -32602") => {
+            ErrorType::InvalidArgument
+        }
+        _ => ErrorType::ToolError,
+    };
+    if texts().next().is_some() {
+        let joined = texts()
+            .enumerate()
+            .flat_map(|(i, t)| [if i == 0 { said } else { "\n" }, t]);
+        return error_mapped(ctx, error_type, joined);
+    }
+    match sc_message {
+        Some(m) => error_mapped(ctx, error_type, [said, m]),
+        None => error_mapped(
+            ctx,
+            error_type,
+            [format!(
+                "tool '{}' on server '{}' reported an error without a message",
+                ctx.tool, ctx.server
+            )
+            .as_str()],
+        ),
+    }
+}

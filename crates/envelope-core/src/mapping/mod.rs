@@ -1,0 +1,345 @@
+//! Result mapping: what a downstream `tools/call` produced ([`Outcome`]) and how it becomes an
+//! envelope ([`map_outcome`]), plus the `CallToolResult` the proxy answers with
+//! ([`call_tool_result`]).
+//!
+//! One response, by stage: [`Outcome`] (as received) → rows ([`rows`]) or a typed error
+//! ([`errors`]) → the envelope in a [`Mapped`] → the `CallToolResult` view ([`call_tool_result`],
+//! [`Mapped::response_json`]). Files: `rows.rs` (success path), `errors.rs` (error path and
+//! [`ErrorType`]), `http_status.rs` (a remote server's HTTP error status), `media.rs` (media
+//! blocks: [`MediaMode`], the one media description and the one base64 length), `lazy.rs` (the
+//! large-result path that parses only the rows a budget can hold), `nested.rs` (results that are
+//! not plain tool results, envelopes behind an envelope).
+//!
+//! Source of the rules: the project's issue 3 mapping contract. Shapes of `CallToolResult` and
+//! its content blocks (`text`, `image`, `audio`, `resource_link`, `resource`): MCP specification
+//! 2025-06-18, "Tools".
+//!
+//! # Success path
+//! Rows come from `structuredContent` if present (and not null), else from the content blocks in
+//! order, and are filled by [`fill_rows`] within the tool's character budget:
+//!
+//! * a JSON value: an array gives one row per item (objects as themselves, any other item as
+//!   `{"value": item}`); an object with exactly one field that is a non-empty array whose items
+//!   are all objects gives first a row of its other fields (if any), then one row per item; any
+//!   other object is one row; any other value is one row `{"value": V}`;
+//! * a `text` block whose trimmed text starts with `{` or `[` and whose whole text parses as a
+//!   JSON object or array follows the JSON rule;
+//! * any other `text` block gives one [`Row::Line`] per line (split on `\n`, one trailing `\r`
+//!   dropped, the empty string after a final newline dropped; an empty text gives no rows);
+//! * `image` / `audio` blocks (and `resource` blocks carrying a `blob`) are passed through
+//!   untouched into [`Mapped::media`] and are not rows; with [`MediaMode::Describe`] each is
+//!   replaced by a row `{"type", "mimeType", "bytes"}` (a blob resource adds its `uri`), `bytes`
+//!   being the decoded size computed from the base64 length and padding;
+//! * `resource_link` gives a row `{"type":"resource_link","uri","name"}` (plus `mimeType` when
+//!   given); an embedded text `resource` gives a row `{"uri"}` then its text as a text block;
+//! * anything else (unknown block types, malformed blocks, blocks that are not objects) gives one
+//!   row with the block as an object (`{"value": block}` when it is not an object), so nothing
+//!   is silently lost.
+//!
+//! When `structuredContent` is present the `text`, `resource_link` and `resource` (text)
+//! blocks are not read (the specification has them carry the same data serialized); media
+//! blocks are still passed through, or described after the structured rows.
+//!
+//! # Error path
+//! See [`ErrorType`] for the vocabulary and which outcome maps to which type. Messages longer
+//! than the budget are cut by the rule documented on [`crate::message_cut::cut_message`].
+//!
+//! # Cost
+//! Rows borrow from the outcome's `Value` and are produced lazily, so a huge result costs time
+//! proportional to its size (one scan, to count omitted rows) but allocates only what the budget
+//! lets through. Rows the proxy has to build (`{"value": V}`, a header row, a description)
+//! copy strings only up to `char_budget + 1` characters: such a row already exceeds the budget,
+//! so [`fill_rows`] leaves it out and its text never appears.
+//!
+//! This module does no I/O.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::budget::{Budget, LongRows, TextRows};
+use crate::envelope::{Envelope, Status};
+use crate::text_rows::TextRules;
+
+pub mod errors;
+mod http_status;
+mod lazy;
+pub mod media;
+pub mod nested;
+pub mod rows;
+#[cfg(test)]
+mod tests;
+
+pub use errors::ErrorType;
+use errors::{error_mapped, format_duration_ms};
+pub use lazy::{map_raw_response, map_raw_result};
+pub use media::{base64_decoded_len, describe_media, passed_media, MediaMode};
+pub use rows::{count_result_rows, map_result_from};
+
+/// What came back from a downstream `tools/call`, exactly as received (serialized into
+/// transcripts, so replay can recompute the envelope).
+///
+/// Serialized internally tagged by `kind` in snake_case, e.g.
+/// `{"kind":"timeout","timeout_ms":10000}`, `{"kind":"no_such_tool"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The JSON-RPC `result` (a `CallToolResult`, unvalidated).
+    Result {
+        /// The `result` member as received.
+        result: Value,
+    },
+    /// The JSON-RPC `error` object as received (`{"code", "message", "data"?}`, unvalidated).
+    RpcError {
+        /// The `error` member as received.
+        error: Value,
+    },
+    /// No response within the tool's timeout.
+    Timeout {
+        /// The timeout that elapsed, in milliseconds.
+        timeout_ms: u64,
+    },
+    /// The server exited or closed its pipe during the call.
+    ServerExited {
+        /// What happened, in plain words (exit status, signal, "stdout closed").
+        detail: String,
+    },
+    /// A response that is not valid JSON-RPC (or too long).
+    InvalidResponse {
+        /// What was wrong with it, in plain words.
+        detail: String,
+    },
+    /// The server is not running (failed to start, gave up restarting).
+    Unavailable {
+        /// Why, in plain words.
+        reason: String,
+    },
+    /// No tool of that name (answered by the proxy itself).
+    NoSuchTool,
+    /// A remote server answered the call's HTTP request with an error status (401, 403, 429,
+    /// 503, ...); see `http_status.rs` for the mapping.
+    HttpStatus {
+        /// The HTTP status code.
+        status: u16,
+        /// The `Retry-After` header as sent (seconds or an HTTP date), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<String>,
+        /// What it means, in plain words; credentials are named by key or environment
+        /// variable, never by value.
+        detail: String,
+    },
+    /// The connection to a remote server failed during the call (refused, reset, closed).
+    ConnectionFailed {
+        /// What happened, in plain words.
+        detail: String,
+    },
+    /// A cassette (`serve --cassette`) has no recorded answer for the call; `detail` names
+    /// the closest recorded call (answered by the proxy itself; maps to `not_found`).
+    NotRecorded {
+        /// Why, in plain words.
+        detail: String,
+    },
+    /// A page of the proxy's page tool: the rows of the earlier call `of_call_id` (same
+    /// session, same transcript) from row `first_row` on. Replay finds that call's record.
+    Page {
+        /// The `call_id` of the truncated call paged.
+        of_call_id: String,
+        /// The page's first row (0-based, among that result's rows).
+        first_row: u64,
+    },
+    /// The page tool's error answer (bad arguments, no rows kept for the `call_id`).
+    PageError {
+        /// The envelope's error type (`invalid_argument`, `not_found`).
+        error_type: String,
+        /// The message.
+        message: String,
+    },
+}
+
+/// Everything [`map_outcome`] needs besides the outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappingContext<'a> {
+    /// The envelope's `call_id` (the request's JSON-RPC id as a string).
+    pub call_id: &'a str,
+    /// The tool name the client used; the envelope's `tool`.
+    pub tool: &'a str,
+    /// The downstream server's name in the config; `""` for [`Outcome::NoSuchTool`].
+    pub server: &'a str,
+    /// The tool's budget for `content`: characters, tokens or both.
+    pub budget: Budget,
+    /// How media blocks are handled.
+    pub media: MediaMode,
+    /// How plain text becomes rows (`text_rows`) and what happens to rows longer than the
+    /// budget (`long_rows`).
+    pub text: TextShape,
+}
+
+/// The `text_rows` and `long_rows` settings of a tool (see [`crate::text_rows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextShape {
+    /// Lines or blocks.
+    pub text_rows: TextRows,
+    /// Split or keep rows longer than the budget.
+    pub long_rows: LongRows,
+}
+
+impl MappingContext<'_> {
+    pub(crate) fn text_rules(&self) -> TextRules {
+        TextRules {
+            text_rows: self.text.text_rows,
+            long_rows: self.text.long_rows,
+            budget: self.budget,
+        }
+    }
+}
+
+/// The result of [`map_outcome`]: the envelope and the media blocks passed through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapped {
+    /// The six-key envelope.
+    pub envelope: Envelope,
+    /// `image` / `audio` blocks and blob `resource` blocks passed through untouched, in the
+    /// order received; empty on the error path and with [`MediaMode::Describe`].
+    pub media: Vec<Value>,
+    /// The downstream result's `_meta`, kept on our CallToolResult (MCP 2025-11-25 "Basic:
+    /// `_meta`"); `None` when it had none.
+    pub meta: Option<Value>,
+}
+
+impl Mapped {
+    /// The `CallToolResult` as a JSON value (see [`call_tool_result`]).
+    pub fn into_call_tool_result(self) -> Value {
+        call_tool_result(&self)
+    }
+}
+
+/// Maps an outcome to its envelope and passed-through media (issue 3 mapping contract; see the
+/// module documentation for every rule). Never panics, whatever the `Value`s hold.
+pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
+    let server = ctx.server;
+    let err = |t: ErrorType, pieces: &[&str]| error_mapped(ctx, t, pieces.iter().copied());
+    match outcome {
+        Outcome::Result { result } => rows::map_result(result, ctx),
+        Outcome::RpcError { error } => errors::map_rpc_error(error, ctx),
+        Outcome::Timeout { timeout_ms } => err(
+            ErrorType::Timeout,
+            &[
+                &format!("no response from server '{server}' within "),
+                &format_duration_ms(*timeout_ms),
+            ],
+        ),
+        Outcome::ServerExited { detail } => err(
+            ErrorType::ServerError,
+            &[
+                &format!("server '{server}' exited during the call: "),
+                detail,
+            ],
+        ),
+        Outcome::InvalidResponse { detail } => err(
+            ErrorType::ServerError,
+            &[
+                &format!("server '{server}' sent an invalid response: "),
+                detail,
+            ],
+        ),
+        Outcome::Unavailable { reason } => err(
+            ErrorType::Unavailable,
+            &[&format!("server '{server}' is unavailable: "), reason],
+        ),
+        Outcome::NoSuchTool => err(
+            ErrorType::NotFound,
+            &[&format!("no tool named '{}'", ctx.tool)],
+        ),
+        Outcome::HttpStatus {
+            status,
+            retry_after,
+            detail,
+        } => http_status::map_http_status(ctx, *status, retry_after.as_deref(), detail),
+        Outcome::ConnectionFailed { detail } => err(
+            ErrorType::ServerError,
+            &[
+                &format!("the connection to server '{server}' failed during the call: "),
+                detail,
+            ],
+        ),
+        Outcome::NotRecorded { detail } => err(ErrorType::NotFound, &[detail]),
+        Outcome::Page { of_call_id, .. } => err(
+            ErrorType::NotFound,
+            &[&format!(
+                "the result of call '{of_call_id}' is not in this transcript"
+            )],
+        ),
+        Outcome::PageError {
+            error_type,
+            message,
+        } => Mapped {
+            envelope: Envelope::error(ctx.call_id, ctx.tool, error_type, message),
+            media: Vec::new(),
+            meta: None,
+        },
+    }
+}
+
+/// The `CallToolResult` the proxy answers with (MCP specification 2025-06-18, "Tools"):
+/// `{"content": [{"type":"text","text":"<envelope as compact JSON>"}, ...media],
+/// "structuredContent": <envelope>, "isError": <status == "error">}`.
+pub fn call_tool_result(mapped: &Mapped) -> Value {
+    serde_json::to_value(CallToolResultView(mapped)).expect("a CallToolResult always serializes")
+}
+
+impl Mapped {
+    /// Serializes `{"jsonrpc":"2.0","id":<id>,"result":<CallToolResult>}` (see
+    /// [`call_tool_result`]) straight to compact JSON text, without building a
+    /// [`serde_json::Value`] tree first: the per-call answer path (issue 6).
+    pub fn response_json(&self, id: &Value) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Response<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            result: CallToolResultView<'a>,
+        }
+        serde_json::to_vec(&Response {
+            jsonrpc: "2.0",
+            id,
+            result: CallToolResultView(self),
+        })
+        .expect("a response always serializes")
+    }
+}
+
+/// Borrowed view of a [`Mapped`] that serializes as our `CallToolResult` (see
+/// [`call_tool_result`]).
+struct CallToolResultView<'a>(&'a Mapped);
+
+impl Serialize for CallToolResultView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Content<'a>(&'a Mapped);
+        impl Serialize for Content<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                #[derive(Serialize)]
+                struct TextBlock {
+                    r#type: &'static str,
+                    text: String,
+                }
+                let mut seq = serializer.serialize_seq(Some(1 + self.0.media.len()))?;
+                seq.serialize_element(&TextBlock {
+                    r#type: "text",
+                    text: self.0.envelope.to_json(),
+                })?;
+                for block in &self.0.media {
+                    seq.serialize_element(block)?;
+                }
+                seq.end()
+            }
+        }
+        let envelope = &self.0.envelope;
+        let mut result = serializer.serialize_struct("CallToolResult", 4)?;
+        result.serialize_field("content", &Content(self.0))?;
+        result.serialize_field("structuredContent", envelope)?;
+        result.serialize_field("isError", &(envelope.status == Status::Error))?;
+        if let Some(meta) = &self.0.meta {
+            result.serialize_field("_meta", meta)?;
+        }
+        result.end()
+    }
+}

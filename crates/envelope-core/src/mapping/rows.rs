@@ -1,0 +1,294 @@
+//! The success path: a `CallToolResult`'s `structuredContent` or content blocks → rows, filled
+//! greedily within the tool's budget (the rules are listed in the [module docs](super)).
+//!
+//! Rows borrow from the result and are produced lazily; rows the proxy has to build copy strings
+//! only up to `budget + 1` characters ([`bounded_clone`]).
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::errors::{error_mapped, map_tool_error, ErrorType};
+use super::media::{describe_media, media_block, passed_media, MediaMode};
+use super::{Mapped, MappingContext};
+use crate::budget::Budget;
+use crate::envelope::{fill_rows_within, json_kind, Row, Status};
+use crate::message_cut::prefix_end;
+use crate::text_rows::{plain_text_rows, TextRules};
+
+/// A `CallToolResult` → envelope: results that are not plain tool results and envelopes
+/// behind an envelope first ([`super::nested`]), then the rules above; the
+/// result's `_meta` is kept.
+pub(crate) fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
+    map_result_from(result, ctx, 0).0
+}
+
+/// How many rows a success result has under `ctx`'s text rules (0 for an error result).
+pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
+    let (mapped, kept) = map_plain_result(result, ctx, 0, &Budget::chars(0));
+    match mapped.envelope.status {
+        Status::Error => 0,
+        _ => kept + mapped.envelope.omitted,
+    }
+}
+
+/// The envelope of a result's rows from row `first_row` on (0: the whole result; a later page
+/// leaves out the rows before it and passes no media), and how many rows it kept. Error
+/// results, and the results [`super::nested`] handles, map as usual whatever
+/// `first_row` is.
+pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
+    let (mut mapped, kept) = match super::nested::special_result(result, ctx) {
+        Some(special) => (special, 0),
+        None => map_plain_result(result, ctx, first_row, &ctx.budget),
+    };
+    mapped.meta = result.get("_meta").filter(|m| !m.is_null()).cloned();
+    (mapped, kept)
+}
+
+/// The plain rules from row `first_row` on, filling within `fill` (rows are still cut by
+/// `ctx`'s budget).
+fn map_plain_result(
+    result: &Value,
+    ctx: &MappingContext<'_>,
+    first_row: u64,
+    fill: &Budget,
+) -> (Mapped, u64) {
+    let invalid = |what: String| {
+        error_mapped(
+            ctx,
+            ErrorType::ServerError,
+            [
+                format!("invalid CallToolResult from server '{}': ", ctx.server).as_str(),
+                &what,
+            ],
+        )
+    };
+    let Some(obj) = result.as_object() else {
+        return (
+            invalid(format!(
+                "the result is {}, not an object",
+                json_kind(result)
+            )),
+            0,
+        );
+    };
+    let structured = obj.get("structuredContent").filter(|v| !v.is_null());
+    let blocks: &[Value] = match (obj.get("content"), structured) {
+        (Some(Value::Array(blocks)), _) => blocks,
+        (_, Some(_)) => &[],
+        (None, None) => return (invalid("`content` is missing".to_owned()), 0),
+        (Some(other), None) => {
+            return (
+                invalid(format!("`content` is {}, not an array", json_kind(other))),
+                0,
+            )
+        }
+    };
+    if obj.get("isError") == Some(&Value::Bool(true)) {
+        return (map_tool_error(blocks, structured, ctx), 0);
+    }
+
+    let budget = ctx.budget.unreachable_chars();
+    let mode = ctx.media;
+    let rules = ctx.text_rules();
+    let media = match first_row {
+        0 => passed_media(blocks, mode),
+        _ => Vec::new(),
+    };
+    let skip = usize::try_from(first_row).unwrap_or(usize::MAX);
+    let filled = match structured {
+        Some(sc) => {
+            let described = blocks
+                .iter()
+                .filter(move |_| mode == MediaMode::Describe)
+                .filter_map(move |b| describe_media(b, budget));
+            let rows = value_rows(sc, budget).chain(described);
+            fill_rows_within(rows.skip(skip), fill)
+        }
+        None => {
+            let rows = blocks
+                .iter()
+                .flat_map(move |b| block_rows(b, mode, budget, rules));
+            fill_rows_within(rows.skip(skip), fill)
+        }
+    };
+    let kept = filled.kept;
+    let mapped = Mapped {
+        envelope: filled.into_envelope(ctx.call_id, ctx.tool),
+        media,
+        meta: None,
+    };
+    (mapped, kept)
+}
+
+pub(crate) type Rows<'a> = Box<dyn Iterator<Item = Row<'a>> + 'a>;
+
+pub(crate) fn no_rows<'a>() -> Rows<'a> {
+    Box::new(std::iter::empty())
+}
+
+pub(crate) fn one_row<'a>(row: Row<'a>) -> Rows<'a> {
+    Box::new(std::iter::once(row))
+}
+
+pub(crate) fn owned_row<'a>(map: Map<String, Value>) -> Row<'a> {
+    Row::Object(Cow::Owned(map))
+}
+
+/// A copy of `value` in which every string longer than `budget + 1` characters is cut to
+/// `budget + 1` characters. Used for rows the proxy builds from borrowed data: a cut string
+/// makes its row longer than the budget both before and after the cut, so the row is left out
+/// either way and the cut text never appears.
+pub(crate) fn bounded_clone(value: &Value, budget: usize) -> Value {
+    let limit = budget.saturating_add(1);
+    match value {
+        Value::String(s) => Value::String(s[..prefix_end(s, limit).0].to_owned()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| bounded_clone(v, budget)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), bounded_clone(v, budget)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+pub(crate) fn wrapped_value<'a>(value: Value) -> Row<'a> {
+    let mut map = Map::new();
+    map.insert("value".to_owned(), value);
+    owned_row(map)
+}
+
+/// Non-empty, and every item an object.
+fn is_array_of_objects(value: &Value) -> bool {
+    matches!(value, Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object))
+}
+
+/// The JSON rule over a borrowed value.
+fn value_rows<'a>(value: &'a Value, budget: usize) -> Rows<'a> {
+    match value {
+        Value::Array(items) => Box::new(items.iter().map(move |item| match item {
+            Value::Object(map) => Row::Object(Cow::Borrowed(map)),
+            other => wrapped_value(bounded_clone(other, budget)),
+        })),
+        Value::Object(map) => {
+            let mut arrays = map.iter().filter(|(_, v)| is_array_of_objects(v));
+            match (arrays.next(), arrays.next()) {
+                (Some((key, Value::Array(items))), None) => {
+                    let header: Map<String, Value> = map
+                        .iter()
+                        .filter(|(k, _)| *k != key)
+                        .map(|(k, v)| (k.clone(), bounded_clone(v, budget)))
+                        .collect();
+                    let header = (!header.is_empty()).then(|| owned_row(header));
+                    Box::new(
+                        header
+                            .into_iter()
+                            .chain(items.iter().map(move |item| match item {
+                                Value::Object(m) => Row::Object(Cow::Borrowed(m)),
+                                other => wrapped_value(bounded_clone(other, budget)),
+                            })),
+                    )
+                }
+                _ => one_row(Row::Object(Cow::Borrowed(map))),
+            }
+        }
+        other => one_row(wrapped_value(bounded_clone(other, budget))),
+    }
+}
+
+/// The JSON rule over an owned value (parsed from a text block): moves, never copies.
+fn owned_value_rows<'a>(value: Value) -> Rows<'a> {
+    match value {
+        Value::Array(items) => Box::new(items.into_iter().map(owned_item_row)),
+        Value::Object(mut map) => {
+            let key = {
+                let mut arrays = map.iter().filter(|(_, v)| is_array_of_objects(v));
+                match (arrays.next(), arrays.next()) {
+                    (Some((key, _)), None) => Some(key.clone()),
+                    _ => None,
+                }
+            };
+            match key.and_then(|k| map.shift_remove(&k)) {
+                Some(Value::Array(items)) => {
+                    let header = (!map.is_empty()).then(|| owned_row(map));
+                    Box::new(
+                        header
+                            .into_iter()
+                            .chain(items.into_iter().map(owned_item_row)),
+                    )
+                }
+                _ => one_row(owned_row(map)),
+            }
+        }
+        other => one_row(wrapped_value(other)),
+    }
+}
+
+fn owned_item_row<'a>(item: Value) -> Row<'a> {
+    match item {
+        Value::Object(map) => owned_row(map),
+        other => wrapped_value(other),
+    }
+}
+
+/// A text block's rows: the JSON rule when the whole text is a JSON object or array, else
+/// its plain-text rows ([`plain_text_rows`]: lines or blocks, long ones split).
+fn text_rows(text: &str, rules: TextRules) -> Rows<'_> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(value @ (Value::Object(_) | Value::Array(_))) =
+            serde_json::from_str::<Value>(text)
+        {
+            return owned_value_rows(value);
+        }
+    }
+    plain_text_rows(text, rules)
+}
+
+/// The rows of one content block (media blocks give none in passthrough mode).
+fn block_rows(block: &Value, mode: MediaMode, budget: usize, rules: TextRules) -> Rows<'_> {
+    let Value::Object(map) = block else {
+        return one_row(wrapped_value(bounded_clone(block, budget)));
+    };
+    let as_is = || one_row(Row::Object(Cow::Borrowed(map)));
+    if media_block(block).is_some() {
+        return match mode {
+            MediaMode::Passthrough => no_rows(),
+            MediaMode::Describe => describe_media(block, budget).map_or_else(no_rows, one_row),
+        };
+    }
+    match map.get("type").and_then(Value::as_str) {
+        Some("text") => match map.get("text") {
+            Some(Value::String(text)) => text_rows(text, rules),
+            _ => as_is(),
+        },
+        Some("resource_link") => {
+            let mut row = Map::new();
+            row.insert("type".to_owned(), Value::from("resource_link"));
+            for key in ["uri", "name", "mimeType"] {
+                if let Some(v) = map.get(key) {
+                    row.insert(key.to_owned(), bounded_clone(v, budget));
+                }
+            }
+            one_row(owned_row(row))
+        }
+        Some("resource") => match map.get("resource") {
+            Some(resource @ Value::Object(_)) => match resource.get("text") {
+                Some(Value::String(text)) => {
+                    let uri = resource.get("uri").map(|uri| {
+                        let mut row = Map::new();
+                        row.insert("uri".to_owned(), bounded_clone(uri, budget));
+                        owned_row(row)
+                    });
+                    Box::new(uri.into_iter().chain(text_rows(text, rules)))
+                }
+                _ => as_is(),
+            },
+            _ => as_is(),
+        },
+        _ => as_is(),
+    }
+}
