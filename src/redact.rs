@@ -83,10 +83,19 @@ impl Redactor {
                 .filter(|(k, _)| key_is_secret(k))
                 .map(|(_, v)| v),
         );
-        values.retain(|v| v.chars().count() >= MIN_SECRET_VALUE_CHARS);
-        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        values.dedup();
-        Redactor { values }
+        Redactor::default().with_values(values)
+    }
+
+    /// This redactor with more secret `values` (those shorter than [`MIN_SECRET_VALUE_CHARS`]
+    /// are left out), e.g. the secrets in a server's arguments ([`secret_args`]).
+    pub fn with_values(mut self, values: impl IntoIterator<Item = String>) -> Redactor {
+        self.values.extend(values);
+        self.values
+            .retain(|v| v.chars().count() >= MIN_SECRET_VALUE_CHARS);
+        self.values
+            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        self.values.dedup();
+        self
     }
 
     /// `text` with secrets replaced by [`REDACTED`].
@@ -103,12 +112,62 @@ impl Redactor {
     /// `text` redacted, then cut to at most `max_chars` characters (Unicode scalar values),
     /// ending in `…` when cut: text a server sent, fit for a log line or an error message.
     pub fn redact_within(&self, text: &str, max_chars: usize) -> String {
-        let clean = self.redact(text);
-        match clean.char_indices().nth(max_chars) {
-            Some((i, _)) => format!("{}…", &clean[..i]),
-            None => clean,
+        cut_chars(self.redact(text), max_chars)
+    }
+}
+
+/// `text` cut to at most `max_chars` characters (Unicode scalar values), ending in `…` when
+/// cut.
+pub(crate) fn cut_chars(text: String, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+/// The secrets among a server's command-line arguments (its `args`): the value after a flag
+/// whose name is secret-looking ([`key_is_secret`]: `--api-key sk-…`, `--token=…`), of a
+/// `KEY=value` or `Key: value` argument with such a key (`API_TOKEN=…`,
+/// `Authorization: Bearer …`, whose credential counts on its own too), and the password of a
+/// URL with credentials (`postgres://user:password@host/db`). The same rule as for
+/// environment values: what is passed to a server as a secret never reaches our output.
+pub fn secret_args(args: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut after_secret_flag = false;
+    for arg in args {
+        if std::mem::take(&mut after_secret_flag) && !arg.starts_with("--") {
+            found.push(arg.clone());
+            continue;
+        }
+        found.extend(url_password(arg));
+        let name = arg.trim_start_matches('-');
+        let is_flag = name.len() < arg.len();
+        match name.split_once(['=', ':']) {
+            Some((key, value)) if key_is_secret(key.trim()) => {
+                let value = value.trim();
+                if let Some((scheme, credential)) = value.split_once(' ') {
+                    if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic")
+                    {
+                        found.push(credential.trim().to_owned());
+                    }
+                }
+                found.push(value.to_owned());
+            }
+            Some(_) => {}
+            None => after_secret_flag = is_flag && key_is_secret(name),
         }
     }
+    found.retain(|v| !v.is_empty());
+    found
+}
+
+/// The password in a URL's `user:password@` part, if any.
+fn url_password(arg: &str) -> Option<String> {
+    let (_, rest) = arg.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
 }
 
 /// Characters that may make up a key in `KEY=value` text.
@@ -213,6 +272,44 @@ pub fn without_quoted_values(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_in_arguments_are_found() {
+        let args: Vec<String> = [
+            "server.py",
+            "--api-key",
+            "sk-live-123456",
+            "--token=tok-999999",
+            "--port",
+            "8080",
+            "postgres://bob:hunter22@db:5432/x",
+            "--header",
+            "Authorization: Bearer abc-777777",
+            "GITHUB_TOKEN=ghp_4242",
+            "--max-tokens",
+            "4096",
+            "https://example.com/a:b@c",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            secret_args(&args),
+            [
+                "sk-live-123456",
+                "tok-999999",
+                "hunter22",
+                "abc-777777",
+                "Bearer abc-777777",
+                "ghp_4242"
+            ]
+        );
+        let r = Redactor::default().with_values(secret_args(&args));
+        let line = "connecting with sk-live-123456 to db as bob:hunter22 on 8080, token abc-777777";
+        assert_eq!(
+            r.redact(line),
+            "connecting with [redacted] to db as bob:[redacted] on 8080, token [redacted]"
+        );
+    }
 
     #[test]
     fn redact_within_cuts_on_char_boundaries_after_redacting() {

@@ -3,6 +3,7 @@
 //! notifications it does not know are not sent), its `initialize` or `server/discover` result,
 //! its requests waiting for the client, and coalesced `tools/list` refreshes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{OnceLock, RwLock};
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ pub struct Connection {
     pub initialize_result: RwLock<Value>,
     /// The era the server speaks, once [`handshake::open`] found it.
     pub(super) era: OnceLock<ServerEra>,
+    /// Set once the handshake is done and the server serves calls.
+    serving: AtomicBool,
 }
 
 impl Connection {
@@ -36,7 +39,18 @@ impl Connection {
             tools_refresh: Default::default(),
             initialize_result: RwLock::new(Value::Null),
             era: OnceLock::new(),
+            serving: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the handshake done: from now on the server serves calls.
+    pub(super) fn set_serving(&self) {
+        self.serving.store(true, Ordering::Release);
+    }
+
+    /// Whether the handshake is done ([`Connection::set_serving`]).
+    pub(super) fn is_serving(&self) -> bool {
+        self.serving.load(Ordering::Acquire)
     }
 
     /// The JSON-RPC peer underneath.

@@ -31,11 +31,7 @@ impl ServerInbound {
 }
 
 impl Handler for ServerInbound {
-    fn notification(
-        &self,
-        method: String,
-        params: Option<Value>,
-    ) -> Option<oneshot::Receiver<()>> {
+    fn notification(&self, method: String, params: Option<Value>) -> Option<oneshot::Receiver<()>> {
         let server = self.ds.name();
         if method == "notifications/subscriptions/acknowledged" {
             debug!(%server, ?params, "subscriptions/listen acknowledged");
@@ -91,7 +87,8 @@ impl Handler for ServerInbound {
         let (task_conn, task_id) = (conn.clone(), id.clone());
         let task = tokio::spawn(async move {
             let outcome = if sent.is_ok() {
-                rx.await.unwrap_or_else(|_| Err(internal("the client did not answer")))
+                rx.await
+                    .unwrap_or_else(|_| Err(internal("the client did not answer")))
             } else {
                 Err(internal("no client connected"))
             };
@@ -131,8 +128,10 @@ async fn refresh_tools(inbound: ServerInbound) {
 }
 
 /// Reads a server's stdout until it closes, dispatching every line; waits while the client's
-/// output queue is full (backpressure). Sends why it ended through `done`, after failing every
-/// pending request with it.
+/// output queue is full (backpressure). Sends why it ended through `done`. During the handshake
+/// every pending request fails with that reason at once; once the server serves calls, new
+/// requests are refused and those pending are failed by the supervisor, which adds the exit
+/// status and the last stderr lines.
 pub(super) async fn read_stdout(
     inbound: ServerInbound,
     stdout: tokio::process::ChildStdout,
@@ -160,9 +159,11 @@ pub(super) async fn read_stdout(
             Ok(Some(Frame::Line(line))) => inbound.dispatch(line).await,
         }
     };
-    // Fail every pending request now, and make new ones wait for the restart, rather than
-    // after the child has been reaped (which can take the shutdown grace period).
-    inbound.conn.peer().close(&reason);
+    if inbound.conn.is_serving() {
+        inbound.conn.peer().refuse_new();
+    } else {
+        inbound.conn.peer().close(&reason);
+    }
     let _ = done.send(reason);
 }
 

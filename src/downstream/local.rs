@@ -27,10 +27,12 @@ pub const STDERR_LINE_CHARS: usize = 500;
 
 /// A started child: its connection and what is needed to watch and stop it.
 pub(super) struct Running {
+    ds: Downstream,
     conn: Arc<Connection>,
     process: ChildProcess,
     reader_done: Option<oneshot::Receiver<String>>,
-    name: String,
+    /// Fires when the stderr reader has read to the end.
+    stderr_done: Option<oneshot::Receiver<()>>,
 }
 
 impl Running {
@@ -40,8 +42,9 @@ impl Running {
     }
 
     /// Resolves when the child's stdout closes or the child exits, whichever comes first;
-    /// returns why. Either way the child is reaped, what is left of its process group is sent
-    /// SIGTERM, and every pending request fails with the reason.
+    /// returns why, with the exit status. Either way the child is reaped, what is left of its
+    /// process group is sent SIGTERM, and every pending request fails with the reason, the
+    /// exit status and a short tail of its stderr ([`Downstream::with_stderr_brief`]).
     pub(super) async fn closed(&mut self) -> String {
         // Polled by reference so that a caller racing this future (the handshake in `start`)
         // can drop it without losing the reader's signal; waiting for the exit is cancel-safe.
@@ -51,17 +54,7 @@ impl Running {
         };
         let (reason, status) = match first {
             Ok(reason) => {
-                // Give it a moment to exit by itself, then make sure it is gone.
-                let status = match self.process.exit_within(SHUTDOWN_GRACE).await {
-                    Some(status) => {
-                        self.process.reap_leftovers();
-                        status.to_string()
-                    }
-                    None => {
-                        self.process.terminate(SHUTDOWN_GRACE).await;
-                        "killed after closing stdout".into()
-                    }
-                };
+                let status = self.status_after_stdout_closed(&reason).await;
                 (reason, status)
             }
             Err(status) => {
@@ -70,8 +63,44 @@ impl Running {
             }
         };
         let full = format!("{reason} ({status})");
-        self.conn.peer().close(&full);
+        self.fail_pending(&full).await;
         full
+    }
+
+    /// The exit status once stdout has closed: a process that crashed is gone within
+    /// [`EXIT_DRAIN`]; one still running is given [`SHUTDOWN_GRACE`] to exit by itself (calls
+    /// in flight fail meanwhile), then stopped.
+    async fn status_after_stdout_closed(&mut self, reason: &str) -> String {
+        if let Some(status) = self.process.exit_within(EXIT_DRAIN).await {
+            self.process.reap_leftovers();
+            return status.to_string();
+        }
+        self.fail_pending(reason).await;
+        match self.process.exit_within(SHUTDOWN_GRACE).await {
+            Some(status) => {
+                self.process.reap_leftovers();
+                status.to_string()
+            }
+            None => {
+                self.process.terminate(SHUTDOWN_GRACE).await;
+                "killed after closing stdout".into()
+            }
+        }
+    }
+
+    /// Fails every pending request with `reason` and, once the server serves calls, its last
+    /// stderr lines (waiting up to [`EXIT_DRAIN`] for the stderr reader to take the last of
+    /// them). A failed start reports stderr in its own reason.
+    async fn fail_pending(&mut self, reason: &str) {
+        if let Some(done) = self.stderr_done.take() {
+            let _ = tokio::time::timeout(EXIT_DRAIN, done).await;
+        }
+        let reason = if self.conn.is_serving() {
+            self.ds.with_stderr_brief(reason)
+        } else {
+            reason.to_owned()
+        };
+        self.conn.peer().close(&reason);
     }
 
     /// After the process exited: answers it wrote just before may still be in the pipe, so
@@ -82,7 +111,7 @@ impl Running {
         let reason = match drained.await {
             Ok(reason) => reason,
             Err(_) => {
-                self.conn.peer().close(&format!("exited ({status})"));
+                self.fail_pending(&format!("exited ({status})")).await;
                 self.process.reap_leftovers();
                 let rest = reader_finished(&mut self.reader_done);
                 match tokio::time::timeout(SHUTDOWN_GRACE, rest).await {
@@ -102,7 +131,7 @@ impl Running {
             .peer()
             .close("stopped because the proxy is shutting down");
         self.process.stop(SHUTDOWN_GRACE).await;
-        debug!(server = %self.name, "server stopped");
+        debug!(server = %self.ds.name(), "server stopped");
     }
 }
 
@@ -148,10 +177,11 @@ pub(super) async fn start(
     };
     tokio::spawn(read_stdout(inbound, spawned.stdout, done_tx));
     let mut running = Running {
+        ds: ds.clone(),
         conn: conn.clone(),
         process: spawned.process,
         reader_done: Some(done_rx),
-        name: spec.name.clone(),
+        stderr_done: Some(stderr_done_rx),
     };
     let handshake = run_handshake(ds, &conn, client, true);
     // A server that exits during the handshake fails the start at once (`check` reports its
@@ -160,6 +190,7 @@ pub(super) async fn start(
         settle_startup(spec.startup_timeout, handshake, running.closed(), shutdown).await;
     match outcome {
         Ok(()) => {
+            conn.set_serving();
             handshake::listen_for_changes(&conn);
             Ok(running)
         }
@@ -176,7 +207,9 @@ pub(super) async fn start(
             };
             running.stop().await;
             // Let the stderr reader catch the child's last words for the log.
-            let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done_rx).await;
+            if let Some(done) = running.stderr_done.take() {
+                let _ = tokio::time::timeout(Duration::from_millis(500), done).await;
+            }
             Err(reason.into())
         }
     }

@@ -33,6 +33,8 @@ mod remote;
 mod server_requests;
 mod stderr;
 pub mod supervisor;
+#[cfg(test)]
+mod tests;
 
 pub use connection::Connection;
 pub use handshake::ServerEra;
@@ -46,6 +48,10 @@ pub use crate::transport::child::SERVER_STDOUT_PIPE_BYTES;
 
 /// Lines of a server's stderr kept for error messages.
 pub const STDERR_TAIL_LINES: usize = 20;
+/// Lines of stderr in the error of a call the server's exit cut short.
+pub const CALL_STDERR_LINES: usize = 3;
+/// Longest stderr tail in the error of a call the server's exit cut short (characters).
+pub const CALL_STDERR_CHARS: usize = 300;
 
 /// Everything needed to start one server.
 #[derive(Debug, Clone)]
@@ -190,7 +196,8 @@ impl Downstream {
         let passed = spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let inherited = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-        let redactor = Redactor::for_server(passed, inherited);
+        let in_args = crate::redact::secret_args(&spec.args);
+        let redactor = Redactor::for_server(passed, inherited).with_values(in_args);
         let handle = Downstream {
             inner: Arc::new(Shared {
                 redactor,
@@ -202,7 +209,12 @@ impl Downstream {
                 startup: Mutex::new(None),
             }),
         };
-        let task = tokio::spawn(supervisor::supervise(handle.clone(), client, events, shutdown));
+        let task = tokio::spawn(supervisor::supervise(
+            handle.clone(),
+            client,
+            events,
+            shutdown,
+        ));
         (handle, task)
     }
 
@@ -331,20 +343,34 @@ impl Downstream {
     /// server (it has no stderr).
     pub(crate) fn with_stderr(&self, reason: String) -> String {
         if self.inner.spec.remote.is_some() {
-            reason
-        } else {
-            format!("{reason}; last stderr: {}", self.stderr_summary())
+            return reason;
+        }
+        let summary = self.stderr_summary(5, usize::MAX);
+        let summary = summary.unwrap_or_else(|| "(no stderr output)".into());
+        format!("{reason}; last stderr: {summary}")
+    }
+
+    /// `reason` followed by a short tail of the server's stderr (its last
+    /// [`CALL_STDERR_LINES`] lines, at most [`CALL_STDERR_CHARS`] characters, redacted like
+    /// every stderr line): what a call that the server's end cut short is told.
+    pub(crate) fn with_stderr_brief(&self, reason: &str) -> String {
+        match self.stderr_summary(CALL_STDERR_LINES, CALL_STDERR_CHARS) {
+            Some(summary) => format!("{reason}; last stderr: {summary}"),
+            None => reason.to_owned(),
         }
     }
 
-    fn stderr_summary(&self) -> String {
+    /// The last `lines` lines of stderr joined with ` | `, cut to `max_chars` characters;
+    /// `None` when the server wrote nothing to stderr.
+    fn stderr_summary(&self, lines: usize, max_chars: usize) -> Option<String> {
         let tail = self.stderr_tail();
         if tail.is_empty() {
-            "(no stderr output)".into()
-        } else {
-            let start = tail.len().saturating_sub(5);
-            tail[start..].join(" | ")
+            return None;
         }
+        let start = tail.len().saturating_sub(lines);
+        Some(crate::redact::cut_chars(
+            tail[start..].join(" | "),
+            max_chars,
+        ))
     }
 }
-

@@ -102,9 +102,9 @@ pub(super) async fn connect(
     let env = |name: &str| std::env::var(name).ok();
     let transport = HttpTransport::new(&spec.name, remote, spec.max_message_bytes, &env, lost_tx)
         .map_err(|reason| StartError {
-            reason,
-            fatal: true,
-        })?;
+        reason,
+        fatal: true,
+    })?;
     let transport = Arc::new(transport);
     let (outbox, writer_rx) = Outbox::channel();
     let conn = Arc::new(Connection::new(&spec.name, outbox));

@@ -95,8 +95,7 @@ pub trait Handler: Send + Sync {
     /// A notification. When a receiver is returned, the next message is not dispatched before
     /// it fires (or is dropped): a notification reaches its destination before the response
     /// that followed it (progress before the result).
-    fn notification(&self, method: String, params: Option<Value>)
-        -> Option<oneshot::Receiver<()>>;
+    fn notification(&self, method: String, params: Option<Value>) -> Option<oneshot::Receiver<()>>;
     /// A request; the handler answers it later with [`Peer::respond`].
     fn request(&self, id: Value, method: String, params: Option<Value>);
 }

@@ -108,7 +108,10 @@ pub struct ChildProcess {
 impl ChildProcess {
     /// Waits for the process to exit (cancel-safe); its status, or why waiting failed.
     pub async fn exited(&mut self) -> Result<ExitStatus, String> {
-        self.child.wait().await.map_err(|e| format!("wait failed: {e}"))
+        self.child
+            .wait()
+            .await
+            .map_err(|e| format!("wait failed: {e}"))
     }
 
     /// Waits at most `limit` for the exit; `None` if it is still running.

@@ -129,7 +129,10 @@ impl Encoder<&[u8]> for LineCodec {
     /// contain a newline elsewhere (serialized JSON never does).
     fn encode(&mut self, message: &[u8], dst: &mut BytesMut) -> io::Result<()> {
         let body = message.strip_suffix(b"\n").unwrap_or(message);
-        debug_assert!(memchr::memchr(b'\n', body).is_none(), "a newline inside a message");
+        debug_assert!(
+            memchr::memchr(b'\n', body).is_none(),
+            "a newline inside a message"
+        );
         dst.reserve(body.len() + 1);
         dst.put_slice(body);
         dst.put_u8(b'\n');

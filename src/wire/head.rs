@@ -90,4 +90,3 @@ fn trailing_members(line: &str) -> Option<Value> {
     }
     id.filter(|_| version)
 }
-
