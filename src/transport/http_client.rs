@@ -9,8 +9,11 @@
 //!   requests, then the response); a notification or response by `202 Accepted`;
 //! * the `Mcp-Session-Id` the server gives with its `initialize` answer is sent on every later
 //!   request, and `MCP-Protocol-Version` (the negotiated version) after `initialize`; a `404` to
-//!   a request with a session id means the session is gone: the connection is reported lost and
-//!   the supervisor connects again with a new `initialize`;
+//!   a request with a session id means the session is gone, and so does a `400` whose text
+//!   names the session (a server restarted while we were idle answers "No valid session ID"):
+//!   a new session is opened with the same `initialize` and the message is sent again, once
+//!   (`http_client/renew.rs`); when that fails, the connection is reported lost and the
+//!   supervisor connects again;
 //! * after `notifications/initialized` a GET opens the stream of server-initiated messages when
 //!   the server offers one (`405` means it does not); a `DELETE` ends the session on shutdown;
 //! * "Backwards compatibility": when the POST of `initialize` is answered `400`, `404` or `405`,
@@ -31,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
@@ -40,10 +44,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
-use super::Fault;
 use super::http_auth::{
     auth_detail, credential_headers, credential_redactor, same_origin_join, same_origin_redirects,
 };
+use super::Fault;
 use crate::config::RemoteConfig;
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -66,11 +70,16 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn is_closed(&self) -> bool;
 }
 
+mod renew;
+
 /// The `id` and `method` of a message we send.
 #[derive(serde::Deserialize, Default)]
 struct Sent {
     id: Option<Value>,
     method: Option<String>,
+    /// Sent again in a new session after the server forgot the first one.
+    #[serde(skip)]
+    again: bool,
 }
 
 impl Sent {
@@ -111,6 +120,12 @@ pub struct HttpTransport {
     refused: AtomicBool,
     /// Tasks reading SSE streams that are not a POST's (GET stream, legacy stream).
     readers: Mutex<Vec<tokio::task::AbortHandle>>,
+    /// The body of the `initialize` that opened the session, to open a new one with.
+    initialize_body: Mutex<Option<Bytes>>,
+    /// Held while a new session is being opened (one at a time).
+    renewing: tokio::sync::Mutex<()>,
+    /// Whether the GET stream of server messages is being read.
+    listening: AtomicBool,
 }
 
 impl HttpTransport {
@@ -147,6 +162,9 @@ impl HttpTransport {
             lost: Mutex::new(Some(lost)),
             refused: AtomicBool::new(false),
             readers: Mutex::new(Vec::new()),
+            initialize_body: Mutex::new(None),
+            renewing: tokio::sync::Mutex::new(()),
+            listening: AtomicBool::new(false),
         })
     }
 
@@ -213,6 +231,7 @@ impl HttpTransport {
                 body.pop();
             }
             let sent = Sent::of(&body);
+            let body = Bytes::from(body);
             if sent.request_id().is_some() {
                 let (me, sink) = (self.clone(), sink.clone());
                 posts.spawn(async move { me.send(body, sent, &sink).await });
@@ -227,22 +246,27 @@ impl HttpTransport {
             }
             self.send(body, sent, &sink).await;
             if initialized && !self.legacy() {
-                let listen = tokio::spawn(self.clone().listen(sink.clone()));
-                self.readers.lock().unwrap().push(listen.abort_handle());
+                self.start_listening(&sink);
             }
         }
     }
 
     /// POSTs one message and handles what comes back.
-    async fn send<S: Inbox>(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &S) {
+    async fn send<S: Inbox>(self: &Arc<Self>, body: Bytes, sent: Sent, sink: &S) {
         let initialize = sent.is("initialize");
         let again = (initialize && !self.legacy()).then(|| body.clone());
+        let session = self
+            .session
+            .read()
+            .unwrap()
+            .clone()
+            .filter(|_| !self.legacy());
         let url = self.post_url.read().unwrap().clone();
         let resp = self
             .request(Method::POST, url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, POST_ACCEPT)
-            .body(body)
+            .body(body.clone())
             .send()
             .await;
         let resp = match resp {
@@ -259,23 +283,59 @@ impl HttpTransport {
             if let Some(id) = resp.headers().get(SESSION_ID) {
                 *self.session.write().unwrap() = Some(id.clone());
             }
+            if status.is_success() {
+                *self.initialize_body.lock().unwrap() = Some(body.clone());
+            }
         }
         if status.is_success() {
             if !self.legacy() {
                 self.read_answer(resp, &sent, sink).await;
             }
-        } else if status == StatusCode::NOT_FOUND && self.session.read().unwrap().is_some() {
-            self.broken(
-                &sent,
-                "the server ended the session (HTTP 404)".into(),
-                sink,
-            );
-        } else {
-            let fault = self.status_fault(resp).await;
-            match sent.request_id() {
-                Some(id) => sink.fail(Some(id), fault),
-                None => warn!(server = %self.server, error = %fault, "message not accepted"),
+            return;
+        }
+        let answer = ErrorAnswer::read(resp).await;
+        match session {
+            Some(old) if answer.names_the_session() => {
+                Box::pin(self.session_gone(old, body, sent, answer, sink)).await
             }
+            _ => self.refused(&sent, answer, sink),
+        }
+    }
+
+    /// The server no longer knows session `old` (see the module doc): a new session, and the
+    /// message sent again in it, once; else the connection is lost (a 404) or the message
+    /// refused (a 400).
+    async fn session_gone<S: Inbox>(
+        self: &Arc<Self>,
+        old: HeaderValue,
+        body: Bytes,
+        mut sent: Sent,
+        answer: ErrorAnswer,
+        sink: &S,
+    ) {
+        if !sent.again && !sent.is("initialize") {
+            match self.renew_session(&old, sink).await {
+                Ok(()) => {
+                    sent.again = true;
+                    return self.send(body, sent, sink).await;
+                }
+                Err(why) => warn!(server = %self.server, %why, "could not open a new session"),
+            }
+        }
+        if answer.status == StatusCode::NOT_FOUND {
+            let detail = "the server ended the session (HTTP 404)".to_owned();
+            self.broken(&sent, detail, sink);
+        } else {
+            self.refused(&sent, answer, sink);
+        }
+    }
+
+    /// An HTTP error status for a message: its request (if any) fails with it.
+    fn refused<S: Inbox>(&self, sent: &Sent, answer: ErrorAnswer, sink: &S) {
+        let fault = self.status_fault(answer);
+        match sent.request_id() {
+            Some(id) => sink.fail(Some(id), fault),
+            None => warn!(server = %self.server, error = %fault, "message not accepted"),
         }
     }
 
@@ -333,7 +393,12 @@ impl HttpTransport {
 
     /// Feeds the `message` events of an SSE stream to the sink until it ends (`Ok`) or breaks
     /// (`Err` with why). An event longer than `max_message_bytes` answers `owner` as too long.
-    async fn pump<E, S: Inbox>(&self, mut events: E, owner: Option<&Value>, sink: &S) -> Result<(), String>
+    async fn pump<E, S: Inbox>(
+        &self,
+        mut events: E,
+        owner: Option<&Value>,
+        sink: &S,
+    ) -> Result<(), String>
     where
         E: futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Unpin,
     {
@@ -360,30 +425,38 @@ impl HttpTransport {
     }
 
     /// The [`Fault::HttpStatus`] of an error answer; 401 and 403 name the credentials.
-    async fn status_fault(&self, resp: Response) -> Fault {
-        let status = resp.status().as_u16();
-        let header = |name| {
-            let v = resp.headers().get(name)?.to_str().ok()?;
-            Some(v.to_owned())
-        };
-        let retry_after = header(reqwest::header::RETRY_AFTER);
+    fn status_fault(&self, answer: ErrorAnswer) -> Fault {
+        let status = answer.status.as_u16();
         let detail = match status {
             401 | 403 => {
                 self.refused.store(true, Ordering::Release);
-                let oauth = header(reqwest::header::WWW_AUTHENTICATE)
-                    .is_some_and(|h| h.contains("resource_metadata"));
-                auth_detail(status, &self.credentials, oauth)
+                auth_detail(status, &self.credentials, answer.oauth)
             }
-            _ => match resp.text().await {
+            _ => match answer.text {
                 Ok(text) => self.redactor.redact_within(text.trim(), 200),
-                Err(e) => describe(&e),
+                Err(e) => e,
             },
         };
         Fault::HttpStatus {
             status,
-            retry_after,
+            retry_after: answer.retry_after,
             detail,
         }
+    }
+
+    /// Reads the GET stream of server-initiated messages in a task of its own, unless it is
+    /// being read already.
+    fn start_listening<S: Inbox>(self: &Arc<Self>, sink: &S) {
+        if self.listening.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        let sink = sink.clone();
+        let listen = tokio::spawn(async move {
+            me.clone().listen(sink).await;
+            me.listening.store(false, Ordering::Release);
+        });
+        self.readers.lock().unwrap().push(listen.abort_handle());
     }
 
     /// Opens the GET stream of server-initiated messages and reads it, again after it ends,
@@ -419,7 +492,7 @@ impl HttpTransport {
 
     /// The HTTP+SSE transport: GET the configured URL, take the POST URL from its `endpoint`
     /// event, read the rest of the stream in a task of its own, and POST `initialize` again.
-    async fn fall_back<S: Inbox>(self: &Arc<Self>, body: Vec<u8>, sent: Sent, sink: &S) {
+    async fn fall_back<S: Inbox>(self: &Arc<Self>, body: Bytes, sent: Sent, sink: &S) {
         let resp = self
             .client
             .get(self.endpoint.clone())
@@ -428,10 +501,7 @@ impl HttpTransport {
             .await;
         let resp = match resp {
             Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => r,
-            Ok(r) => {
-                let fault = self.status_fault(r).await;
-                return sink.fail(sent.request_id(), fault);
-            }
+            Ok(r) => return self.refused(&sent, ErrorAnswer::read(r).await, sink),
             Err(e) => return self.broken(&sent, describe(&e), sink),
         };
         let mut events = Box::pin(SseByteStream::new(resp.bytes_stream()));
@@ -474,6 +544,48 @@ fn content_type(resp: &Response) -> String {
         .and_then(|v| v.to_str().ok());
     let value = value.unwrap_or("").split(';').next().unwrap_or("");
     value.trim().to_ascii_lowercase()
+}
+
+/// What an HTTP error answer says: its status, `Retry-After`, whether it asks for OAuth
+/// (`WWW-Authenticate` with `resource_metadata`), and its text (or why it could not be read).
+struct ErrorAnswer {
+    status: StatusCode,
+    retry_after: Option<String>,
+    oauth: bool,
+    text: Result<String, String>,
+}
+
+impl ErrorAnswer {
+    async fn read(resp: Response) -> ErrorAnswer {
+        let header = |name| {
+            let v = resp.headers().get(name)?.to_str().ok()?;
+            Some(v.to_owned())
+        };
+        let retry_after = header(reqwest::header::RETRY_AFTER);
+        let oauth = header(reqwest::header::WWW_AUTHENTICATE)
+            .is_some_and(|h| h.contains("resource_metadata"));
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| describe(&e));
+        ErrorAnswer {
+            status,
+            retry_after,
+            oauth,
+            text,
+        }
+    }
+
+    /// Whether it says the server does not know our session: a 404, or a 400 whose text
+    /// names the session (MCP 2025-11-25 "Transports: Streamable HTTP", session management).
+    fn names_the_session(&self) -> bool {
+        match self.status {
+            StatusCode::NOT_FOUND => true,
+            StatusCode::BAD_REQUEST => self
+                .text
+                .as_ref()
+                .is_ok_and(|t| t.to_ascii_lowercase().contains("session")),
+            _ => false,
+        }
+    }
 }
 
 enum BodyError {

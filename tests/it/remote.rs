@@ -59,7 +59,11 @@ fn free_port() -> u16 {
 }
 
 fn everything(mode: &str) -> HttpServer {
-    let port = free_port();
+    everything_on(mode, free_port())
+}
+
+/// server-everything in `mode` on `port`.
+fn everything_on(mode: &str, port: u16) -> HttpServer {
     let mut c = Command::new(tools().join("npm/node_modules/.bin/mcp-server-everything"));
     c.arg(mode).env("PORT", port.to_string());
     HttpServer::start(c, port)
@@ -312,6 +316,32 @@ fn http_faults_map_to_their_error_types() {
         1,
         "{requests:?}"
     );
+}
+
+/// server-everything restarted while the proxy is idle no longer knows the proxy's session and
+/// answers it with 400 "No valid session ID provided": the proxy opens a new session with the
+/// same `initialize` and sends the call again.
+#[test]
+fn a_server_restarted_while_idle_gets_a_new_session_and_the_call_goes_through() {
+    let port = free_port();
+    let server = everything_on("streamableHttp", port);
+    let (_d, cfg) = remote_config(&server.url("/mcp"), "");
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "echo", json!({"message": "before"}));
+    assert_ok(&env, "before");
+    drop(server);
+    let _server = everything_on("streamableHttp", port);
+    let env = call_envelope(&mut p, 2, "echo", json!({"message": "after"}));
+    assert_ok(&env, "after");
+    let env = call_envelope(&mut p, 3, "get-sum", json!({"a": 2, "b": 3}));
+    assert_ok(&env, "5");
+    assert!(
+        p.stderr().contains("opened a new one"),
+        "{}",
+        p.stderr()
+    );
+    finish_session(p);
 }
 
 #[test]
