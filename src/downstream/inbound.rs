@@ -12,7 +12,7 @@ use tracing::{debug, warn};
 use super::server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
 use super::{supervisor, Connection, Downstream, DownstreamEvent};
 use crate::rpc::{peer, Handler};
-use crate::wire::codec::{Frame, LineReader};
+use crate::transport::child::StdoutLines;
 use crate::wire::jsonrpc;
 
 /// The [`Handler`] of one server connection.
@@ -21,13 +21,6 @@ pub(super) struct ServerInbound {
     pub(super) ds: Downstream,
     pub(super) conn: Arc<Connection>,
     pub(super) events: mpsc::UnboundedSender<DownstreamEvent>,
-}
-
-impl ServerInbound {
-    /// Dispatches one message line (a stdout line, a JSON body, an SSE event).
-    pub(super) async fn dispatch(&self, line: Vec<u8>) {
-        peer::dispatch_line(self.conn.peer(), self, line).await;
-    }
 }
 
 impl Handler for ServerInbound {
@@ -134,40 +127,16 @@ async fn refresh_tools(inbound: ServerInbound) {
 /// status and the last stderr lines.
 pub(super) async fn read_stdout(
     inbound: ServerInbound,
-    stdout: tokio::process::ChildStdout,
+    mut stdout: StdoutLines,
     done: oneshot::Sender<String>,
 ) {
-    let server = inbound.ds.name().to_owned();
-    let mut reader = LineReader::new(stdout, inbound.ds.inner.spec.max_message_bytes);
     let gate = inbound.ds.inner.spec.output_gate.clone();
-    let reason = loop {
-        if let Some(gate) = &gate {
-            gate.room().await;
-        }
-        match reader.next_frame().await {
-            Ok(None) => break "closed its stdout".to_owned(),
-            Err(e) => break format!("stdout read failed: {e}"),
-            Ok(Some(Frame::TooLong { len, head })) => {
-                warn!(%server, bytes = len, "message longer than max_message_bytes rejected");
-                match jsonrpc::id_from_head(&head) {
-                    Some(id) if inbound.conn.peer().deliver(&id, too_long(len)) => {}
-                    _ => {
-                        warn!(%server, "could not tell which request the over-long message answered")
-                    }
-                }
-            }
-            Ok(Some(Frame::Line(line))) => inbound.dispatch(line).await,
-        }
-    };
+    let peer = inbound.conn.peer();
+    let reason = peer::read_loop(peer, &inbound, &mut stdout, gate.as_deref()).await;
     if inbound.conn.is_serving() {
         inbound.conn.peer().refuse_new();
     } else {
         inbound.conn.peer().close(&reason);
     }
     let _ = done.send(reason);
-}
-
-/// The answer for a request whose response was `len` bytes, over `max_message_bytes`.
-pub(super) fn too_long(len: usize) -> crate::rpc::Reply {
-    crate::rpc::Reply::Failed(crate::transport::Fault::TooLong(len).into())
 }

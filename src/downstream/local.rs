@@ -14,7 +14,7 @@ use super::supervisor::{run_handshake, settle_startup, StartError};
 use super::{
     handshake, stderr, ClientInit, Connection, Downstream, DownstreamEvent, STDERR_TAIL_LINES,
 };
-use crate::transport::child::{self, ChildProcess, Program};
+use crate::transport::child::{self, ChildProcess, Program, StdoutLines};
 
 /// How long a stopping child gets after stdin is closed, and again after SIGTERM.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
@@ -175,7 +175,8 @@ pub(super) async fn start(
         conn: conn.clone(),
         events: events.clone(),
     };
-    tokio::spawn(read_stdout(inbound, spawned.stdout, done_tx));
+    let stdout = StdoutLines::new(&spec.name, spawned.stdout, spec.max_message_bytes);
+    tokio::spawn(read_stdout(inbound, stdout, done_tx));
     let mut running = Running {
         ds: ds.clone(),
         conn: conn.clone(),

@@ -16,17 +16,31 @@ use super::local::SHUTDOWN_GRACE;
 use super::supervisor::{run_handshake, settle_startup, StartError};
 use super::{ClientInit, Connection, Downstream, DownstreamEvent};
 use crate::config::RemoteConfig;
-use crate::rpc::{CallError, Reply};
+use crate::rpc::{peer, CallError, Reply};
 use crate::transport::http_client::{HttpTransport, Inbox};
-use crate::transport::{Fault, Outbox};
+use crate::transport::{Fault, Outbox, Received};
 
-impl Inbox for ServerInbound {
+/// Messages queued for the remote connection's reader.
+pub const INBOX_MESSAGES: usize = 64;
+
+/// The [`Inbox`] of a remote server: what the transport receives is queued, in order, for the
+/// connection's reader ([`crate::rpc::peer::read_loop`], the same as a stdio server's).
+#[derive(Clone)]
+struct RemoteInbox {
+    queue: mpsc::Sender<Received>,
+    conn: Arc<Connection>,
+}
+
+impl Inbox for RemoteInbox {
     async fn dispatch(&self, line: Vec<u8>) {
-        ServerInbound::dispatch(self, line).await;
+        let _ = self.queue.send(Received::Message(line)).await;
     }
 
-    fn fail(&self, id: Option<&Value>, fault: Fault) {
-        self.conn.peer().fail(id, fault);
+    async fn fail(&self, id: Option<&Value>, fault: Fault) {
+        if let Some(id) = id {
+            let id = Some(id.clone());
+            let _ = self.queue.send(Received::Fault { id, fault }).await;
+        }
     }
 
     fn protocol_version(&self) -> Option<String> {
@@ -39,12 +53,14 @@ impl Inbox for ServerInbound {
     }
 }
 
-/// A connected remote server: its connection, its transport and the task sending messages.
+/// A connected remote server: its connection, its transport, the task sending messages and
+/// the one reading what comes back.
 pub(super) struct RemoteRunning {
     conn: Arc<Connection>,
     transport: Arc<HttpTransport>,
     lost: Option<oneshot::Receiver<String>>,
     task: tokio::task::JoinHandle<()>,
+    reader: tokio::task::JoinHandle<()>,
 }
 
 impl RemoteRunning {
@@ -77,6 +93,7 @@ impl RemoteRunning {
             .close("stopped because the proxy is shutting down");
         self.transport.end_session(SHUTDOWN_GRACE).await;
         self.task.abort();
+        self.reader.abort();
         debug!(server = %self.conn.server(), "remote session ended");
     }
 }
@@ -84,6 +101,7 @@ impl RemoteRunning {
 impl Drop for RemoteRunning {
     fn drop(&mut self) {
         self.task.abort();
+        self.reader.abort();
         self.transport.stop_readers();
     }
 }
@@ -113,12 +131,23 @@ pub(super) async fn connect(
         conn: conn.clone(),
         events: events.clone(),
     };
-    let task = tokio::spawn(transport.clone().run(inbound, writer_rx));
+    let (queue, mut received) = mpsc::channel(INBOX_MESSAGES);
+    let reader = tokio::spawn(async move {
+        let gate = inbound.ds.inner.spec.output_gate.clone();
+        let peer = inbound.conn.peer();
+        peer::read_loop(peer, &inbound, &mut received, gate.as_deref()).await;
+    });
+    let inbox = RemoteInbox {
+        queue,
+        conn: conn.clone(),
+    };
+    let task = tokio::spawn(transport.clone().run(inbox, writer_rx));
     let mut running = RemoteRunning {
         conn: conn.clone(),
         transport: transport.clone(),
         lost: Some(lost_rx),
         task,
+        reader,
     };
     debug!(server = %spec.name, url = %remote.display_url(), "connecting");
     let handshake = run_handshake(ds, &conn, client, false);

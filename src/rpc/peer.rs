@@ -21,7 +21,8 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 use super::body::{fast_response, ResultBody};
-use crate::transport::{Fault, Outbox};
+use crate::backpressure::OutputGate;
+use crate::transport::{Fault, Outbox, Receive, Received};
 use crate::wire::jsonrpc::{self, Incoming, Message};
 
 /// Why a request got no JSON-RPC answer.
@@ -244,13 +245,6 @@ impl Peer {
         }
     }
 
-    /// Fails pending request `id` (if any) with a transport fault.
-    pub fn fail(&self, id: Option<&Value>, fault: Fault) {
-        if let Some(id) = id {
-            self.deliver(id, Reply::Failed(fault.into()));
-        }
-    }
-
     /// Logs an answer whose id is not pending: a warning while the connection is open, at
     /// debug level once it is closed (answers that arrive while the other side is stopped).
     fn unmatched_answer(&self, id: &Value) {
@@ -258,6 +252,32 @@ impl Peer {
             debug!(server = %self.name, %id, "answer after the connection closed ignored");
         } else {
             warn!(server = %self.name, %id, "answer for an id that is not pending ignored");
+        }
+    }
+}
+
+/// Reads from `receiver` until the other side closes, and returns why: every message is
+/// dispatched ([`dispatch_line`]), every fault fills the slot of the request it names. While
+/// `gate` says the client's output queue is full, nothing is read (backpressure).
+pub async fn read_loop(
+    peer: &Peer,
+    handler: &dyn Handler,
+    receiver: &mut impl Receive,
+    gate: Option<&OutputGate>,
+) -> String {
+    loop {
+        if let Some(gate) = gate {
+            gate.room().await;
+        }
+        match receiver.receive().await {
+            Ok(Received::Message(line)) => dispatch_line(peer, handler, line).await,
+            Ok(Received::Fault { id, fault }) => {
+                let reply = || Reply::Failed(fault.clone().into());
+                if !id.as_ref().is_some_and(|id| peer.deliver(id, reply())) {
+                    warn!(server = %peer.name, error = %fault, "could not tell which request the answer was for");
+                }
+            }
+            Err(reason) => return reason,
         }
     }
 }

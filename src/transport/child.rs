@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
-use tracing::debug;
+use tracing::{debug, warn};
 
-use super::Outbox;
-use crate::wire::codec::write_lines;
+use super::{Fault, Outbox, Receive, Received};
+use crate::wire::codec::{write_lines, Frame, LineReader};
+use crate::wire::jsonrpc::id_from_head;
 
 /// Pipe capacity asked for on a server's stdout (bytes). Linux pipes hold 64 KiB by default:
 /// a server writing a result of many megabytes then stops and waits for us every 64 KiB. Linux
@@ -95,6 +96,41 @@ pub fn spawn(name: &str, program: Program<'_>) -> Result<Spawned, String> {
         stdout,
         stderr,
     })
+}
+
+/// A child's stdout as the receiving half of its transport: one message per line, lines over
+/// `max_message_bytes` reported as [`Fault::TooLong`] for the request their head names.
+pub struct StdoutLines {
+    server: String,
+    reader: LineReader<ChildStdout>,
+}
+
+impl StdoutLines {
+    /// Reads `stdout` of server `server` with lines of at most `max_message_bytes` bytes.
+    pub fn new(server: &str, stdout: ChildStdout, max_message_bytes: usize) -> StdoutLines {
+        StdoutLines {
+            server: server.to_owned(),
+            reader: LineReader::new(stdout, max_message_bytes),
+        }
+    }
+}
+
+impl Receive for StdoutLines {
+    async fn receive(&mut self) -> Result<Received, String> {
+        match self.reader.next_frame().await {
+            Ok(Some(Frame::Line(line))) => Ok(Received::Message(line)),
+            Ok(Some(Frame::TooLong { len, head })) => {
+                let server = &self.server;
+                warn!(%server, bytes = len, "message longer than max_message_bytes rejected");
+                Ok(Received::Fault {
+                    id: id_from_head(&head),
+                    fault: Fault::TooLong(len),
+                })
+            }
+            Ok(None) => Err("closed its stdout".to_owned()),
+            Err(e) => Err(format!("stdout read failed: {e}")),
+        }
+    }
 }
 
 /// A running child process and its process group.

@@ -57,13 +57,19 @@ const EVENT_STREAM: &str = "text/event-stream";
 /// Delay before the GET stream of server messages is opened again after it ended.
 const LISTEN_RETRY: Duration = Duration::from_secs(1);
 
-/// Where the messages a remote server sends go (the peer above the transport).
+/// Where the messages a remote server sends go: the receiving half of this transport, pushed
+/// (the downstream side queues them for the same reader loop a stdio server's stdout feeds).
 pub trait Inbox: Clone + Send + Sync + 'static {
-    /// Dispatches one message (a JSON body or an SSE event's data). The transport reads no
-    /// further on that stream until it returns.
+    /// Takes one message (a JSON body or an SSE event's data), in order; the transport reads
+    /// no further on that stream until it has been taken.
     fn dispatch(&self, line: Vec<u8>) -> impl std::future::Future<Output = ()> + Send;
-    /// Fails pending request `id` (if it is one and still waiting) with `fault`.
-    fn fail(&self, id: Option<&Value>, fault: Fault);
+    /// Fails pending request `id` (if it is one and still waiting) with `fault`, after the
+    /// messages dispatched before it.
+    fn fail(
+        &self,
+        id: Option<&Value>,
+        fault: Fault,
+    ) -> impl std::future::Future<Output = ()> + Send;
     /// The protocol version negotiated in `initialize` (sent as `MCP-Protocol-Version`).
     fn protocol_version(&self) -> Option<String>;
     /// Whether the connection above has closed (the GET stream is then not reopened).
@@ -271,7 +277,7 @@ impl HttpTransport {
             .await;
         let resp = match resp {
             Ok(r) => r,
-            Err(e) => return self.broken(&sent, describe(&e), sink),
+            Err(e) => return self.broken(&sent, describe(&e), sink).await,
         };
         let status = resp.status();
         if let Some(body) = again.filter(|_| matches!(status.as_u16(), 400 | 404 | 405)) {
@@ -298,7 +304,7 @@ impl HttpTransport {
             Some(old) if answer.names_the_session() => {
                 Box::pin(self.session_gone(old, body, sent, answer, sink)).await
             }
-            _ => self.refused(&sent, answer, sink),
+            _ => self.refused(&sent, answer, sink).await,
         }
     }
 
@@ -324,26 +330,27 @@ impl HttpTransport {
         }
         if answer.status == StatusCode::NOT_FOUND {
             let detail = "the server ended the session (HTTP 404)".to_owned();
-            self.broken(&sent, detail, sink);
+            self.broken(&sent, detail, sink).await;
         } else {
-            self.refused(&sent, answer, sink);
+            self.refused(&sent, answer, sink).await;
         }
     }
 
     /// An HTTP error status for a message: its request (if any) fails with it.
-    fn refused<S: Inbox>(&self, sent: &Sent, answer: ErrorAnswer, sink: &S) {
+    async fn refused<S: Inbox>(&self, sent: &Sent, answer: ErrorAnswer, sink: &S) {
         let fault = self.status_fault(answer);
         match sent.request_id() {
-            Some(id) => sink.fail(Some(id), fault),
+            Some(id) => sink.fail(Some(id), fault).await,
             None => warn!(server = %self.server, error = %fault, "message not accepted"),
         }
     }
 
     /// A connection that cannot be made or broke: the request (if any) fails, and the
     /// connection is reported lost.
-    fn broken<S: Inbox>(&self, sent: &Sent, detail: String, sink: &S) {
+    async fn broken<S: Inbox>(&self, sent: &Sent, detail: String, sink: &S) {
         debug!(server = %self.server, %detail, "connection lost");
-        sink.fail(sent.request_id(), Fault::Connection(detail.clone()));
+        sink.fail(sent.request_id(), Fault::Connection(detail.clone()))
+            .await;
         self.lose(detail);
     }
 
@@ -357,27 +364,27 @@ impl HttpTransport {
         match content_type(&resp).as_str() {
             EVENT_STREAM => {
                 if let Err(detail) = self.read_events(resp, id, sink).await {
-                    sink.fail(id, Fault::Connection(detail));
+                    sink.fail(id, Fault::Connection(detail)).await;
                     return;
                 }
             }
             "application/json" => match read_limited(&mut resp, self.max_message_bytes).await {
                 Ok(body) if body.trim_ascii().is_empty() => {}
                 Ok(body) => sink.dispatch(body).await,
-                Err(BodyError::TooLong(len)) => return sink.fail(id, Fault::TooLong(len)),
+                Err(BodyError::TooLong(len)) => return sink.fail(id, Fault::TooLong(len)).await,
                 Err(BodyError::Http(e)) => {
                     let detail = describe(&e);
-                    return sink.fail(id, Fault::Connection(detail));
+                    return sink.fail(id, Fault::Connection(detail)).await;
                 }
             },
             _ if id.is_none() => return,
             other => {
                 let detail = format!("the answer has content type `{other}`, not JSON or SSE");
-                return sink.fail(id, Fault::Invalid(detail));
+                return sink.fail(id, Fault::Invalid(detail)).await;
             }
         }
         let unanswered = "the server ended its answer without a response to the request";
-        sink.fail(id, Fault::Connection(unanswered.into()));
+        sink.fail(id, Fault::Connection(unanswered.into())).await;
     }
 
     /// Feeds the `message` events of a response's SSE stream to the sink ([`HttpTransport::pump`]).
@@ -416,7 +423,7 @@ impl HttpTransport {
             }
             if data.len() > self.max_message_bytes {
                 warn!(server = %self.server, bytes = data.len(), "message longer than max_message_bytes rejected");
-                sink.fail(owner, Fault::TooLong(data.len()));
+                sink.fail(owner, Fault::TooLong(data.len())).await;
                 continue;
             }
             sink.dispatch(data.into_bytes()).await;
@@ -501,8 +508,8 @@ impl HttpTransport {
             .await;
         let resp = match resp {
             Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => r,
-            Ok(r) => return self.refused(&sent, ErrorAnswer::read(r).await, sink),
-            Err(e) => return self.broken(&sent, describe(&e), sink),
+            Ok(r) => return self.refused(&sent, ErrorAnswer::read(r).await, sink).await,
+            Err(e) => return self.broken(&sent, describe(&e), sink).await,
         };
         let mut events = Box::pin(SseByteStream::new(resp.bytes_stream()));
         let endpoint = loop {
@@ -513,13 +520,13 @@ impl HttpTransport {
                 Some(Ok(_)) => continue,
                 _ => {
                     let why = "the SSE stream ended before its `endpoint` event";
-                    return self.broken(&sent, why.into(), sink);
+                    return self.broken(&sent, why.into(), sink).await;
                 }
             }
         };
         let post_url = match same_origin_join(&self.endpoint, endpoint.trim()) {
             Ok(u) => u,
-            Err(why) => return self.broken(&sent, why, sink),
+            Err(why) => return self.broken(&sent, why, sink).await,
         };
         *self.post_url.write().unwrap() = post_url;
         self.legacy.store(true, Ordering::Release);

@@ -1,8 +1,10 @@
 //! Transports: how the lines of a JSON-RPC connection travel.
 //!
-//! A transport has three parts: the [`Outbox`] (send: a queue of framed lines a writer task
-//! drains), its incoming side (receive: the lines the other side sent, or a [`Fault`] for one
-//! of our requests), and its end (close: stop a child process, end an HTTP session).
+//! A transport has three parts, used by different tasks: the [`Outbox`] (send: a queue of
+//! framed lines a writer task drains; the peer holds it), its incoming side (receive: what the
+//! other side sent, or a [`Fault`] for one of our requests; the reader task pulls it through
+//! [`Receive`], or an HTTP transport pushes it into an [`http_client::Inbox`]), and its end
+//! (close: stop a child process, end an HTTP session; the supervisor holds it).
 //!
 //! - [`stdio`]: the proxy's own stdin and stdout (reactor-driven when they are pipes).
 //! - [`child`]: a server's child process: spawn, its pipes, its exit and process group.
@@ -12,6 +14,9 @@
 //! Transports know lines and HTTP statuses, not MCP: the peer ([`crate::rpc`]) and the
 //! supervisor ([`crate::downstream`]) sit above them.
 
+use std::future::Future;
+
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 pub mod child;
@@ -54,6 +59,37 @@ impl Outbox {
     /// Queues `line` unless the queue is full or closed.
     pub fn try_send(&self, line: Vec<u8>) -> Result<(), Closed> {
         self.tx.try_send(line).map_err(|_| Closed)
+    }
+}
+
+/// What a transport received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    /// One message: a line, a JSON body, an SSE event's data.
+    Message(Vec<u8>),
+    /// An answer that could not be carried, for request `id` when it could be told.
+    Fault {
+        /// The request it answered, if known.
+        id: Option<Value>,
+        /// Why it could not be carried.
+        fault: Fault,
+    },
+}
+
+/// The receiving half of a transport, pulled by one reader task.
+pub trait Receive: Send {
+    /// The next thing received; `Err(why)` once the other side has closed (for a server's
+    /// stdout: `closed its stdout`).
+    fn receive(&mut self) -> impl Future<Output = Result<Received, String>> + Send;
+}
+
+/// A queue of what was received, filled by a transport that pushes (HTTP); it ends when every
+/// sender is gone.
+impl Receive for mpsc::Receiver<Received> {
+    async fn receive(&mut self) -> Result<Received, String> {
+        self.recv()
+            .await
+            .ok_or_else(|| "the connection closed".to_owned())
     }
 }
 
