@@ -363,3 +363,149 @@ fn dispatch_message(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex as StdMutex;
+
+    use super::*;
+    use crate::rpc::RAW_RESULT_MIN_BYTES;
+
+    /// Records what the other side sent that is not an answer.
+    #[derive(Default)]
+    struct Recorder(StdMutex<Vec<String>>);
+
+    impl Handler for Recorder {
+        fn notification(
+            &self,
+            method: String,
+            _params: Option<Value>,
+        ) -> Option<oneshot::Receiver<()>> {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("notification {method}"));
+            None
+        }
+
+        fn request(&self, id: Value, method: String, _params: Option<Value>) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("request {id} {method}"));
+        }
+    }
+
+    fn peer() -> (Peer, tokio::sync::mpsc::Receiver<Vec<u8>>) {
+        let (outbox, rx) = Outbox::channel();
+        (Peer::new("t", outbox), rx)
+    }
+
+    fn sent(line: &[u8]) -> Value {
+        serde_json::from_slice(line).unwrap()
+    }
+
+    #[tokio::test]
+    async fn requests_get_fresh_ids_and_their_answers() {
+        let mut noop = |_| {};
+        let (peer, mut out) = peer();
+        let handler = Recorder::default();
+        let ask = peer.request("ping", None, Duration::from_secs(5), &mut noop);
+        let answer = async {
+            let first = sent(&out.recv().await.unwrap());
+            assert_eq!(first, json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+            let line = br#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#.to_vec();
+            dispatch_line(&peer, &handler, line).await;
+        };
+        let (result, ()) = tokio::join!(ask, answer);
+        assert_eq!(
+            result.unwrap().unwrap(),
+            ResultBody::Value(json!({"ok": true}))
+        );
+        let mut ids = Vec::new();
+        let mut record = |id| ids.push(id);
+        let second = peer.request("x", None, Duration::from_millis(1), &mut record);
+        let _ = second.await;
+        assert_eq!(ids, [2]);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_cancels_the_request_on_the_other_side() {
+        let mut noop = |_| {};
+        let (peer, mut out) = peer();
+        let params = json!({"a": 1});
+        let outcome = peer
+            .request("slow", Some(&params), Duration::from_millis(20), &mut noop)
+            .await;
+        assert_eq!(outcome, Err(CallError::Timeout(Duration::from_millis(20))));
+        assert_eq!(sent(&out.recv().await.unwrap())["method"], "slow");
+        let cancel = sent(&out.recv().await.unwrap());
+        assert_eq!(cancel["method"], "notifications/cancelled");
+        assert_eq!(cancel["params"]["requestId"], 1);
+        // A late answer is no longer pending.
+        let late = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
+        dispatch_line(&peer, &Recorder::default(), late).await;
+    }
+
+    #[tokio::test]
+    async fn closing_fails_what_waits_and_refuses_what_comes() {
+        let mut noop = |_| {};
+        let (peer, _out) = peer();
+        let ask = peer.request("wait", None, Duration::from_secs(5), &mut noop);
+        let close = async {
+            tokio::task::yield_now().await;
+            peer.close("it exited (exit status: 3)");
+        };
+        let (outcome, ()) = tokio::join!(ask, close);
+        assert_eq!(
+            outcome,
+            Err(CallError::Exited("it exited (exit status: 3)".into()))
+        );
+        assert!(peer.is_closed());
+        let again = peer.request("x", None, Duration::from_secs(1), &mut noop);
+        assert!(matches!(again.await, Err(CallError::Exited(_))));
+    }
+
+    #[tokio::test]
+    async fn requests_and_notifications_go_to_the_handler_and_large_results_stay_raw() {
+        let mut noop = |_| {};
+        let (peer, mut out) = peer();
+        let handler = Recorder::default();
+        let batch = br#"[{"jsonrpc":"2.0","id":"s1","method":"roots/list"},
+            {"jsonrpc":"2.0","method":"notifications/progress","params":{}}]"#;
+        dispatch_line(&peer, &handler, batch.to_vec()).await;
+        assert_eq!(
+            *handler.0.lock().unwrap(),
+            [
+                "request \"s1\" roots/list",
+                "notification notifications/progress"
+            ]
+        );
+        peer.respond(json!("s1"), Ok(json!({"roots": []}))).await;
+        assert_eq!(sent(&out.recv().await.unwrap())["id"], "s1");
+        let ask = peer.request("big", None, Duration::from_secs(5), &mut noop);
+        let pad = "x".repeat(RAW_RESULT_MIN_BYTES);
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{pad}"}}}}"#);
+        let answer = dispatch_line(&peer, &handler, line.clone().into_bytes());
+        let (result, ()) = tokio::join!(ask, answer);
+        match result.unwrap().unwrap() {
+            ResultBody::Raw(raw) => assert_eq!(raw.as_str(), line),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_is_not_json_answers_its_request_as_invalid() {
+        let mut noop = |_| {};
+        let (peer, _out) = peer();
+        let ask = peer.request("m", None, Duration::from_secs(5), &mut noop);
+        let broken = br#"{"jsonrpc":"2.0","id":1,"result":{"a": tru"#.to_vec();
+        let handler = Recorder::default();
+        let answer = dispatch_line(&peer, &handler, broken);
+        let (outcome, ()) = tokio::join!(ask, answer);
+        assert!(
+            matches!(outcome, Err(CallError::Invalid(ref d)) if d.contains("not valid JSON")),
+            "{outcome:?}"
+        );
+    }
+}

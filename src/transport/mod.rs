@@ -15,9 +15,12 @@
 //! supervisor ([`crate::downstream`]) sit above them.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::backpressure::OutputGate;
 
 pub mod child;
 mod http_auth;
@@ -28,10 +31,12 @@ pub mod stdio;
 pub const OUTBOX_LINES: usize = 1024;
 
 /// The sending half of a connection: lines (each ending in `\n`) queued for its writer.
-/// Cheap to clone.
+/// Cheap to clone. An outbox towards the client can count what it queues in the client's
+/// [`OutputGate`] (backpressure), so every writer to that client shares one count.
 #[derive(Debug, Clone)]
 pub struct Outbox {
     tx: mpsc::Sender<Vec<u8>>,
+    gate: Option<Arc<OutputGate>>,
 }
 
 /// The connection's writer is gone: the line was not queued.
@@ -43,22 +48,40 @@ impl Outbox {
     /// An outbox and the queue its writer drains ([`OUTBOX_LINES`] lines).
     pub fn channel() -> (Outbox, mpsc::Receiver<Vec<u8>>) {
         let (tx, rx) = mpsc::channel(OUTBOX_LINES);
-        (Outbox { tx }, rx)
+        (Outbox { tx, gate: None }, rx)
     }
 
-    /// An outbox over an existing queue.
-    pub fn from_sender(tx: mpsc::Sender<Vec<u8>>) -> Outbox {
-        Outbox { tx }
+    /// An outbox over an existing queue whose writer reports what it wrote to `gate` (a
+    /// [`crate::backpressure::CountingWriter`]); `None` counts nothing.
+    pub fn from_sender(tx: mpsc::Sender<Vec<u8>>, gate: Option<Arc<OutputGate>>) -> Outbox {
+        Outbox { tx, gate }
     }
 
     /// Queues `line`, waiting while the queue is full.
     pub async fn send(&self, line: Vec<u8>) -> Result<(), Closed> {
-        self.tx.send(line).await.map_err(|_| Closed)
+        let len = self.count(line.len());
+        self.tx.send(line).await.map_err(|_| self.uncount(len))
     }
 
     /// Queues `line` unless the queue is full or closed.
     pub fn try_send(&self, line: Vec<u8>) -> Result<(), Closed> {
-        self.tx.try_send(line).map_err(|_| Closed)
+        let len = self.count(line.len());
+        self.tx.try_send(line).map_err(|_| self.uncount(len))
+    }
+
+    fn count(&self, len: usize) -> usize {
+        if let Some(gate) = &self.gate {
+            gate.queue(len);
+        }
+        len
+    }
+
+    /// A line that was not queued will never be written.
+    fn uncount(&self, len: usize) -> Closed {
+        if let Some(gate) = &self.gate {
+            gate.written(len);
+        }
+        Closed
     }
 }
 
@@ -115,4 +138,28 @@ pub enum Fault {
         /// What it means, naming credentials by key or variable, never by value.
         detail: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_counted_outbox_counts_what_it_queues_until_it_is_written() {
+        let gate = OutputGate::new();
+        let (tx, mut rx) = mpsc::channel(4);
+        let outbox = Outbox::from_sender(tx, Some(gate.clone()));
+        let big = vec![b'x'; crate::backpressure::HIGH_WATER_BYTES + 1];
+        outbox.send(big.clone()).await.unwrap();
+        assert!(gate.is_full());
+        let line = rx.recv().await.unwrap();
+        gate.written(line.len());
+        assert!(!gate.is_full());
+        drop(rx);
+        // Lines that could not be queued are not counted.
+        assert_eq!(outbox.try_send(big.clone()), Err(Closed));
+        assert!(!gate.is_full());
+        assert_eq!(outbox.send(big).await, Err(Closed));
+        assert!(!gate.is_full());
+    }
 }
