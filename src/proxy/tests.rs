@@ -471,3 +471,57 @@ async fn sessions_initializing_at_once_both_wait_for_the_first_start() {
     assert_eq!(core.sessions().len(), 1, "a dropped session is forgotten");
     core.shutdown().await;
 }
+
+/// A 2026-07-28 `tools/call` of `tool` with `arguments`, `extra` params and capabilities `caps`.
+fn modern_call(id: &str, tool: &str, arguments: Value, extra: Value, caps: Value) -> Value {
+    let mut message = call(json!(id), tool, arguments);
+    for (k, v) in extra.as_object().unwrap() {
+        message["params"][k] = v.clone();
+    }
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = caps;
+    message["params"]["_meta"] = meta;
+    message
+}
+
+#[tokio::test]
+async fn a_parked_call_resumes_through_another_session() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    let mut first = Client::open(&core);
+    let caps = json!({"elicitation": {}});
+    let ask = json!({"message": "sure?"});
+    let asked = first
+        .ask(&modern_call("a", "fx_elicit", ask.clone(), json!({}), caps.clone()))
+        .await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].clone();
+    // A stateless client's retry may reach any session (another HTTP request, another replica
+    // behind the same core): the parked call lives in the core.
+    drop(first);
+    let mut second = Client::open(&core);
+    let answers = json!({"1": {"action": "accept", "content": {"ok": true}}});
+    let retry = json!({"requestState": state, "inputResponses": answers});
+    let done = second
+        .ask(&modern_call("b", "fx_elicit", ask, retry, caps))
+        .await;
+    let env = envelope(&done);
+    assert_eq!(env["status"], "ok", "{done}");
+    assert!(env["content"].as_str().unwrap().contains("accept"), "{done}");
+    core.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    core.start_servers(Core::routable_client_init()).await;
+    let mut c = Client::open(&core);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "no-sampling", "version": "1"}}});
+    c.ask(&init).await;
+    let done = c.ask(&call(json!(2), "fx_sample", json!({"prompt": "hi"}))).await;
+    assert_eq!(done["id"], 2, "the client is not asked: {done}");
+    let content = envelope(&done)["content"].as_str().unwrap().to_owned();
+    assert!(content.contains("did not declare `sampling`"), "{done}");
+    core.shutdown().await;
+}
