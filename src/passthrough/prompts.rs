@@ -1,6 +1,6 @@
 //! Prompts passed through (MCP specification 2025-11-25, "Server Features: Prompts").
 //!
-//! Prompts are named exactly like tools ([`crate::catalog::assign_names`]): a server's
+//! Prompts are named exactly like tools ([`crate::catalog::Catalog::build_stable`]): a server's
 //! `enabled_prompts` / `disabled_prompts` lists filter its own prompt names, its `tool_prefix`
 //! is prepended, two servers offering the same name are both exposed as `<server>__<prompt>`,
 //! and a prefix that recreates such a name gets a numbered suffix. `prompts/list` re-reads every

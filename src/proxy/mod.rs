@@ -7,7 +7,7 @@
 //! Each session dispatches the messages it is fed; every request is answered by its own task
 //! (so a slow tool never blocks another) whose response goes to the session's output queue.
 //! Downstream servers report notifications, server-to-client requests and tool-list changes
-//! through one event channel to the core, which routes them to sessions ([`events`]).
+//! through one event channel to the core, which routes them to sessions (`events.rs`).
 //!
 //! Protocol behaviour (MCP specification 2025-06-18 and 2025-11-25, "Lifecycle", "Tools",
 //! "Utilities: Cancellation, Ping, Progress"; JSON-RPC 2.0 for errors and batches):
@@ -29,7 +29,7 @@
 //!   hints where the 2026-07-28 schema requires them); list changes go to legacy sessions
 //!   and to the listen streams that asked for them;
 //! - input a server needs from the client during a `tools/call` (sampling, elicitation, roots)
-//!   crosses the eras in [`multi_round`]: `input_required` rounds for modern clients, ordinary
+//!   crosses the eras in `multi_round.rs`: `input_required` rounds for modern clients, ordinary
 //!   server-to-client requests for legacy ones;
 //! - unknown methods get -32601, lines that are not JSON -32700 with id null, invalid requests
 //!   -32600, a request whose id is still in flight in its session -32600 (the first is not
@@ -37,7 +37,7 @@
 //! - `notifications/cancelled` from the client is forwarded downstream with the mapped id and
 //!   the cancelled request is answered by nobody;
 //! - server-to-client requests are forwarded to a client under fresh ids and the answers routed
-//!   back ([`client_requests`]); notifications pass through.
+//!   back (`client_requests.rs`); notifications pass through.
 
 use std::time::Duration;
 
