@@ -115,6 +115,9 @@ pub enum Command {
         /// a request id or timestamp that differs every run; repeatable.
         #[arg(long, value_name = "KEY", requires = "cassette")]
         cassette_ignore: Vec<String>,
+        /// Serving over streamable HTTP instead of stdin/stdout.
+        #[command(flatten)]
+        http: crate::serve_http::HttpArgs,
     },
     /// Start the configured servers, make one tools/call exactly as `serve` would, print the
     /// envelope as one line of JSON, stop. Exit 0 when the envelope is not an error, 1 when it is.

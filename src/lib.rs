@@ -26,6 +26,7 @@
 //! | [`downstream`] | one supervised task per server over any transport: start, handshake (era probe on stdio: `server/discover`, else `initialize`), restarts, shutdown | yes |
 //! | [`proxy`] | the shared core (servers, catalog, routing, the `tools/call` path, paging store) and one session per client (dispatch, era, in-flight ids, cancellation, server-to-client requests); [`proxy::serve`] runs them over stdin/stdout | yes |
 //! | [`transport`] | how lines travel: our own stdin/stdout (reactor-driven when pipes), a server's child process and pipes, a remote server over HTTP | yes |
+//! | [`serve_http`] | `serve --http`: the proxy over streamable HTTP at `/mcp`, both eras (legacy sessions with `Mcp-Session-Id`, stateless 2026-07-28), bind/Origin/token guards, body limit, draining shutdown | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
@@ -68,16 +69,17 @@ pub mod modern;
 pub mod mrtr;
 pub mod page_tool;
 pub mod paging;
-pub mod proxy;
 pub mod passthrough;
+pub mod proxy;
 pub mod redact;
 pub mod rpc;
 pub mod runtime;
+pub mod serve_http;
 pub mod settings;
 pub mod stats;
 pub mod trajectory;
-pub mod transport;
 pub mod transcript;
+pub mod transport;
 pub mod wire;
 
 // The old flat paths of the wire, transport and runtime modules.

@@ -119,7 +119,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             cassette,
             cassette_mode,
             cassette_ignore,
+            http,
         }) => {
+            if let Some(serving) = http.resolve().map_err(|e| usage(anyhow::anyhow!(e)))? {
+                if cassette.is_some() {
+                    bail!(usage(anyhow::anyhow!(
+                        "--cassette cannot be used with --http"
+                    )));
+                }
+                return run_serve_http(&cli.global, transcript, serving);
+            }
             let cassette = cassette.map(|path| (path, cassette_mode, cassette_ignore));
             run_serve(&cli.global, transcript, cassette)
         }
@@ -287,6 +296,23 @@ fn run_serve(
         tracing::debug!(reactor_driven = stdio.reactor_driven, "stdin/stdout opened");
         proxy::serve(config, stdio.input, stdio.output, writer, cassette, stop).await
     })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --http`: the proxy over streamable HTTP until a signal.
+fn run_serve_http(
+    global: &GlobalArgs,
+    transcript: Option<PathBuf>,
+    (addr, options): (std::net::SocketAddr, mcp_envelope::serve_http::HttpOptions),
+) -> anyhow::Result<ExitCode> {
+    let config = load_config(global)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let writer = transcript_writer(&config, transcript);
+        mcp_envelope::serve_http::run(addr, options, config, writer, stop_signal()).await
+    })
+    .with_context(|| format!("serving HTTP at {addr}"))?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     Ok(ExitCode::SUCCESS)
 }

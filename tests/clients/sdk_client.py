@@ -7,7 +7,8 @@ Usage (run with the venv that has the SDK):
 MODE `session` (the default) drives the low-level `ClientSession` through an `initialize`
 handshake. The other modes drive the high-level `Client(mode=MODE)`: `legacy` (initialize
 handshake), `auto` (probe `server/discover`, fall back to initialize) or `2026-07-28`
-(stateless requests with `_meta`, no probe).
+(stateless requests with `_meta`, no probe). In those modes COMMAND may be one http(s) URL
+instead: the SDK's streamable HTTP client connects to a server already listening there.
 
 `--plan -` reads the plan from stdin. The plan is a JSON list of steps, or an
 object {"steps": [...]}. Steps run in order:
@@ -304,8 +305,12 @@ class StartupError(Exception):
 
 
 async def run_client(mode: str, command: list[str], steps: list[dict]) -> dict:
-    """Runs `steps` through the high-level `Client` in `mode`."""
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    """Runs `steps` through the high-level `Client` in `mode`; a lone http(s) URL as the command
+    connects with the SDK's streamable HTTP client instead of starting a process."""
+    if len(command) == 1 and command[0].startswith(("http://", "https://")):
+        params = command[0]
+    else:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     client = Client(
         params,
         mode=mode,

@@ -18,6 +18,7 @@ mod envelope_cli;
 mod envelope_props;
 mod eras;
 mod fuzz_pure;
+mod http_serve;
 mod import;
 mod install;
 mod paging;

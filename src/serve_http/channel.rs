@@ -1,0 +1,481 @@
+//! One client session of the proxy as the HTTP server sees it: the messages POSTed by the
+//! client go in as JSON lines; every message the session sends comes out and is routed to the
+//! HTTP response it belongs to.
+//!
+//! Routing (MCP 2025-11-25 "Transports: Streamable HTTP", "Sending Messages to the Server" and
+//! "Listening for Messages from the Server"; 2026-07-28 "Streamable HTTP: Receiving Messages"):
+//! - a JSON-RPC response goes to the POST that carried the request with its id, and ends it;
+//! - `notifications/progress` goes to the POST whose request set that `progressToken`;
+//! - a notification tagged with `io.modelcontextprotocol/subscriptionId` goes to the
+//!   `subscriptions/listen` POST with that id;
+//! - anything else (server-to-client requests, log messages, list changes) is unrelated to a
+//!   known request: in a legacy session it goes to the GET stream when one is open, else to
+//!   the oldest POST still waiting for its answer, else it is kept (at most [`BACKLOG`]
+//!   messages) for the next GET stream; the shared stateless channel has no GET stream and
+//!   drops it.
+//!
+//! The stateless channel is shared by every 2026-07-28 client, whose request ids may collide:
+//! a colliding one is replaced by a fresh value on the way in and restored on the way out. A
+//! legacy session keeps the client's ids as they are (its `call_id`s are the same as over
+//! stdio). Every progress token is replaced by one unique in the process (all sessions share
+//! the servers, which see the tokens) and restored on the way out.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tracing::{debug, warn};
+
+use super::host::SessionIo;
+use crate::era::META_SUBSCRIPTION_ID;
+
+/// Unrelated messages kept for a legacy session's next GET stream while none is open.
+pub const BACKLOG: usize = 256;
+/// The number in the next progress token handed to a session.
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+/// Messages queued for one HTTP response before the session waits for the client to read.
+const RESPONSE_QUEUE: usize = 64;
+
+/// One message for an HTTP response: its JSON text, and whether it is the final JSON-RPC
+/// response that ends the POST.
+#[derive(Debug)]
+pub struct Out {
+    /// The message as JSON text (no newline).
+    pub json: Vec<u8>,
+    /// The JSON-RPC response to the POSTed request (nothing follows it).
+    pub last: bool,
+}
+
+/// Why a request could not be handed to the session.
+#[derive(Debug, PartialEq)]
+pub enum SubmitError {
+    /// The session has ended (deleted, or the proxy is shutting down).
+    Closed,
+    /// A legacy session already has a request with this id in flight.
+    DuplicateId,
+}
+
+/// What the routing needs of an outgoing message, read without building its JSON tree.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<HeadParams<'a>>,
+}
+
+#[derive(Deserialize)]
+struct HeadParams<'a> {
+    #[serde(rename = "progressToken", borrow)]
+    progress_token: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<HeadMeta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct HeadMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/subscriptionId", borrow)]
+    subscription_id: Option<&'a RawValue>,
+}
+
+/// A POSTed request waiting for its answer.
+struct Waiter {
+    seq: u64,
+    /// The client's id, when the wire id was replaced.
+    client_id: Option<Value>,
+    /// The wire key and the client's token, when the request set a `progressToken`; the
+    /// client's token is kept only when the wire token was replaced.
+    token: Option<(String, Option<Value>)>,
+    tx: mpsc::Sender<Out>,
+}
+
+#[derive(Default)]
+struct Routes {
+    waiting: HashMap<String, Waiter>,
+    /// Progress token (JSON text on the wire) → the request's id (JSON text on the wire).
+    tokens: HashMap<String, String>,
+    stream: Option<mpsc::Sender<Out>>,
+    backlog: VecDeque<Vec<u8>>,
+    seq: u64,
+    closed: bool,
+}
+
+/// One client session: its input, and the routes of its output.
+pub struct Channel {
+    input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    routes: Mutex<Routes>,
+    shared: bool,
+}
+
+/// The compact JSON text of `value`: the key of an id or token.
+fn key_of(value: &Value) -> String {
+    serde_json::to_string(value).expect("a JSON value always serializes")
+}
+
+impl Channel {
+    /// Wraps a newly opened session; `shared` for the stateless channel (colliding ids and
+    /// tokens replaced). Its output is routed by a task that ends with the session.
+    pub fn start(io: SessionIo, shared: bool) -> (Arc<Channel>, tokio::task::JoinHandle<()>) {
+        let SessionIo {
+            input,
+            mut output,
+            finished,
+        } = io;
+        let channel = Arc::new(Channel {
+            input: Mutex::new(Some(input)),
+            routes: Mutex::new(Routes::default()),
+            shared,
+        });
+        let pump = channel.clone();
+        tokio::spawn(async move {
+            while let Some(mut line) = output.recv().await {
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                pump.route(line).await;
+            }
+            pump.end();
+        });
+        (channel, finished)
+    }
+
+    fn sender(&self) -> Option<mpsc::Sender<Vec<u8>>> {
+        self.input.lock().unwrap().clone()
+    }
+
+    /// Whether the session has ended or is closing.
+    pub fn is_closed(&self) -> bool {
+        self.input.lock().unwrap().is_none() || self.routes.lock().unwrap().closed
+    }
+
+    /// Hands a notification or a response (to a server-to-client request) to the session.
+    pub async fn deliver(&self, json: Vec<u8>) -> Result<(), SubmitError> {
+        let tx = self.sender().ok_or(SubmitError::Closed)?;
+        tx.send(json).await.map_err(|_| SubmitError::Closed)
+    }
+
+    /// Hands a request to the session; its answer and related messages come through the
+    /// returned [`Ticket`]. `cancel_on_drop`: dropping the ticket before the answer cancels the
+    /// request (MCP 2026-07-28 "Streamable HTTP: Cancellation").
+    ///
+    /// `raw` is the request as the client wrote it (forwarded as written, so that numbers keep
+    /// their exact text, unless an id or token had to be replaced).
+    pub async fn submit(
+        self: &Arc<Self>,
+        mut request: Value,
+        raw: Vec<u8>,
+        cancel_on_drop: bool,
+    ) -> Result<Ticket, SubmitError> {
+        let (tx, rx) = mpsc::channel(RESPONSE_QUEUE);
+        let (key, replaced) = self.register(&mut request, tx)?;
+        let ticket = Ticket {
+            channel: self.clone(),
+            key,
+            rx,
+            done: false,
+            cancel_on_drop,
+        };
+        let line = if replaced {
+            serde_json::to_vec(&request).expect("a JSON value always serializes")
+        } else {
+            one_line(raw)
+        };
+        match self.sender() {
+            Some(input) if input.send(line).await.is_ok() => Ok(ticket),
+            _ => Err(SubmitError::Closed),
+        }
+    }
+
+    /// Records the waiter of `request`, replacing a colliding id or token on a shared channel.
+    /// Returns the wire key of its id and whether anything was replaced.
+    fn register(
+        &self,
+        request: &mut Value,
+        tx: mpsc::Sender<Out>,
+    ) -> Result<(String, bool), SubmitError> {
+        let mut routes = self.routes.lock().unwrap();
+        if routes.closed {
+            return Err(SubmitError::Closed);
+        }
+        routes.seq += 1;
+        let seq = routes.seq;
+        let mut key = key_of(&request["id"]);
+        let mut client_id = None;
+        if routes.waiting.contains_key(&key) {
+            if !self.shared {
+                return Err(SubmitError::DuplicateId);
+            }
+            let fresh = fresh_value(|k| routes.waiting.contains_key(k), seq);
+            key = key_of(&fresh);
+            client_id = Some(std::mem::replace(&mut request["id"], fresh));
+        }
+        // Progress tokens reach the shared servers as they are: every one is replaced by a
+        // token unique in the process, so that two clients' tokens never meet there.
+        let token = request
+            .pointer_mut("/params/_meta/progressToken")
+            .map(|token| {
+                let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+                let fresh = json!(format!("mcp-envelope-http-progress-{n}"));
+                let token_key = key_of(&fresh);
+                routes.tokens.insert(token_key.clone(), key.clone());
+                (token_key, Some(std::mem::replace(token, fresh)))
+            });
+        let replaced = client_id.is_some() || token.as_ref().is_some_and(|(_, t)| t.is_some());
+        let waiter = Waiter {
+            seq,
+            client_id,
+            token,
+            tx,
+        };
+        routes.waiting.insert(key.clone(), waiter);
+        Ok((key, replaced))
+    }
+
+    /// Removes the waiter `key` and its progress token.
+    fn forget(routes: &mut Routes, key: &str) -> Option<Waiter> {
+        let waiter = routes.waiting.remove(key)?;
+        if let Some((token, _)) = &waiter.token {
+            routes.tokens.remove(token);
+        }
+        Some(waiter)
+    }
+
+    /// Opens the GET stream of a legacy session: the kept messages first. `None` when one is
+    /// already open (MCP 2025-11-25: a message goes to one stream only).
+    pub fn open_stream(&self) -> Option<mpsc::Receiver<Out>> {
+        let mut routes = self.routes.lock().unwrap();
+        if routes.stream.as_ref().is_some_and(|s| !s.is_closed()) || routes.closed {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(BACKLOG + RESPONSE_QUEUE);
+        for json in routes.backlog.drain(..) {
+            let _ = tx.try_send(Out { json, last: false });
+        }
+        routes.stream = Some(tx);
+        Some(rx)
+    }
+
+    /// Ends the client's side: no more input (the session finishes what is in flight and
+    /// stops), and the GET stream closes.
+    pub fn close(&self) {
+        self.input.lock().unwrap().take();
+        self.routes.lock().unwrap().stream = None;
+    }
+
+    /// The session has ended: every waiting response gets nothing more.
+    fn end(&self) {
+        let mut routes = self.routes.lock().unwrap();
+        routes.closed = true;
+        routes.waiting.clear();
+        routes.tokens.clear();
+        routes.stream = None;
+        drop(routes);
+        self.input.lock().unwrap().take();
+    }
+
+    /// Routes one message the session sent (see the module documentation).
+    async fn route(&self, line: Vec<u8>) {
+        let Ok(head) = serde_json::from_slice::<Head>(&line) else {
+            debug!("the session sent a message that is not a JSON-RPC object; dropped");
+            return;
+        };
+        let target = {
+            let mut routes = self.routes.lock().unwrap();
+            self.target(&mut routes, &head)
+        };
+        match target {
+            Target::Waiter(tx, fix, last) => {
+                let json = match fix {
+                    Some(fix) => fix.apply(&line),
+                    None => line,
+                };
+                let _ = tx.send(Out { json, last }).await;
+            }
+            Target::Unrelated => self.unrelated(line).await,
+        }
+    }
+
+    fn target(&self, routes: &mut Routes, head: &Head) -> Target {
+        let subscription = head
+            .params
+            .as_ref()
+            .and_then(|p| p.meta.as_ref())
+            .and_then(|m| m.subscription_id);
+        match (head.method.as_deref(), head.id) {
+            (None, Some(id)) => match Self::forget(routes, id.get()) {
+                Some(w) => Target::Waiter(w.tx, w.client_id.map(Fix::Id), true),
+                None => {
+                    debug!(id = id.get(), "an answer to no waiting request; dropped");
+                    Target::Unrelated
+                }
+            },
+            (Some("notifications/progress"), None) => {
+                let token = head.params.as_ref().and_then(|p| p.progress_token);
+                let waiter = token
+                    .and_then(|t| routes.tokens.get(t.get()))
+                    .and_then(|key| routes.waiting.get(key));
+                match waiter {
+                    Some(w) => {
+                        let fix = w.token.as_ref().and_then(|(_, t)| t.clone());
+                        Target::Waiter(w.tx.clone(), fix.map(Fix::Token), false)
+                    }
+                    None => Target::Unrelated,
+                }
+            }
+            (Some(_), None) if subscription.is_some() => {
+                let key = subscription.map(RawValue::get).unwrap_or_default();
+                match routes.waiting.get(key) {
+                    Some(w) => {
+                        let fix = w.client_id.clone().map(Fix::Subscription);
+                        Target::Waiter(w.tx.clone(), fix, false)
+                    }
+                    None => Target::Unrelated,
+                }
+            }
+            _ => Target::Unrelated,
+        }
+    }
+
+    /// A message related to no POST: the GET stream, else the oldest waiting POST, else kept.
+    async fn unrelated(&self, json: Vec<u8>) {
+        if self.shared {
+            debug!("a message for no request of a stateless client; dropped");
+            return;
+        }
+        let tx = {
+            let mut routes = self.routes.lock().unwrap();
+            match routes.stream.clone().filter(|s| !s.is_closed()) {
+                Some(stream) => Some(stream),
+                None => {
+                    let oldest = routes.waiting.values().min_by_key(|w| w.seq);
+                    match oldest.map(|w| w.tx.clone()) {
+                        Some(tx) => Some(tx),
+                        None => {
+                            if routes.backlog.len() == BACKLOG {
+                                routes.backlog.pop_front();
+                                warn!("no GET stream open: the oldest kept server message dropped");
+                            }
+                            routes.backlog.push_back(json.clone());
+                            None
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(tx) = tx {
+            let _ = tx.send(Out { json, last: false }).await;
+        }
+    }
+}
+
+/// Where a message goes.
+enum Target {
+    Waiter(mpsc::Sender<Out>, Option<Fix>, bool),
+    Unrelated,
+}
+
+/// A replaced value put back before the client sees the message.
+enum Fix {
+    /// The response's `id` (and a listen stream's closing `subscriptionId`).
+    Id(Value),
+    /// A progress notification's `progressToken`.
+    Token(Value),
+    /// A listen notification's `subscriptionId`.
+    Subscription(Value),
+}
+
+impl Fix {
+    fn apply(self, line: &[u8]) -> Vec<u8> {
+        let Ok(mut message) = serde_json::from_slice::<Value>(line) else {
+            return line.to_vec();
+        };
+        match self {
+            Fix::Id(id) => {
+                if let Some(meta) = message.pointer_mut("/result/_meta") {
+                    if meta.get(META_SUBSCRIPTION_ID).is_some() {
+                        meta[META_SUBSCRIPTION_ID] = id.clone();
+                    }
+                }
+                message["id"] = id;
+            }
+            Fix::Token(token) => {
+                if let Some(t) = message.pointer_mut("/params/progressToken") {
+                    *t = token;
+                }
+            }
+            Fix::Subscription(id) => {
+                if let Some(meta) = message.pointer_mut("/params/_meta") {
+                    meta[META_SUBSCRIPTION_ID] = id;
+                }
+            }
+        }
+        serde_json::to_vec(&message).expect("a JSON value always serializes")
+    }
+}
+
+/// The JSON text of one message on one line: line breaks between tokens become spaces (inside
+/// JSON strings they are always escaped, so nothing else changes).
+pub fn one_line(mut json: Vec<u8>) -> Vec<u8> {
+    for byte in json.iter_mut() {
+        if *byte == b'\n' || *byte == b'\r' {
+            *byte = b' ';
+        }
+    }
+    json
+}
+
+/// A fresh string value whose key `taken` does not know.
+fn fresh_value(taken: impl Fn(&str) -> bool, seq: u64) -> Value {
+    (0u64..)
+        .map(|n| json!(format!("mcp-envelope-http-{seq}-{n}")))
+        .find(|v| !taken(&key_of(v)))
+        .expect("an unbounded range always has a free value")
+}
+
+/// The answer and related messages of one POSTed request. Dropping it before the answer
+/// forgets the request, and cancels it when it was submitted with `cancel_on_drop`.
+pub struct Ticket {
+    channel: Arc<Channel>,
+    key: String,
+    rx: mpsc::Receiver<Out>,
+    done: bool,
+    cancel_on_drop: bool,
+}
+
+impl Ticket {
+    /// The next message for this request; `None` when the session ended without answering.
+    pub async fn next(&mut self) -> Option<Out> {
+        if self.done {
+            return None;
+        }
+        let out = self.rx.recv().await;
+        self.done = out.as_ref().map_or(true, |o| o.last);
+        out
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let forgotten = Channel::forget(&mut self.channel.routes.lock().unwrap(), &self.key);
+        if forgotten.is_some() && self.cancel_on_drop {
+            let Ok(id) = serde_json::from_str::<Value>(&self.key) else {
+                return;
+            };
+            let cancel = crate::wire::jsonrpc::notification(
+                "notifications/cancelled",
+                Some(json!({"requestId": id, "reason": "the client closed the HTTP response"})),
+            );
+            if let Some(input) = self.channel.sender() {
+                let _ = input.try_send(serde_json::to_vec(&cancel).expect("JSON serializes"));
+            }
+        }
+    }
+}

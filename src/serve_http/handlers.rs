@@ -1,0 +1,300 @@
+//! The three methods of the MCP endpoint (MCP 2025-11-25 "Transports: Streamable HTTP";
+//! 2026-07-28 "Streamable HTTP"):
+//! - POST: one JSON-RPC message. A request is answered with one JSON object when the session
+//!   has nothing else for it, else with an SSE stream of its related messages ending with the
+//!   answer; a notification or response is accepted with 202. Stateless (2026-07-28) requests
+//!   go to the shared stateless session after their headers are checked; legacy ones need the
+//!   `Mcp-Session-Id` that `initialize` returned (missing: 400, unknown or ended: 404).
+//! - GET (legacy): the session's stream for messages related to no request.
+//! - DELETE (legacy): ends the session.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use serde_json::{json, Value};
+
+use super::channel::{Out, SubmitError, Ticket};
+use super::headers::{self as mcp, Refusal};
+use super::App;
+use crate::era::MODERN_VERSIONS;
+use crate::wire::jsonrpc;
+
+/// How often an idle SSE stream gets a comment line (keeps intermediaries from closing it).
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// An HTTP answer carrying a JSON-RPC error response under `id` (`null` when the request's id
+/// is unknown or the message had none).
+pub fn refuse(status: StatusCode, id: Value, error: Value) -> Response {
+    let body = serde_json::to_vec(&jsonrpc::error_response(id, error)).expect("JSON serializes");
+    json_response(status, body, None)
+}
+
+fn refusal(refusal: Refusal, id: Value) -> Response {
+    refuse(refusal.status, id, refusal.error)
+}
+
+fn error(code: i64, message: &str) -> Value {
+    json!({"code": code, "message": message})
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>, session: Option<&str>) -> Response {
+    let mut response = (status, Body::from(body)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    add_session(headers, session);
+    response
+}
+
+fn add_session(headers: &mut HeaderMap, session: Option<&str>) {
+    if let Some(value) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        headers.insert(mcp::SESSION_ID, value);
+    }
+}
+
+/// Whether `Accept` lists every media type in `wanted` (or a wildcard).
+fn accepts(headers: &HeaderMap, wanted: &[&str]) -> bool {
+    let accept = mcp::header(headers, header::ACCEPT.as_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    accept.contains("*/*") || wanted.iter().all(|w| accept.contains(w))
+}
+
+/// POST /mcp.
+pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+    if app.is_closing() {
+        let e = error(-32603, "the server is shutting down");
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, Value::Null, e);
+    }
+    if !accepts(&headers, &["application/json", "text/event-stream"]) {
+        let e = error(
+            -32600,
+            "Accept must list application/json and text/event-stream",
+        );
+        return refuse(StatusCode::NOT_ACCEPTABLE, Value::Null, e);
+    }
+    let json_body = mcp::header(&headers, header::CONTENT_TYPE.as_str())
+        .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+    if !json_body {
+        let e = error(-32600, "Content-Type must be application/json");
+        return refuse(StatusCode::UNSUPPORTED_MEDIA_TYPE, Value::Null, e);
+    }
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(e) => {
+            let e = error(-32700, &format!("the body is not JSON: {e}"));
+            return refuse(StatusCode::BAD_REQUEST, Value::Null, e);
+        }
+    };
+    if !message.is_object() {
+        let e = error(-32600, "the body must be one JSON-RPC message (no batches)");
+        return refuse(StatusCode::BAD_REQUEST, Value::Null, e);
+    }
+    if mcp::is_stateless(&headers, &message) {
+        stateless_post(&app, &headers, message, body.to_vec()).await
+    } else {
+        legacy_post(&app, &headers, message, body.to_vec()).await
+    }
+}
+
+/// A 2026-07-28 message: checked headers, then the shared stateless session.
+async fn stateless_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8>) -> Response {
+    let id = message.get("id").cloned();
+    if message.get("method").is_none() {
+        let e = error(-32600, "a 2026-07-28 client sends no JSON-RPC responses");
+        return refuse(StatusCode::BAD_REQUEST, id.unwrap_or(Value::Null), e);
+    }
+    let Some(id) = id else {
+        // No client notification is defined over HTTP in 2026-07-28; accepted and ignored.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if let Err(r) = mcp::check_modern(headers, &message) {
+        return refusal(r, id);
+    }
+    let channel = app.stateless();
+    match channel.submit(message, raw, true).await {
+        Ok(ticket) => answer(ticket, None, true, id).await,
+        Err(_) => closed(id),
+    }
+}
+
+fn closed(id: Value) -> Response {
+    let e = error(-32603, "the session has ended");
+    refuse(StatusCode::SERVICE_UNAVAILABLE, id, e)
+}
+
+/// A 2025-era message: `initialize` opens a session, everything else names one.
+async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8>) -> Response {
+    let id = message.get("id").cloned();
+    if let Err(r) = mcp::check_legacy_version(headers) {
+        return refusal(r, id.unwrap_or(Value::Null));
+    }
+    let method = message.get("method").and_then(Value::as_str);
+    let session = mcp::header(headers, mcp::SESSION_ID);
+    if let (Some("initialize"), Some(id), None) = (method, &id, session) {
+        let (session_id, channel) = app.open_session();
+        return match channel.submit(message, raw, false).await {
+            Ok(ticket) => answer(ticket, Some(&session_id), false, id.clone()).await,
+            Err(_) => closed(id.clone()),
+        };
+    }
+    let Some(session) = session else {
+        let e = error(
+            -32600,
+            "the Mcp-Session-Id header is missing (send initialize first)",
+        );
+        return refuse(StatusCode::BAD_REQUEST, id.unwrap_or(Value::Null), e);
+    };
+    let Some(channel) = app.session(session) else {
+        let e = error(-32600, "unknown or ended session");
+        return refuse(StatusCode::NOT_FOUND, id.unwrap_or(Value::Null), e);
+    };
+    match (method, id) {
+        (Some(_), Some(id)) => match channel.submit(message, raw, false).await {
+            Ok(ticket) => answer(ticket, None, false, id).await,
+            Err(SubmitError::DuplicateId) => {
+                let e = error(-32600, &format!("request id {id} is already in flight"));
+                refuse(StatusCode::OK, id, e)
+            }
+            Err(SubmitError::Closed) => closed(id),
+        },
+        _ => match channel.deliver(super::channel::one_line(raw)).await {
+            Ok(()) => StatusCode::ACCEPTED.into_response(),
+            Err(_) => closed(Value::Null),
+        },
+    }
+}
+
+/// The answer to one POSTed request: JSON when the first message for it is its response, else
+/// an SSE stream of its messages up to the response.
+async fn answer(mut ticket: Ticket, session: Option<&str>, stateless: bool, id: Value) -> Response {
+    let Some(first) = ticket.next().await else {
+        let e = error(-32603, "the session ended before answering");
+        return refuse(StatusCode::INTERNAL_SERVER_ERROR, id, e);
+    };
+    if first.last {
+        let status = if stateless {
+            mcp::status_of_answer(error_code(&first.json))
+        } else {
+            StatusCode::OK
+        };
+        return json_response(status, first.json, session);
+    }
+    let stream =
+        futures_util::stream::unfold((Some(first), ticket), |(pending, mut ticket)| async move {
+            let out = match pending {
+                Some(out) => out,
+                None => ticket.next().await?,
+            };
+            Some((event(out), (None, ticket)))
+        });
+    sse(stream, session)
+}
+
+/// The JSON-RPC error code of a response, when it is an error.
+fn error_code(json: &[u8]) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        error: Option<Code>,
+    }
+    serde_json::from_slice::<Answer>(json)
+        .ok()?
+        .error
+        .map(|e| e.code)
+}
+
+fn event(out: Out) -> Result<Event, Infallible> {
+    let text = String::from_utf8(out.json)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(Event::default().data(text))
+}
+
+fn sse<S>(stream: S, session: Option<&str>) -> Response
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    let keep_alive = KeepAlive::new().interval(KEEP_ALIVE);
+    let mut response = Sse::new(stream).keep_alive(keep_alive).into_response();
+    let headers = response.headers_mut();
+    // MCP 2026-07-28 "Receiving Messages": reverse proxies must not buffer the stream.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    add_session(headers, session);
+    response
+}
+
+/// The legacy session a GET or DELETE names, or the answer refusing it. A request that names
+/// no session is 405 for a 2026-07-28 client (no GET stream, no sessions), else 400.
+fn named_session(
+    app: &App,
+    headers: &HeaderMap,
+) -> Result<(String, Arc<super::Channel>), Box<Response>> {
+    let modern =
+        mcp::header(headers, mcp::PROTOCOL_VERSION).is_some_and(|v| MODERN_VERSIONS.contains(&v));
+    let Some(session) = mcp::header(headers, mcp::SESSION_ID).filter(|_| !modern) else {
+        if modern {
+            return Err(Box::new(StatusCode::METHOD_NOT_ALLOWED.into_response()));
+        }
+        let e = error(-32600, "the Mcp-Session-Id header is missing");
+        return Err(Box::new(refuse(StatusCode::BAD_REQUEST, Value::Null, e)));
+    };
+    if let Err(r) = mcp::check_legacy_version(headers) {
+        return Err(Box::new(refusal(r, Value::Null)));
+    }
+    match app.session(session) {
+        Some(channel) => Ok((session.to_owned(), channel)),
+        None => {
+            let e = error(-32600, "unknown or ended session");
+            Err(Box::new(refuse(StatusCode::NOT_FOUND, Value::Null, e)))
+        }
+    }
+}
+
+/// GET /mcp: the session's stream of messages related to no request, until the session ends,
+/// the client goes away or the server shuts down.
+pub async fn get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if !accepts(&headers, &["text/event-stream"]) {
+        let e = error(-32600, "Accept must list text/event-stream");
+        return refuse(StatusCode::NOT_ACCEPTABLE, Value::Null, e);
+    }
+    let (_, channel) = match named_session(&app, &headers) {
+        Ok(found) => found,
+        Err(response) => return *response,
+    };
+    let Some(rx) = channel.open_stream() else {
+        let e = error(-32600, "this session already has a GET stream open");
+        return refuse(StatusCode::CONFLICT, Value::Null, e);
+    };
+    let closing = app.closing_signal();
+    let stream = futures_util::stream::unfold((rx, closing), |(mut rx, closing)| async move {
+        let out = tokio::select! {
+            out = rx.recv() => out?,
+            _ = super::closed(closing.clone()) => return None,
+        };
+        Some((event(out), (rx, closing)))
+    });
+    sse(stream, None)
+}
+
+/// DELETE /mcp: ends the named session (its servers stop once its requests are answered).
+pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    match named_session(&app, &headers) {
+        Ok((session, _)) => {
+            app.end_session(&session);
+            StatusCode::OK.into_response()
+        }
+        Err(response) => *response,
+    }
+}

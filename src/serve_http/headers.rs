@@ -1,0 +1,280 @@
+//! The MCP request headers of the streamable HTTP transport, checked against the body: which
+//! era a POST belongs to, the legacy `MCP-Protocol-Version` rule, and the 2026-07-28 request
+//! metadata headers. Pure functions over header values and the parsed body.
+//!
+//! Sources: MCP 2025-11-25 "Transports: Protocol Version Header" (an invalid or unsupported
+//! version is 400); MCP 2026-07-28 "Streamable HTTP: Request Metadata" (`MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name` required and equal to the body, else 400 with `HeaderMismatch`
+//! -32020; an unsupported version is 400 with `UnsupportedProtocolVersionError` -32022; Base64
+//! sentinel `=?base64?…?=` decoded before comparing).
+
+use axum::http::{HeaderMap, StatusCode};
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::era::{self, RequestEra, LEGACY_VERSIONS, MODERN_VERSIONS};
+
+/// `MCP-Protocol-Version`.
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// `Mcp-Session-Id`.
+pub const SESSION_ID: &str = "mcp-session-id";
+/// `Mcp-Method`.
+pub const METHOD: &str = "mcp-method";
+/// `Mcp-Name`.
+pub const NAME: &str = "mcp-name";
+/// JSON-RPC error code `HeaderMismatch` (MCP 2026-07-28 schema).
+pub const HEADER_MISMATCH: i64 = -32020;
+
+/// A request refused before it reaches a session: the HTTP status and the JSON-RPC error
+/// object to answer with.
+#[derive(Debug, PartialEq)]
+pub struct Refusal {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The JSON-RPC error object (`code`, `message`, `data`?).
+    pub error: Value,
+}
+
+impl Refusal {
+    /// A 400 with `code` and `message`.
+    pub fn bad_request(code: i64, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status: StatusCode::BAD_REQUEST,
+            error: json!({"code": code, "message": message.into()}),
+        }
+    }
+}
+
+/// A header's value as text; `None` when absent or not visible ASCII.
+pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Whether a POSTed message is served statelessly (2026-07-28): its `MCP-Protocol-Version`
+/// header names a modern revision, or it is a request (not `initialize`) whose body is modern
+/// and it carries no `Mcp-Session-Id`.
+pub fn is_stateless(headers: &HeaderMap, message: &Value) -> bool {
+    if header(headers, PROTOCOL_VERSION).is_some_and(|v| MODERN_VERSIONS.contains(&v)) {
+        return true;
+    }
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return false;
+    };
+    headers.get(SESSION_ID).is_none()
+        && message.get("id").is_some()
+        && method != "initialize"
+        && header(headers, PROTOCOL_VERSION).is_none()
+        && !matches!(
+            era::classify_request(method, message.get("params")),
+            RequestEra::Legacy
+        )
+}
+
+/// The legacy rule: an `MCP-Protocol-Version` header, when present, names a revision we speak.
+pub fn check_legacy_version(headers: &HeaderMap) -> Result<(), Refusal> {
+    match header(headers, PROTOCOL_VERSION) {
+        None => Ok(()),
+        Some(v) if LEGACY_VERSIONS.contains(&v) => Ok(()),
+        Some(v) => Err(Refusal::bad_request(
+            -32600,
+            format!(
+                "unsupported MCP-Protocol-Version {v:?}; supported: {}",
+                LEGACY_VERSIONS.join(", ")
+            ),
+        )),
+    }
+}
+
+/// The 2026-07-28 request metadata headers of a request, checked against its body.
+pub fn check_modern(headers: &HeaderMap, message: &Value) -> Result<(), Refusal> {
+    let mismatch = |text: String| Refusal::bad_request(HEADER_MISMATCH, text);
+    let version = header(headers, PROTOCOL_VERSION)
+        .ok_or_else(|| mismatch("the MCP-Protocol-Version header is missing".into()))?;
+    if !MODERN_VERSIONS.contains(&version) && !LEGACY_VERSIONS.contains(&version) {
+        let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+        supported.extend(LEGACY_VERSIONS.iter().rev());
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            error: json!({
+                "code": era::UNSUPPORTED_PROTOCOL_VERSION,
+                "message": format!("unsupported protocol version {version:?}"),
+                "data": {"supported": supported, "requested": version},
+            }),
+        });
+    }
+    let body_version = message
+        .pointer("/params/_meta")
+        .and_then(|m| m.get(era::META_PROTOCOL_VERSION))
+        .and_then(Value::as_str);
+    if body_version != Some(version) {
+        return Err(mismatch(format!(
+            "MCP-Protocol-Version header {version:?} does not match the body's _meta protocolVersion {body_version:?}"
+        )));
+    }
+    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+    match header(headers, METHOD) {
+        Some(m) if m == method => {}
+        Some(m) => {
+            return Err(mismatch(format!(
+                "Mcp-Method header {m:?} does not match the body's method {method:?}"
+            )))
+        }
+        None => return Err(mismatch("the Mcp-Method header is missing".into())),
+    }
+    check_name(headers, method, message.get("params")).map_err(mismatch)
+}
+
+/// `Mcp-Name` for the methods that name a tool, prompt or resource.
+fn check_name(headers: &HeaderMap, method: &str, params: Option<&Value>) -> Result<(), String> {
+    let field = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return Ok(()),
+    };
+    let Some(body) = params.and_then(|p| p.get(field)).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let given = header(headers, NAME).ok_or("the Mcp-Name header is missing")?;
+    let decoded = decode_sentinel(given).ok_or("the Mcp-Name header is not valid Base64")?;
+    if decoded != body {
+        return Err(format!(
+            "Mcp-Name header {decoded:?} does not match the body's {field} {body:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// A header value with the `=?base64?…?=` sentinel decoded (UTF-8); other values as they are.
+pub fn decode_sentinel(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(value.to_owned()),
+    }
+}
+
+/// The HTTP status of a stateless request's JSON answer: 404 for an unknown method (-32601),
+/// 400 for the protocol-version, capability and header errors (MCP 2026-07-28 "Streamable
+/// HTTP: Request Metadata" and "Backward Compatibility"), else 200.
+pub fn status_of_answer(error_code: Option<i64>) -> StatusCode {
+    match error_code {
+        Some(-32601) => StatusCode::NOT_FOUND,
+        Some(code)
+            if code == era::UNSUPPORTED_PROTOCOL_VERSION
+                || code == era::MISSING_REQUIRED_CLIENT_CAPABILITY
+                || code == HEADER_MISMATCH =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, v.parse().unwrap());
+        }
+        map
+    }
+
+    fn modern_call(name: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": name, "arguments": {},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}})
+    }
+
+    #[test]
+    fn a_request_is_stateless_by_its_header_or_its_body() {
+        let call = modern_call("echo");
+        assert!(is_stateless(
+            &headers(&[(PROTOCOL_VERSION, "2026-07-28")]),
+            &call
+        ));
+        assert!(is_stateless(&HeaderMap::new(), &call));
+        assert!(!is_stateless(&headers(&[(SESSION_ID, "abc")]), &call));
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        assert!(!is_stateless(&HeaderMap::new(), &legacy));
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        assert!(!is_stateless(&HeaderMap::new(), &init));
+    }
+
+    #[test]
+    fn modern_headers_must_match_the_body() {
+        let call = modern_call("echo");
+        let good = [
+            (PROTOCOL_VERSION, "2026-07-28"),
+            (METHOD, "tools/call"),
+            (NAME, "echo"),
+        ];
+        assert_eq!(check_modern(&headers(&good), &call), Ok(()));
+        let encoded = [
+            (PROTOCOL_VERSION, "2026-07-28"),
+            (METHOD, "tools/call"),
+            (NAME, "=?base64?ZWNobw==?="),
+        ];
+        assert_eq!(check_modern(&headers(&encoded), &call), Ok(()));
+        for bad in [
+            &[(METHOD, "tools/call"), (NAME, "echo")][..],
+            &[(PROTOCOL_VERSION, "2026-07-28"), (NAME, "echo")][..],
+            &[
+                (PROTOCOL_VERSION, "2026-07-28"),
+                (METHOD, "tools/list"),
+                (NAME, "echo"),
+            ][..],
+            &[
+                (PROTOCOL_VERSION, "2026-07-28"),
+                (METHOD, "tools/call"),
+                (NAME, "other"),
+            ][..],
+            &[(PROTOCOL_VERSION, "2026-07-28"), (METHOD, "tools/call")][..],
+            &[
+                (PROTOCOL_VERSION, "2025-11-25"),
+                (METHOD, "tools/call"),
+                (NAME, "echo"),
+            ][..],
+        ] {
+            let refusal = check_modern(&headers(bad), &call).unwrap_err();
+            assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
+            assert_eq!(refusal.error["code"], HEADER_MISMATCH, "{bad:?}");
+        }
+        let unknown = [(PROTOCOL_VERSION, "2099-01-01"), (METHOD, "tools/call")];
+        let refusal = check_modern(&headers(&unknown), &call).unwrap_err();
+        assert_eq!(refusal.error["code"], era::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(refusal.error["data"]["supported"][0], "2026-07-28");
+    }
+
+    #[test]
+    fn legacy_version_header_is_checked_when_present() {
+        assert!(check_legacy_version(&HeaderMap::new()).is_ok());
+        assert!(check_legacy_version(&headers(&[(PROTOCOL_VERSION, "2025-11-25")])).is_ok());
+        let refusal = check_legacy_version(&headers(&[(PROTOCOL_VERSION, "1999-01-01")]));
+        assert_eq!(refusal.unwrap_err().status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn sentinel_values_decode_and_answers_map_to_statuses() {
+        assert_eq!(decode_sentinel("plain").as_deref(), Some("plain"));
+        assert_eq!(
+            decode_sentinel("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+            Some("Hello, 世界")
+        );
+        assert_eq!(decode_sentinel("=?base64?***?="), None);
+        assert_eq!(status_of_answer(Some(-32601)), StatusCode::NOT_FOUND);
+        assert_eq!(status_of_answer(Some(-32022)), StatusCode::BAD_REQUEST);
+        assert_eq!(status_of_answer(Some(-32602)), StatusCode::OK);
+        assert_eq!(status_of_answer(None), StatusCode::OK);
+    }
+}

@@ -1,0 +1,337 @@
+//! `serve --http`: the proxy served over MCP's streamable HTTP transport at one endpoint, `/mcp`,
+//! in both protocol eras (MCP 2025-11-25 "Transports: Streamable HTTP"; 2026-07-28 "Streamable
+//! HTTP").
+//!
+//! - A 2025-era client opens a session with `initialize` and gets an `Mcp-Session-Id`
+//!   (128 random bits from the operating system, hex); each is its own proxy session over the
+//!   one set of servers every client shares.
+//! - A 2026-07-28 client is served statelessly: every request carries its `_meta`, no session
+//!   id is minted, so replicas behind a load balancer answer alike.
+//! - Who may connect: loopback binds by default; any other address needs a bearer token
+//!   ([`guard`]); a foreign `Origin` is refused with 403; bodies above the limit get 413.
+//! - On the stop signal new requests get 503, GET streams end, every session finishes what is
+//!   in flight and stops its servers, then the listener closes.
+//!
+//! Files: [`channel`] routes one session's messages to HTTP responses, [`handlers`] serves
+//! POST/GET/DELETE, [`headers`] checks the MCP request headers, [`guard`] the bind address,
+//! `Origin` and token, [`host`] opens sessions ([`CoreHost`]: the proxy's sessions over one
+//! shared core).
+
+mod channel;
+mod guard;
+mod handlers;
+mod headers;
+mod host;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use channel::Channel;
+pub use guard::{bearer_matches, check_bind, origin_allowed};
+pub use host::{CoreHost, Host, SessionIo};
+
+/// The default request body limit: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How long in-flight work gets after the stop signal before connections are dropped.
+pub const DRAIN: Duration = Duration::from_secs(10);
+
+/// The `serve` flags for HTTP.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HttpArgs {
+    /// Serve MCP over streamable HTTP at this address, path /mcp (for example 127.0.0.1:8080;
+    /// port 0 picks a free one), instead of over stdin/stdout.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// The environment variable holding a bearer token every HTTP request must carry
+    /// (`Authorization: Bearer TOKEN`); required to bind an address that is not loopback.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub auth_token_env: Option<String>,
+    /// An extra browser origin allowed to call the endpoint (for example
+    /// https://app.example.com); origins on localhost are always allowed. Repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
+    /// The largest request body accepted, in bytes; a larger one is answered with 413.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+}
+
+/// What the HTTP endpoint enforces.
+#[derive(Clone, Default)]
+pub struct HttpOptions {
+    /// The bearer token requests must carry, when one is required.
+    pub auth_token: Option<String>,
+    /// Browser origins allowed besides localhost ones.
+    pub allowed_origins: Vec<String>,
+    /// The request body limit in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}
+
+impl HttpArgs {
+    /// The address and options these flags ask for, with the token read from its environment
+    /// variable. Errors (for exit code 2): the variable unset or empty, or an address that is
+    /// not loopback without a token.
+    pub fn resolve(&self) -> Result<Option<(SocketAddr, HttpOptions)>, String> {
+        let Some(addr) = self.http else {
+            return Ok(None);
+        };
+        let auth_token = match &self.auth_token_env {
+            Some(name) => match std::env::var(name) {
+                Ok(token) if !token.trim().is_empty() => Some(token.trim().to_owned()),
+                _ => {
+                    return Err(format!(
+                        "--auth-token-env: the environment variable {name} is not set or empty"
+                    ))
+                }
+            },
+            None => None,
+        };
+        check_bind(&addr, auth_token.is_some())?;
+        let options = HttpOptions {
+            auth_token,
+            allowed_origins: self.allow_origin.clone(),
+            max_body_bytes: self.max_body_bytes,
+        };
+        Ok(Some((addr, options)))
+    }
+}
+
+/// The server's shared state.
+pub(crate) struct App {
+    host: Arc<dyn Host>,
+    options: HttpOptions,
+    sessions: Mutex<HashMap<String, Arc<Channel>>>,
+    stateless: Mutex<Option<Arc<Channel>>>,
+    closing: watch::Sender<bool>,
+    finished: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl App {
+    fn open(&self, shared: bool) -> Arc<Channel> {
+        let (channel, finished) = Channel::start(self.host.open(), shared);
+        self.finished.lock().unwrap().push(finished);
+        channel
+    }
+
+    /// Opens a legacy session under a new id.
+    fn open_session(&self) -> (String, Arc<Channel>) {
+        let id = new_session_id();
+        let channel = self.open(false);
+        self.sessions
+            .lock()
+            .unwrap()
+            .insert(id.clone(), channel.clone());
+        (id, channel)
+    }
+
+    /// The live legacy session `id` (one that ended on its own is forgotten).
+    fn session(&self, id: &str) -> Option<Arc<Channel>> {
+        let mut sessions = self.sessions.lock().unwrap();
+        let channel = sessions.get(id)?.clone();
+        if channel.is_closed() {
+            sessions.remove(id);
+            return None;
+        }
+        Some(channel)
+    }
+
+    fn end_session(&self, id: &str) {
+        if let Some(channel) = self.sessions.lock().unwrap().remove(id) {
+            channel.close();
+        }
+    }
+
+    /// The session shared by stateless requests, opened on first use.
+    fn stateless(&self) -> Arc<Channel> {
+        let mut slot = self.stateless.lock().unwrap();
+        match slot.as_ref().filter(|c| !c.is_closed()) {
+            Some(channel) => channel.clone(),
+            None => slot.insert(self.open(true)).clone(),
+        }
+    }
+
+    fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    fn closing_signal(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// The stop signal arrived: refuse new requests, end GET streams, close every session.
+    fn begin_close(&self) {
+        self.closing.send_replace(true);
+        for (_, channel) in self.sessions.lock().unwrap().drain() {
+            channel.close();
+        }
+        if let Some(channel) = self.stateless.lock().unwrap().take() {
+            channel.close();
+        }
+    }
+}
+
+/// Completes once `closing` holds `true` (or its sender is gone).
+pub(crate) async fn closed(mut closing: watch::Receiver<bool>) {
+    while !*closing.borrow_and_update() {
+        if closing.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// 128 bits from the operating system's random source, as 32 hex digits (visible ASCII, as
+/// MCP 2025-11-25 "Session Management" requires).
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source is available");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Refuses a foreign `Origin` (403) and, when a token is required, a request without it (401
+/// with `WWW-Authenticate: Bearer`).
+async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or(""));
+    if !origin_allowed(origin, &app.options.allowed_origins) {
+        let error = json!({"code": -32600, "message": "this Origin is not allowed"});
+        return handlers::refuse(StatusCode::FORBIDDEN, Value::Null, error);
+    }
+    if let Some(token) = &app.options.auth_token {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if !bearer_matches(given, token) {
+            let error = json!({"code": -32600, "message": "a valid bearer token is required"});
+            let mut response = handlers::refuse(StatusCode::UNAUTHORIZED, Value::Null, error);
+            let challenge = match given {
+                Some(_) => "Bearer realm=\"mcp-envelope\", error=\"invalid_token\"",
+                None => "Bearer realm=\"mcp-envelope\"",
+            };
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
+            return response;
+        }
+    }
+    next.run(request).await
+}
+
+/// The endpoint with its guards and body limit.
+fn router(app: Arc<App>) -> Router {
+    let limit = app.options.max_body_bytes;
+    Router::new()
+        .route(
+            "/mcp",
+            post(handlers::post)
+                .get(handlers::get)
+                .delete(handlers::delete),
+        )
+        .layer(middleware::from_fn_with_state(app.clone(), guard))
+        .layer(DefaultBodyLimit::max(limit))
+        .fallback(|| async { StatusCode::NOT_FOUND.into_response() })
+        .with_state(app)
+}
+
+/// Serves the endpoint on `listener` with sessions from `host` until `stop` completes, then
+/// drains (see the module documentation) and returns once every session has stopped.
+pub async fn serve(
+    listener: TcpListener,
+    host: Arc<dyn Host>,
+    options: HttpOptions,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (closing, _) = watch::channel(false);
+    let app = Arc::new(App {
+        host,
+        options,
+        sessions: Mutex::new(HashMap::new()),
+        stateless: Mutex::new(None),
+        closing,
+        finished: Mutex::new(Vec::new()),
+    });
+    let closer = app.clone();
+    let shutdown = async move {
+        stop.await;
+        info!("stopping: finishing requests in flight");
+        closer.begin_close();
+    };
+    let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(shutdown);
+    let mut served = tokio::spawn(server.into_future());
+    let overdue = async {
+        closed(app.closing_signal()).await;
+        tokio::time::sleep(DRAIN).await;
+    };
+    tokio::select! {
+        result = &mut served => result.map_err(std::io::Error::other)??,
+        _ = overdue => {
+            warn!("connections still open {}s after the stop signal; closing them", DRAIN.as_secs());
+            served.abort();
+        }
+    }
+    let finished: Vec<_> = std::mem::take(&mut *app.finished.lock().unwrap());
+    for session in finished {
+        let _ = tokio::time::timeout(DRAIN, session).await;
+    }
+    Ok(())
+}
+
+/// Binds `addr` and serves the proxy there until `stop`: one shared core whose servers are
+/// started at once (declaring every client capability the proxy can route), one session per
+/// client; then the servers are stopped. The address actually bound is logged (`serving MCP
+/// over HTTP at http://ADDR/mcp`).
+pub async fn run(
+    addr: SocketAddr,
+    options: HttpOptions,
+    config: Arc<crate::config::Config>,
+    transcript: Option<crate::transcript::TranscriptWriter>,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let core = crate::proxy::Core::new(config, transcript);
+    let starting = core.clone();
+    tokio::spawn(async move {
+        let client = crate::proxy::Core::routable_client_init();
+        starting.start_servers(client).await;
+    });
+    info!("serving MCP over HTTP at http://{bound}/mcp");
+    let served = serve(
+        listener,
+        Arc::new(CoreHost::new(core.clone())),
+        options,
+        stop,
+    )
+    .await;
+    core.shutdown().await;
+    core.flush_transcript();
+    served
+}

@@ -1,0 +1,329 @@
+//! `serve --http`: the real binary served over streamable HTTP, driven by the Python SDK's
+//! streamable HTTP client in its legacy (2025-11-25, `Mcp-Session-Id`) and 2026-07-28
+//! (stateless) modes against server-everything, compared with the same plan over stdio; two
+//! clients at once; the guards (Origin, bearer token, body size, unknown session); shutdown.
+use crate::common::*;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// The proxy serving HTTP, with its stderr collected.
+struct HttpProxy {
+    child: Child,
+    url: String,
+    addr: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl HttpProxy {
+    /// Starts `serve --http 127.0.0.1:0` (plus `args`) and waits for the address it logs.
+    fn start(config: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpProxy {
+        let mut child = Command::new(bin())
+            .args(["serve", "--config"])
+            .arg(config)
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, stderr) = mpsc::channel();
+        let pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let url = loop {
+            let line = stderr
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the proxy logs the address it serves");
+            if let Some(at) = line.find("http://") {
+                break line[at..].trim().to_owned();
+            }
+        };
+        let addr = url["http://".len()..url.len() - "/mcp".len()].to_owned();
+        HttpProxy {
+            child,
+            url,
+            addr,
+            stderr,
+        }
+    }
+
+    /// The Python SDK client in `mode` running `plan` against this proxy.
+    fn client(&self, mode: &str, plan: &Value) -> Child {
+        sdk_client(mode, plan, &["--".as_ref(), self.url.as_ref()])
+    }
+
+    /// One raw HTTP/1.1 request; the status code and the body.
+    fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut request = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        let status = answer
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
+        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+        (status, body.to_owned())
+    }
+
+    /// Sends SIGTERM and waits for the exit; its status and the whole stderr.
+    fn stop(mut self) -> (std::process::ExitStatus, String) {
+        // SAFETY: kill(2) with the pid of our own child and SIGTERM.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = wait_exit(&mut self.child, Duration::from_secs(30));
+        let mut text = String::new();
+        while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(2)) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        (status, text)
+    }
+}
+
+fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn finish(client: std::process::Child, what: &str) -> Value {
+    json_stdout(&client.wait_with_output().unwrap(), what)
+}
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON_TYPE: (&str, &str) = ("Content-Type", "application/json");
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string()
+}
+
+/// Calls that show routing, progress and server-to-client requests.
+fn plan() -> Value {
+    json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "echo", "arguments": {"message": "over http"}},
+        {"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 40}},
+        {"op": "call", "name": "trigger-long-running-operation",
+         "arguments": {"duration": 1, "steps": 2}, "progress": true},
+        {"op": "call", "name": "trigger-elicitation-request", "arguments": {}},
+        {"op": "call", "name": "no-such-tool", "arguments": {}}
+    ])
+}
+
+/// Each step's envelope without its `call_id` (the list of tool names as it is). Progress is
+/// compared apart: the SDK's stdio client in 2026-07-28 mode shows none.
+fn envelopes(report: &Value) -> Vec<Value> {
+    report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|step| match step.get("structuredContent") {
+            Some(env) => {
+                let mut env = env.clone();
+                env.as_object_mut().unwrap().remove("call_id");
+                env
+            }
+            None => step.clone(),
+        })
+        .collect()
+}
+
+/// Starts tests/clients/sdk_client.py in `mode` with `plan`; `target` is `-- URL` or
+/// `-- COMMAND...`.
+fn sdk_client(mode: &str, plan: &Value, target: &[&std::ffi::OsStr]) -> Child {
+    let plan_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(plan_file.path(), plan.to_string()).unwrap();
+    let (_, plan_path) = plan_file.keep().unwrap();
+    let script = root().join("tests/clients/sdk_client.py");
+    let mut command = Command::new(python());
+    command
+        .arg(script)
+        .args(["--mode", mode])
+        .arg("--plan")
+        .arg(plan_path);
+    command
+        .args(target)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The same plan over stdio: the proxy started by the SDK client as a subprocess.
+fn stdio_report(config: &Path, mode: &str) -> Value {
+    let serve: Vec<std::ffi::OsString> = vec![
+        "--".into(),
+        bin().into(),
+        "serve".into(),
+        "--config".into(),
+        config.into(),
+    ];
+    let serve: Vec<&std::ffi::OsStr> = serve.iter().map(|s| s.as_ref()).collect();
+    finish(sdk_client(mode, &plan(), &serve), "sdk_client over stdio")
+}
+
+#[test]
+fn sdk_clients_over_http_get_the_same_envelopes_as_over_stdio_two_at_once() {
+    let (_dir, config) = write_config(&real_server("everything", ""));
+    let proxy = HttpProxy::start(&config, &[], &[]);
+    // Two legacy sessions and a stateless client at the same time.
+    let legacy_a = proxy.client("legacy", &plan());
+    let legacy_b = proxy.client("legacy", &plan());
+    let modern = proxy.client("2026-07-28", &plan());
+    let (legacy_a, legacy_b) = (finish(legacy_a, "legacy A"), finish(legacy_b, "legacy B"));
+    let modern = finish(modern, "2026-07-28");
+    assert_eq!(legacy_a["protocolVersion"], "2025-11-25");
+    assert_eq!(modern["protocolVersion"], "2026-07-28");
+    let echo = &legacy_a["steps"][1]["structuredContent"];
+    assert_eq!(echo["status"], "ok", "{legacy_a}");
+    assert_eq!(echo["content"], "Echo: over http");
+    // Progress reaches each HTTP client (a last event may lose the race with the result in
+    // the client, which then shows it as a plain notification).
+    for report in [&legacy_a, &legacy_b, &modern] {
+        let progress = report["steps"][3]["progress"].as_array().unwrap();
+        assert!(
+            !progress.is_empty(),
+            "no progress reached the client: {report}"
+        );
+    }
+    // The clients share one server, whose elicitation requests name no call: the proxy gives
+    // each to a client with a call in flight there, so together they answer all three.
+    let elicited = [&legacy_a, &legacy_b, &modern]
+        .iter()
+        .flat_map(|r| r["callbacks"].as_array().unwrap())
+        .filter(|c| c["method"] == "elicitation/create")
+        .count();
+    assert_eq!(elicited, 3, "{legacy_a}\n{legacy_b}\n{modern}");
+    assert_eq!(envelopes(&legacy_a), envelopes(&legacy_b));
+
+    assert_eq!(
+        envelopes(&legacy_a),
+        envelopes(&stdio_report(&config, "legacy"))
+    );
+    assert_eq!(
+        envelopes(&modern),
+        envelopes(&stdio_report(&config, "2026-07-28"))
+    );
+    let servers = children_of(proxy.child.id());
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "exit {status:?}: {stderr}");
+    assert!(
+        wait_gone(&servers, Duration::from_secs(10)).is_empty(),
+        "servers left running"
+    );
+}
+
+#[test]
+fn foreign_origin_unknown_session_and_large_body_are_refused() {
+    let (_dir, config) = write_config(&real_server("everything", ""));
+    let proxy = HttpProxy::start(&config, &["--max-body-bytes", "2000"], &[]);
+    let init = initialize_body();
+    let (accept, json_type) = (ACCEPT, JSON_TYPE);
+    let foreign = proxy.raw(
+        "POST",
+        &[accept, json_type, ("Origin", "https://evil.example")],
+        &init,
+    );
+    assert_eq!(foreign.0, 403, "{foreign:?}");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let unknown = proxy.raw(
+        "POST",
+        &[accept, json_type, ("Mcp-Session-Id", "feedface")],
+        &list,
+    );
+    assert_eq!(unknown.0, 404, "{unknown:?}");
+    let no_session = proxy.raw("POST", &[accept, json_type], &list);
+    assert_eq!(no_session.0, 400, "{no_session:?}");
+    let big = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+        "params": {"pad": "x".repeat(5000)}})
+    .to_string();
+    let large = proxy.raw("POST", &[accept, json_type], &big);
+    assert_eq!(large.0, 413, "{large:?}");
+    let local = proxy.raw(
+        "POST",
+        &[accept, json_type, ("Origin", "http://localhost:6274")],
+        &init,
+    );
+    assert_eq!(local.0, 200, "{local:?}");
+    assert!(
+        local.1.contains("\"protocolVersion\":\"2025-11-25\""),
+        "{local:?}"
+    );
+    let (status, _) = proxy.stop();
+    assert!(status.success());
+}
+
+#[test]
+fn a_bearer_token_is_required_off_loopback_and_checked() {
+    let (_dir, config) = write_config(&real_server("everything", ""));
+    let refused = Command::new(bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert!(text.contains("--auth-token-env"), "{text}");
+
+    let token = "t0ken-for-this-test";
+    let env = [("MCP_HTTP_TEST_TOKEN", token)];
+    let proxy = HttpProxy::start(&config, &["--auth-token-env", "MCP_HTTP_TEST_TOKEN"], &env);
+    let init = initialize_body();
+    let (accept, json_type) = (ACCEPT, JSON_TYPE);
+    let missing = proxy.raw("POST", &[accept, json_type], &init);
+    assert_eq!(missing.0, 401);
+    let wrong = proxy.raw(
+        "POST",
+        &[accept, json_type, ("Authorization", "Bearer nope")],
+        &init,
+    );
+    assert_eq!(wrong.0, 401);
+    let bearer = format!("Bearer {token}");
+    let good = proxy.raw(
+        "POST",
+        &[accept, json_type, ("Authorization", &bearer)],
+        &init,
+    );
+    assert_eq!(good.0, 200, "{good:?}");
+    let (status, stderr) = proxy.stop();
+    assert!(status.success());
+    assert!(!stderr.contains(token), "the token reached the logs");
+}
