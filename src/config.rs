@@ -88,7 +88,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use crate::budget::{LongRows, TextRows, Tokenizer};
@@ -115,53 +115,7 @@ pub const DEFAULT_REDACT_KEYS: [&str; 5] =
 
 pub use envelope_core::mapping::MediaMode;
 
-/// Where a resolved setting came from. Display and serde form: `"tool"`, `"server"`,
-/// `"defaults"`, `"built-in"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Source {
-    /// `[mcp_servers.S.tools.T]`.
-    Tool,
-    /// `[mcp_servers.S]`.
-    Server,
-    /// `[defaults]`.
-    Defaults,
-    /// The compiled-in `DEFAULT_*` constant.
-    BuiltIn,
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Source::Tool => "tool",
-            Source::Server => "server",
-            Source::Defaults => "defaults",
-            Source::BuiltIn => "built-in",
-        })
-    }
-}
-
-/// A resolved setting and the level of the config it came from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Setting<T> {
-    /// The effective value.
-    pub value: T,
-    /// Where `value` came from.
-    pub source: Source,
-}
-
-/// The effective per-tool settings, resolved tool → server → defaults → built-in.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ToolSettings {
-    /// Envelope content budget, in characters (Unicode scalar values).
-    pub char_budget: Setting<usize>,
-    /// Timeout of one `tools/call`.
-    pub tool_timeout: Setting<Duration>,
-    /// Treatment of image/audio blocks.
-    pub media: Setting<MediaMode>,
-    /// `token_budget`, `tokenizer`, `long_rows`, `text_rows`.
-    pub budget_rules: BudgetRules,
-}
+pub use envelope_core::settings::{Setting, Source, ToolSettings};
 
 /// A validated configuration file.
 #[derive(Debug, Clone, PartialEq)]

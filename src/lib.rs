@@ -16,8 +16,8 @@
 //! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |
 //! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
 //! | [`availability`] | servers that are down, named in `initialize`'s instructions and sent as a `notifications/message` warning | no |
-//! | [`settings`] | `token_budget`, `tokenizer`, `long_rows`, `text_rows` per level, resolved; a tool's Budget and mapping context | no |
-//! | [`catalog`] | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
+//! | [`settings`] (core; tests through the config parser here) | `token_budget`, `tokenizer`, `long_rows`, `text_rows` per level, resolved; a tool's Budget and mapping context | no |
+//! | [`catalog`] (core) | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
 //! | [`rpc`] | one JSON-RPC peer: ids, pending requests, timeouts, cancellation, dispatch of what the other side sends; results kept unparsed when large | yes |
 //! | [`passthrough`] | resources, prompts, completion, logging: declared capabilities, merged lists, routing by URI / name / ref; tool results that are not plain results, envelopes behind an envelope | requests to servers (the routing rules are pure) |
 //! | [`era`] (core) | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
@@ -51,13 +51,12 @@
 // paths so `crate::budget::Budget` and `mcp_envelope::envelope::Envelope` keep working.
 pub use envelope_core::mapping as outcome;
 pub use envelope_core::{
-    budget, envelope, era, exposed_names, message_cut, text_rows, tool_validation,
+    budget, catalog, envelope, era, exposed_names, message_cut, text_rows, tool_validation,
 };
 
 pub mod availability;
 pub mod backpressure;
 pub mod cassette;
-pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -459,14 +459,21 @@ async fn sessions_initializing_at_once_both_wait_for_the_first_start() {
     let init = |id| initialize(json!(id), "2025-11-25").to_string().into_bytes();
     tokio::join!(a.session.feed_line(init(1)), b.session.feed_line(init(1)));
     let (init_a, init_b) = (a.recv().await, b.recv().await);
-    assert_eq!(init_a["result"], init_b["result"], "the same servers behind both");
+    assert_eq!(
+        init_a["result"], init_b["result"],
+        "the same servers behind both"
+    );
     assert!(init_a["result"]["instructions"].is_string());
     for c in [&mut a, &mut b] {
         let list = c.ask(&request(json!(2), "tools/list", json!({}))).await;
         let tools = list["result"]["tools"].as_array().unwrap();
         assert!(tools.iter().any(|t| t["name"] == "fx_echo"), "{list}");
     }
-    assert_eq!(core.servers().len(), 1, "one server process for both sessions");
+    assert_eq!(
+        core.servers().len(),
+        1,
+        "one server process for both sessions"
+    );
     drop(a);
     assert_eq!(core.sessions().len(), 1, "a dropped session is forgotten");
     core.shutdown().await;

@@ -9,9 +9,11 @@
 //! | module | what it owns |
 //! |---|---|
 //! | [`budget`] | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` |
+//! | [`catalog`] | the merged tool list: exposed names, prefixes, collisions, `outputSchema` rewrite, allow/deny, the route table |
 //! | [`envelope`] | the six-key envelope and the seed's `summarize_tool_result`: rows, rendering, greedy fill |
 //! | [`message_cut`] | the one truncation rule and its one marker `… [N characters cut]`: error messages cut to a character or token budget |
 //! | [`mapping`] | a downstream outcome → rows ([`mapping::rows`]) or a typed error ([`mapping::errors`]) → the envelope → the `CallToolResult` view; media blocks ([`mapping::media`]), the lazy large-result path, results that are not plain tool results ([`mapping::nested`]) |
+//! | [`settings`] | a tool's resolved settings ([`settings::ToolSettings`]: each value and the config level it came from), the budget keys per level and their resolution, a tool's [`budget::Budget`] and [`mapping::MappingContext`], the budget settings a transcript record keeps |
 //! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces |
 //! | [`exposed_names`] | the names given to tools, kept for the session |
 //! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes |
@@ -20,11 +22,13 @@
 #![warn(missing_docs)]
 
 pub mod budget;
+pub mod catalog;
 pub mod envelope;
 pub mod era;
 pub mod exposed_names;
 pub mod mapping;
 pub mod message_cut;
 pub mod mrtr;
+pub mod settings;
 pub mod text_rows;
 pub mod tool_validation;
