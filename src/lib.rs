@@ -30,8 +30,8 @@
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
-//! | [`transcript`] | transcript records (JSONL), recording with redaction, reading, replay comparison | file I/O at the edge |
-//! | [`trajectory`] | transcript → numbered summary lines with a group-atomic budget | no |
+//! | [`transcript`] | the writer thread and the file; reading; replay over a config (the record type and the replay comparison are the core's `record` and `replay`) | file I/O at the edge |
+//! | [`trajectory`] (core) | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
 //! | [`import`] | `import`: a client's MCP config (JSON, or Codex's TOML) → mcp-envelope TOML | no |
 //! | [`install`] | `install` / `uninstall`: move a client's servers behind the proxy and back; planning is pure, [`install::files`] reads and writes | files |
@@ -52,6 +52,7 @@
 pub use envelope_core::mapping as outcome;
 pub use envelope_core::{
     budget, catalog, envelope, era, exposed_names, message_cut, text_rows, tool_validation,
+    trajectory,
 };
 
 pub mod availability;
@@ -76,7 +77,6 @@ pub mod runtime;
 pub mod serve_http;
 pub mod settings;
 pub mod stats;
-pub mod trajectory;
 pub mod transcript;
 pub mod transport;
 pub mod wire;

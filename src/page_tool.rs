@@ -329,18 +329,7 @@ fn page_of(
     (mapped, first_row, first_row + kept)
 }
 
-/// The envelope a recorded page call gives when replayed: the page of the original call's
-/// `outcome` from `first_row`, within `ctx` (the original tool's budget settings).
-pub fn replay_page(
-    original: &Outcome,
-    ctx: &MappingContext<'_>,
-    first_row: u64,
-) -> Option<Envelope> {
-    match original {
-        Outcome::Result { result } => Some(map_result_from(result, ctx, first_row).0.envelope),
-        _ => None,
-    }
-}
+pub use envelope_core::replay::replay_page;
 
 #[cfg(test)]
 mod tests {

@@ -34,23 +34,9 @@ pub const SECRET_KEY_PATTERNS: [&str; 10] = [
 /// such as `1` or `cat` is no secret and would garble every line.
 pub const MIN_SECRET_VALUE_CHARS: usize = 4;
 
-/// `key` lowercased without `_`, `-`, `.` and spaces.
-fn normalize(key: &str) -> String {
-    key.chars()
-        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// Whether `key` matches one of `patterns` (see the module doc: normalized, at its start or
-/// end). An empty pattern matches nothing.
-pub fn key_matches(key: &str, patterns: &[String]) -> bool {
-    let key = normalize(key);
-    patterns.iter().any(|p| {
-        let p = normalize(p);
-        !p.is_empty() && (key.starts_with(&p) || key.ends_with(&p))
-    })
-}
+// One key-matching rule for the transcript's `redact_keys` and the secret patterns here.
+pub use envelope_core::record::key_matches;
+use envelope_core::record::normalize_key as normalize;
 
 /// Whether `key` looks like it names a secret ([`SECRET_KEY_PATTERNS`]).
 pub fn key_is_secret(key: &str) -> bool {

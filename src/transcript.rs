@@ -1,5 +1,8 @@
 //! Transcripts: one JSON object per line for each `tools/call`, written when the call ends;
 //! reading them back; and replay, which recomputes every envelope from its recorded raw outcome.
+//! The record type and the replay comparison are pure and live in the core
+//! ([`envelope_core::record`], re-exported here, and [`envelope_core::replay`]); this module
+//! holds the writer thread, the file I/O and replay over a config.
 //!
 //! Format (version [`FORMAT_VERSION`]; issue 4 of the project): see [`CallRecord`]. Keys listed
 //! in `[transcript] redact_keys` are stored as `"[redacted]"` at any depth, case-insensitively, in
@@ -20,190 +23,21 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 use tracing::warn;
 
 use crate::config::{Config, MediaMode};
 use crate::envelope::Envelope;
-use crate::outcome::{map_outcome, MappingContext, Outcome};
-use crate::settings::RecordedBudget;
+use crate::outcome::Outcome;
+use crate::settings::{RecordedBudget, ToolSettings};
+
+pub use envelope_core::record::*;
+pub use envelope_core::replay::ReplayResult;
 
 mod file;
-
-/// The transcript format version written in every record's `v`.
-pub const FORMAT_VERSION: u32 = 1;
-/// What a redacted argument value is replaced with.
-pub const REDACTED: &str = "[redacted]";
-
-/// One `tools/call` as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallRecord {
-    /// Format version ([`FORMAT_VERSION`]).
-    pub v: u32,
-    /// When the call started: RFC 3339, UTC, milliseconds (`2026-11-30T03:48:18.123Z`).
-    pub started_at: String,
-    /// Order in which the calls started in this proxy run (0-based).
-    pub seq: u64,
-    /// The envelope's `call_id` (the client's JSON-RPC id as a string).
-    pub call_id: String,
-    /// The tool name the client used.
-    pub tool: String,
-    /// The server's config name (`""` when no server had the tool).
-    pub server: String,
-    /// The tool's own name on that server.
-    pub server_tool: String,
-    /// The call's arguments, with secret keys redacted.
-    pub arguments: Value,
-    /// The char_budget in force (Unicode scalar values).
-    pub char_budget: usize,
-    /// The other budget settings in force (`token_budget`, `tokenizer`, `long_rows`, ...),
-    /// written flat beside `char_budget`.
-    #[serde(flatten)]
-    pub budget: RecordedBudget,
-    /// The tool timeout in force, in milliseconds.
-    pub timeout_ms: u64,
-    /// The media mode in force.
-    #[serde(default)]
-    pub media: MediaMode,
-    /// The raw outcome exactly as received.
-    pub outcome: Outcome,
-    /// The envelope sent to the client.
-    pub envelope: Envelope,
-    /// How long the call took, in milliseconds.
-    pub duration_ms: u64,
-    /// Notifications and server-to-client requests (with their answers) that belonged to the
-    /// call, in order; omitted when there were none. Each is `{"direction": "server_to_client" |
-    /// "client_to_server", "message": <JSON-RPC message>}`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub events: Vec<Value>,
-}
-
-/// A server's tool list as the proxy saw it, recorded when the list is first seen and each time
-/// it changes, so a recording can be served again without the server (`serve --cassette`).
-///
-/// One line `{"v":1,"kind":"tools","recorded_at":"<RFC 3339>","server":"git","tools":[<Tool>…]}`
-/// with each tool definition as the server sent it. Call records have no `kind`; transcripts
-/// written before tool lists were recorded have none of these lines and read as before.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolListRecord {
-    /// Format version ([`FORMAT_VERSION`]).
-    pub v: u32,
-    /// Always [`TOOL_LIST_KIND`].
-    pub kind: String,
-    /// When the list was seen: RFC 3339, UTC, milliseconds.
-    pub recorded_at: String,
-    /// The server's config name.
-    pub server: String,
-    /// The server's tool definitions (MCP `Tool` objects), in the server's order.
-    pub tools: Vec<Value>,
-}
-
-/// The `kind` of a [`ToolListRecord`] line.
-pub const TOOL_LIST_KIND: &str = "tools";
-
-/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T03:48:18.123Z`.
-pub fn rfc3339_utc_millis(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs() as i64;
-    let millis = since.subsec_millis();
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Proleptic Gregorian date from days since 1970-01-01 (the well-known civil-from-days
-/// algorithm over 400-year eras).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// Replaces the value of every key that matches one of `keys` ([`crate::redact::key_matches`]:
-/// case-insensitive, ignoring `_`, `-`, `.` and spaces, at the key's start or end), at any
-/// depth, with [`REDACTED`].
-pub fn redact(value: &mut Value, keys: &[String]) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if crate::redact::key_matches(k, keys) {
-                    *v = Value::from(REDACTED);
-                } else {
-                    redact(v, keys);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, keys)),
-        _ => {}
-    }
-}
-
-impl CallRecord {
-    /// The record with the budget settings beside `char_budget` that the call used.
-    pub fn with_budget(mut self, budget: RecordedBudget) -> CallRecord {
-        self.budget = budget;
-        self
-    }
-
-    /// Builds a record; `arguments` and `events` are redacted with `redact_keys` here.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        started_at: SystemTime,
-        seq: u64,
-        call_id: &str,
-        tool: &str,
-        server: &str,
-        server_tool: &str,
-        mut arguments: Value,
-        redact_keys: &[String],
-        char_budget: usize,
-        timeout: Duration,
-        media: MediaMode,
-        outcome: Outcome,
-        envelope: Envelope,
-        duration: Duration,
-        events: Vec<Value>,
-    ) -> CallRecord {
-        redact(&mut arguments, redact_keys);
-        let mut events = events;
-        // Elicitation answers and sampling requests can carry secrets too.
-        events.iter_mut().for_each(|e| redact(e, redact_keys));
-        CallRecord {
-            v: FORMAT_VERSION,
-            started_at: rfc3339_utc_millis(started_at),
-            seq,
-            call_id: call_id.to_owned(),
-            tool: tool.to_owned(),
-            server: server.to_owned(),
-            server_tool: server_tool.to_owned(),
-            arguments,
-            char_budget,
-            budget: RecordedBudget::default(),
-            timeout_ms: timeout.as_millis() as u64,
-            media,
-            outcome,
-            envelope,
-            duration_ms: duration.as_millis() as u64,
-            events,
-        }
-    }
-}
 
 /// Appends records to a transcript file from a background thread.
 #[derive(Debug, Clone)]
@@ -461,6 +295,8 @@ pub(crate) fn test_record(
     char_budget: usize,
     duration_ms: u64,
 ) -> CallRecord {
+    use crate::outcome::{map_outcome, MappingContext};
+    use std::time::UNIX_EPOCH;
     let ctx = MappingContext {
         call_id: "1",
         tool,
@@ -631,96 +467,31 @@ pub fn read_transcript(path: &Path) -> Result<Transcript, ReadError> {
     parse_transcript(&text, path)
 }
 
+/// The config's settings for a record's server and tool, when a config is given (replay then
+/// uses them instead of the recorded ones).
+fn current(record: &CallRecord, config: Option<&Config>) -> Option<ToolSettings> {
+    config.map(|c| c.tool_settings(&record.server, &record.server_tool))
+}
+
 /// The envelope a record's raw outcome gives today: with the budget and media of `config` for
-/// its server and tool when given, else those recorded.
+/// its server and tool when given, else those recorded ([`envelope_core::replay::recompute`]).
 pub fn recompute(record: &CallRecord, config: Option<&Config>) -> Envelope {
-    let ctx = replay_context(record, config);
-    map_outcome(&record.outcome, &ctx).envelope
+    envelope_core::replay::recompute(record, current(record, config))
 }
 
-/// The mapping context replay uses for `record` (see [`settings_for`]).
-fn replay_context<'a>(record: &'a CallRecord, config: Option<&Config>) -> MappingContext<'a> {
-    let (char_budget, budget, media) = settings_for(record, config);
-    MappingContext {
-        call_id: &record.call_id,
-        tool: &record.tool,
-        server: &record.server,
-        budget: budget.budget(char_budget),
-        media,
-        text: budget.text_shape(),
-    }
-}
-
-/// [`recompute`] of a record that follows `earlier` in its transcript: a page of the page tool
-/// ([`Outcome::Page`]) is recomputed from the record of the call it paged (the latest earlier
-/// record with that `call_id`), with the page record's settings (those of the paged tool).
+/// [`recompute`] of a record that follows `earlier` in its transcript (a page of the page tool
+/// is recomputed from the call it paged; [`envelope_core::replay::recompute_after`]).
 pub fn recompute_after(
     earlier: &[CallRecord],
     record: &CallRecord,
     config: Option<&Config>,
 ) -> Envelope {
-    let Outcome::Page {
-        of_call_id,
-        first_row,
-    } = &record.outcome
-    else {
-        return recompute(record, config);
-    };
-    let original = earlier.iter().rev().find(|e| {
-        &e.call_id == of_call_id
-            && !matches!(e.outcome, Outcome::Page { .. } | Outcome::PageError { .. })
-    });
-    let ctx = replay_context(record, config);
-    original
-        .and_then(|o| crate::page_tool::replay_page(&o.outcome, &ctx, *first_row))
-        .unwrap_or_else(|| recompute(record, config))
+    envelope_core::replay::recompute_after(earlier, record, current(record, config))
 }
 
-/// One record's replay verdict.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReplayResult {
-    /// The recorded envelope.
-    pub recorded: Envelope,
-    /// The recomputed envelope.
-    pub recomputed: Envelope,
-}
-
-impl ReplayResult {
-    /// Whether the two envelopes are equal.
-    pub fn matches(&self) -> bool {
-        self.recorded == self.recomputed
-    }
-
-    /// A line-per-key diff: `-` recorded, `+` recomputed, for each key that differs.
-    pub fn diff(&self) -> Vec<String> {
-        let old = self.recorded.to_value();
-        let new = self.recomputed.to_value();
-        let (Value::Object(old), Value::Object(new)) = (old, new) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for (key, o) in &old {
-            let n = new.get(key).unwrap_or(&Value::Null);
-            if o != n {
-                out.push(format!("  - {key}: {o}"));
-                out.push(format!("  + {key}: {n}"));
-            }
-        }
-        out
-    }
-}
-
-/// Replays every record (see [`recompute`]).
+/// Replays every record (see [`recompute_after`]).
 pub fn replay(transcript: &Transcript, config: Option<&Config>) -> Vec<ReplayResult> {
-    let records = &transcript.records;
-    records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| ReplayResult {
-            recorded: r.envelope.clone(),
-            recomputed: recompute_after(&records[..i], r, config),
-        })
-        .collect()
+    envelope_core::replay::replay(&transcript.records, |r| current(r, config))
 }
 
 /// The settings `recompute` uses for a record: `config`'s for its server and tool, else the
@@ -729,29 +500,17 @@ pub fn settings_for(
     record: &CallRecord,
     config: Option<&Config>,
 ) -> (usize, RecordedBudget, MediaMode) {
-    match config {
-        Some(c) => {
-            let s = c.tool_settings(&record.server, &record.server_tool);
-            (s.char_budget.value, RecordedBudget::of(&s), s.media.value)
-        }
-        None => (record.char_budget, record.budget, record.media),
-    }
+    envelope_core::replay::settings_for(record, current(record, config))
 }
 
-/// `replay --update`: sets each record's envelope to the recomputed one and its `char_budget`
-/// and `media` to those it was recomputed with, so a later replay without `--config` agrees.
+/// `replay --update`: sets each record's envelope to the recomputed one and its settings to
+/// those it was recomputed with, so a later replay without `--config` agrees.
 pub fn apply_update(
     records: &mut [CallRecord],
     results: Vec<ReplayResult>,
     config: Option<&Config>,
 ) {
-    for (record, result) in records.iter_mut().zip(results) {
-        let (char_budget, budget, media) = settings_for(record, config);
-        record.char_budget = char_budget;
-        record.budget = budget;
-        record.media = media;
-        record.envelope = result.recomputed;
-    }
+    envelope_core::replay::apply_update(records, results, |r| current(r, config));
 }
 
 /// Replaces the transcript at `path` with `transcript` (its tool lists, then its call records),
@@ -797,18 +556,12 @@ pub fn to_text(records: &[CallRecord]) -> String {
     out
 }
 
-/// An event entry for [`CallRecord::events`].
-pub fn event(direction: &str, message: Value) -> Value {
-    let mut m = Map::new();
-    m.insert("direction".into(), Value::from(direction));
-    m.insert("message".into(), message);
-    Value::Object(m)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::{map_outcome, MappingContext};
     use serde_json::json;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn rfc3339_with_millis() {

@@ -13,11 +13,14 @@
 //! | [`envelope`] | the six-key envelope and the seed's `summarize_tool_result`: rows, rendering, greedy fill |
 //! | [`message_cut`] | the one truncation rule and its one marker `… [N characters cut]`: error messages cut to a character or token budget |
 //! | [`mapping`] | a downstream outcome → rows ([`mapping::rows`]) or a typed error ([`mapping::errors`]) → the envelope → the `CallToolResult` view; media blocks ([`mapping::media`]), the lazy large-result path, results that are not plain tool results ([`mapping::nested`]) |
+//! | [`record`] | the transcript record of one `tools/call` and of a tool list, RFC 3339 times, argument redaction by key |
+//! | [`replay`] | a record's envelope recomputed from its raw outcome (recorded or current settings) and compared |
 //! | [`settings`] | a tool's resolved settings ([`settings::ToolSettings`]: each value and the config level it came from), the budget keys per level and their resolution, a tool's [`budget::Budget`] and [`mapping::MappingContext`], the budget settings a transcript record keeps |
 //! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces |
 //! | [`exposed_names`] | the names given to tools, kept for the session |
 //! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes |
 //! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, `requestState` keys, `InputRequiredResult` and retry params |
+//! | [`trajectory`] | transcript records → the numbered lines a summarizer reads, within a group-atomic budget |
 //! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits |
 #![warn(missing_docs)]
 
@@ -29,6 +32,9 @@ pub mod exposed_names;
 pub mod mapping;
 pub mod message_cut;
 pub mod mrtr;
+pub mod record;
+pub mod replay;
 pub mod settings;
 pub mod text_rows;
 pub mod tool_validation;
+pub mod trajectory;
