@@ -5,7 +5,7 @@
 //! | module | what it owns | I/O? |
 //! |---|---|---|
 //! | [`budget`] (core) | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` | no |
-//! | [`backpressure`] | bytes queued for a client that does not read: reading paused above a mark | counts writes |
+//! | [`backpressure`] (in [`transport`]) | bytes queued for a client that does not read: reading paused above a mark | counts writes |
 //! | [`envelope`] (core) | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
 //! | [`message_cut`] (core) | error messages cut to a character or token budget with one marker | no |
 //! | [`runtime`] | CPU-heavy parsing of very large messages moved to the blocking pool; memory given back after large messages (`malloc_trim`) | runs work elsewhere |
@@ -56,7 +56,6 @@ pub use envelope_core::{
 };
 
 pub mod availability;
-pub mod backpressure;
 pub mod cassette;
 pub mod check;
 pub mod cli;
@@ -83,5 +82,5 @@ pub mod wire;
 
 // The old flat paths of the wire, transport and runtime modules.
 pub use runtime as offload;
-pub use transport::stdio;
+pub use transport::{backpressure, stdio};
 pub use wire::{exact_args, jsonrpc, recover};

@@ -28,7 +28,6 @@ use crate::era::{
     self, LATEST_MODERN_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION, MODERN_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::proxy::SUPPORTED_PROTOCOL_VERSIONS;
 
 /// Longest wait for the answer to the `server/discover` probe: a third of the server's
 /// `startup_timeout_sec`, at most 5 s (legacy servers that ignore unknown requests cost this
@@ -379,16 +378,16 @@ pub fn listen_for_changes(conn: &Arc<Connection>) {
 }
 
 /// `Err` with the reason when `result` (the `result` of an `initialize` response) is not an
-/// object or names a protocol version outside [`SUPPORTED_PROTOCOL_VERSIONS`].
+/// object or names a protocol version outside [`era::LEGACY_VERSIONS`].
 pub fn check_initialize_result(result: &Value) -> Result<(), String> {
     let Some(obj) = result.as_object() else {
         return Err("its initialize result is not a JSON object".into());
     };
     match obj.get("protocolVersion") {
-        Some(Value::String(v)) if SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str()) => Ok(()),
+        Some(Value::String(v)) if era::LEGACY_VERSIONS.contains(&v.as_str()) => Ok(()),
         Some(Value::String(v)) => Err(format!(
             "it answered initialize with protocolVersion {v:?}, which mcp-envelope does not speak ({})",
-            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            era::LEGACY_VERSIONS.join(", ")
         )),
         Some(_) => Err("its initialize result's protocolVersion is not a string".into()),
         None => Err("its initialize result has no protocolVersion".into()),

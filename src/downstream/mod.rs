@@ -76,7 +76,7 @@ pub struct ServerSpec {
     /// A remote server to connect to instead of starting `program` (which is then unused).
     pub remote: Option<crate::config::RemoteConfig>,
     /// The client's output queue: while it is full, the server's stdout is not read.
-    pub output_gate: Option<Arc<crate::backpressure::OutputGate>>,
+    pub output_gate: Option<Arc<crate::transport::backpressure::OutputGate>>,
 }
 
 /// What the client told us in its `initialize`, forwarded to every server.

@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 use super::body::{fast_response, ResultBody};
-use crate::backpressure::OutputGate;
+use crate::transport::backpressure::OutputGate;
 use crate::transport::{Fault, Outbox, Receive, Received};
 use crate::wire::jsonrpc::{self, Incoming, Message};
 

@@ -6,7 +6,8 @@
 //! [`Receive`], or an HTTP transport pushes it into an [`http_client::Inbox`]), and its end
 //! (close: stop a child process, end an HTTP session; the supervisor holds it).
 //!
-//! - [`stdio`]: the proxy's own stdin and stdout (reactor-driven when they are pipes).
+//! - [`stdio`]: the proxy's own stdin and stdout (reactor-driven when they are pipes); what a
+//!   client that does not read makes wait is counted in [`backpressure`].
 //! - [`child`]: a server's child process: spawn, its pipes, its exit and process group.
 //! - [`http_client`]: a remote server over streamable HTTP (or the older HTTP+SSE transport);
 //!   its credentials in `http_auth.rs`.
@@ -20,8 +21,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::backpressure::OutputGate;
+use backpressure::OutputGate;
 
+pub mod backpressure;
 pub mod child;
 mod http_auth;
 pub mod http_client;
@@ -52,7 +54,7 @@ impl Outbox {
     }
 
     /// An outbox over an existing queue whose writer reports what it wrote to `gate` (a
-    /// [`crate::backpressure::CountingWriter`]); `None` counts nothing.
+    /// [`backpressure::CountingWriter`]); `None` counts nothing.
     pub fn from_sender(tx: mpsc::Sender<Vec<u8>>, gate: Option<Arc<OutputGate>>) -> Outbox {
         Outbox { tx, gate }
     }
@@ -149,7 +151,7 @@ mod tests {
         let gate = OutputGate::new();
         let (tx, mut rx) = mpsc::channel(4);
         let outbox = Outbox::from_sender(tx, Some(gate.clone()));
-        let big = vec![b'x'; crate::backpressure::HIGH_WATER_BYTES + 1];
+        let big = vec![b'x'; backpressure::HIGH_WATER_BYTES + 1];
         outbox.send(big.clone()).await.unwrap();
         assert!(gate.is_full());
         let line = rx.recv().await.unwrap();
