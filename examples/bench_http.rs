@@ -2,13 +2,16 @@
 //! Speaks MCP streamable HTTP to a server itself and times sequential `tools/call` round trips.
 //!
 //! ```text
-//! bench_http --url URL [--n N] [--tool NAME] [--args JSON] [--label TEXT]
+//! bench_http --url URL [--n N] [--tool NAME] [--args JSON] [--label TEXT] [--clients C]
 //! ```
 //!
 //! `initialize` (keeping the `Mcp-Session-Id`), `notifications/initialized`, 20 warm-up calls,
 //! then `--n` calls one after another, each timed from the POST being sent to its answer read
 //! (a JSON body, or the SSE event carrying the response), parsed only as far as its `id`. Prints
-//! one JSON line: `{"label", "n", "p50_us", "p99_us", "mean_us", "errors"}`. Uses the same HTTP
+//! one JSON line: `{"label", "n", "p50_us", "p99_us", "mean_us", "errors", "clients",
+//! "calls_per_s"}`. With `--clients C`, C sessions run at once, each making `--n` calls; the
+//! latencies of all are pooled and `calls_per_s` counts every timed call over the wall time
+//! from the first timed call to the last answer. Uses the same HTTP
 //! stack as the proxy (reqwest, sse-stream), so the comparison isolates what the proxy adds.
 
 use std::time::Instant;
@@ -23,6 +26,7 @@ struct Opts {
     tool: String,
     args: Value,
     label: String,
+    clients: usize,
 }
 
 fn parse_opts() -> Opts {
@@ -32,6 +36,7 @@ fn parse_opts() -> Opts {
         tool: "echo".into(),
         args: json!({"message": "hi"}),
         label: "direct".into(),
+        clients: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -42,6 +47,7 @@ fn parse_opts() -> Opts {
             "--tool" => o.tool = value,
             "--args" => o.args = serde_json::from_str(&value).expect("--args is JSON"),
             "--label" => o.label = value,
+            "--clients" => o.clients = value.parse().expect("--clients is a number"),
             other => panic!("unknown flag {other}"),
         }
     }
@@ -119,12 +125,17 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let o = parse_opts();
+/// One client: a session, 20 warm-up calls, then `n` timed calls once `start` opens. Returns
+/// the latencies (ns) and the number of failed calls.
+async fn one_client(
+    url: String,
+    n: usize,
+    params: Value,
+    ready: std::sync::Arc<tokio::sync::Barrier>,
+) -> (Vec<u64>, u64) {
     let mut s = Session {
         client: reqwest::Client::new(),
-        url: o.url.clone(),
+        url,
         session: None,
         version: None,
     };
@@ -134,10 +145,12 @@ async fn main() {
         .await;
     s.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
-    let params = json!({"name": o.tool, "arguments": o.args});
     let mut errors = 0u64;
-    let mut lat = Vec::with_capacity(o.n);
-    for i in 0..(20 + o.n) {
+    let mut lat = Vec::with_capacity(n);
+    for i in 0..(20 + n) {
+        if i == 20 {
+            ready.wait().await;
+        }
         let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params});
         let t = Instant::now();
         let (failed, at) = s.post(call).await;
@@ -146,12 +159,40 @@ async fn main() {
             lat.push(at.duration_since(t).as_nanos() as u64);
         }
     }
+    (lat, errors)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let o = parse_opts();
+    let params = json!({"name": o.tool, "arguments": o.args});
+    let ready = std::sync::Arc::new(tokio::sync::Barrier::new(o.clients + 1));
+    let tasks: Vec<_> = (0..o.clients)
+        .map(|_| {
+            tokio::spawn(one_client(
+                o.url.clone(),
+                o.n,
+                params.clone(),
+                ready.clone(),
+            ))
+        })
+        .collect();
+    ready.wait().await;
+    let started = Instant::now();
+    let (mut lat, mut errors) = (Vec::with_capacity(o.n * o.clients), 0u64);
+    for task in tasks {
+        let (l, e) = task.await.expect("a client task");
+        lat.extend(l);
+        errors += e;
+    }
+    let wall = started.elapsed().as_secs_f64();
     let mean = lat.iter().sum::<u64>() as f64 / lat.len().max(1) as f64;
     lat.sort_unstable();
     println!(
         "{}",
         json!({"label": o.label, "n": o.n, "p50_us": percentile(&lat, 50.0) as f64 / 1000.0,
                "p99_us": percentile(&lat, 99.0) as f64 / 1000.0, "mean_us": mean / 1000.0,
-               "errors": errors})
+               "errors": errors, "clients": o.clients,
+               "calls_per_s": lat.len() as f64 / wall})
     );
 }
