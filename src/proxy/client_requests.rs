@@ -1,22 +1,26 @@
 //! A session's requests to its client on behalf of a server (sampling, elicitation, roots,
-//! ping): each goes out under a fresh integer id of the session's own, the client's answer goes
-//! back to the server under the server's id, and a server's cancellation is passed under ours
-//! (MCP 2025-11-25 "Client Features", "Utilities: Cancellation").
+//! ping), sent by the session's JSON-RPC [`crate::rpc::Peer`] (the same peer type that talks to
+//! the servers): each goes out under a fresh integer id of the session's own, the client's
+//! answer goes back to the server under the server's id, and a server's cancellation is passed
+//! under ours (MCP 2025-11-25 "Client Features", "Utilities: Cancellation").
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use jsonrpc_core::ErrorCode;
-use serde_json::{json, Value};
-use tokio::sync::oneshot;
+use serde_json::Value;
 use tracing::{debug, warn};
 
 use super::session::Session;
-use crate::jsonrpc;
+use crate::rpc::{CallError, Reply, ResultBody};
+use crate::wire::jsonrpc;
+
+/// What the client's peer gave back for one of our requests.
+type Asked = Result<Result<ResultBody, Value>, CallError>;
 
 impl Session {
     /// Forwards a server-to-client request under a fresh id and waits for the client's answer
-    /// (at most the server's `tool_timeout_sec`).
+    /// (at most the server's `tool_timeout_sec`; then the client gets `notifications/cancelled`
+    /// and the server -32001, the MCP SDKs' request-timeout code).
     pub(super) async fn ask_client(
         &self,
         server: &str,
@@ -36,73 +40,42 @@ impl Session {
         if !self.until_ready().await {
             return Err(internal_error("the client went away"));
         }
-        let id = self.next_client_request.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.client_requests.lock().unwrap().insert(id, tx);
         let key = (server.to_owned(), server_id.to_string());
-        self.server_request_ids
-            .lock()
-            .unwrap()
-            .insert(key.clone(), id);
-        debug!(%server, method, id, "forwarding server request to the client");
-        self.send(&jsonrpc::request(Value::from(id), method, params))
-            .await;
-        let timeout = self
-            .core
-            .config
-            .tool_settings(server, "")
-            .tool_timeout
-            .value;
-        let answer = self.client_answer_within(id, rx, timeout).await;
+        let timeout = self.core.config.tool_settings(server, "").tool_timeout.value;
+        debug!(%server, method, "forwarding server request to the client");
+        let ids = &self.server_request_ids;
+        let mut on_sent = |id| {
+            ids.lock().unwrap().insert(key.clone(), id);
+        };
+        let asked = self
+            .peer
+            .request(method, params.as_ref(), timeout, &mut on_sent);
+        let answer = self.unless_stopped(asked).await;
         self.server_request_ids.lock().unwrap().remove(&key);
-        answer
-    }
-
-    /// Waits for the client's answer to our request `id`. A client that never answers must not
-    /// keep the proxy alive after shutdown (this task holds the session and so its output),
-    /// nor keep the request forever: after `timeout` it is cancelled.
-    async fn client_answer_within(
-        &self,
-        id: u64,
-        rx: oneshot::Receiver<Result<Value, Value>>,
-        timeout: Duration,
-    ) -> Result<Value, Value> {
-        let mut stopping = self.core.shutdown.subscribe();
-        let mut closed = self.closed.subscribe();
-        let expired = tokio::time::sleep(timeout);
-        let stopped = || {
-            self.client_requests.lock().unwrap().remove(&id);
-            Err(internal_error("the proxy is shutting down"))
-        };
-        let answer = tokio::select! {
-            _ = expired => None,
-            r = rx => Some(r.unwrap_or_else(|_| Err(internal_error("the client went away before answering")))),
-            _ = stopping.wait_for(|stop| *stop) => Some(stopped()),
-            _ = closed.wait_for(|c| *c) => Some(stopped()),
-        };
         match answer {
-            Some(answer) => answer,
-            None => self.expire_client_request(id, timeout).await,
+            Some(asked) => client_answer(asked, timeout).await,
+            None => Err(internal_error("the proxy is shutting down")),
         }
     }
 
-    /// Gives up on our request `id` to the client after `timeout`: forgotten, the client told
-    /// with `notifications/cancelled`, and the error the server is answered with returned
-    /// (-32001, the MCP SDKs' request-timeout code).
-    async fn expire_client_request(&self, id: u64, timeout: Duration) -> Result<Value, Value> {
-        self.client_requests.lock().unwrap().remove(&id);
-        let reason = format!("no answer within {} s", timeout.as_secs_f64());
-        warn!(id, "request to the client timed out");
-        self.send(&jsonrpc::notification(
-            "notifications/cancelled",
-            Some(json!({ "requestId": id, "reason": reason })),
-        ))
-        .await;
-        Err(jsonrpc::error_object(
-            ErrorCode::ServerError(-32001),
-            format!("the client did not answer: {reason}"),
-            None,
-        ))
+    /// Waits for `asked` unless the proxy stops or the session closes first (`None`): a client
+    /// that never answers must not keep the proxy alive after shutdown.
+    async fn unless_stopped(&self, asked: impl std::future::Future<Output = Asked>) -> Option<Asked> {
+        let mut stopping = self.core.shutdown.subscribe();
+        let mut closed = self.closed.subscribe();
+        tokio::select! {
+            asked = asked => Some(asked),
+            _ = stopping.wait_for(|stop| *stop) => None,
+            _ = closed.wait_for(|c| *c) => None,
+        }
+    }
+
+    /// The client's answer to our request `id` (a JSON-RPC response it sent).
+    pub(super) fn client_answered(&self, id: &Value, outcome: Result<Value, Value>) {
+        let reply = Reply::Response(outcome.map(ResultBody::Value));
+        if !self.peer.deliver(id, reply) {
+            warn!(%id, "response from the client for an unknown id ignored");
+        }
     }
 
     /// A server's `notifications/cancelled` params with our id for its request to this
@@ -120,9 +93,31 @@ impl Session {
             .unwrap()
             .remove(&(server.to_owned(), theirs))?;
         // Its waiting task ends (the server's side is never answered: it cancelled).
-        self.client_requests.lock().unwrap().remove(&ours);
+        let cancelled = Reply::Closed("cancelled by the server".into());
+        self.peer.deliver(&Value::from(ours), cancelled);
         params["requestId"] = Value::from(ours);
         Some(params)
+    }
+}
+
+/// The answer a server gets for its request to the client.
+async fn client_answer(asked: Asked, timeout: Duration) -> Result<Value, Value> {
+    match asked {
+        Ok(Ok(body)) => match body.into_result().await {
+            Ok(answer) => answer,
+            Err(e) => Err(internal_error(&format!("the client's answer is unusable: {e}"))),
+        },
+        Ok(Err(error)) => Err(error),
+        Err(CallError::Timeout(_)) => {
+            let reason = format!("no answer within {} s", timeout.as_secs_f64());
+            warn!("request to the client timed out");
+            Err(jsonrpc::error_object(
+                ErrorCode::ServerError(-32001),
+                format!("the client did not answer: {reason}"),
+                None,
+            ))
+        }
+        Err(_) => Err(internal_error("the client went away before answering")),
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Value};
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 use super::requests::{Admission, Answer};
 use super::session::{Inflight, Session};
@@ -28,7 +28,7 @@ impl Session {
                 self.dispatch_request(id, method, params).await;
             }
             Message::Notification { method, params } => self.notification(&method, params),
-            Message::Response { id, outcome } => self.client_answer(&id, outcome),
+            Message::Response { id, outcome } => self.client_answered(&id, outcome),
             Message::Invalid { id, reason } => {
                 let err = invalid_request(format!("Invalid Request: {reason}"));
                 self.send(&jsonrpc::error_response(id, err)).await;
@@ -270,19 +270,6 @@ impl Session {
             conn.notify("notifications/cancelled", Some(forwarded));
         }
         info!(%request_id, "request cancelled by the client");
-    }
-
-    /// The client's answer to one of our requests.
-    fn client_answer(&self, id: &Value, outcome: Result<Value, Value>) {
-        let tx = id
-            .as_u64()
-            .and_then(|n| self.client_requests.lock().unwrap().remove(&n));
-        match tx {
-            Some(tx) => {
-                let _ = tx.send(outcome);
-            }
-            None => warn!(%id, "response from the client for an unknown id ignored"),
-        }
     }
 }
 

@@ -4,13 +4,12 @@
 //! answers from the [`SessionOutput`] queue, and [`Session::close`] it when the client goes.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use jsonrpc_core::ErrorCode;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
 
 use super::{Core, DownstreamSlot, DRAIN_GRACE, MAX_CONCURRENT_REQUESTS};
 use crate::backpressure::OutputGate;
@@ -33,9 +32,6 @@ pub(super) struct Inflight {
     pub downstream: DownstreamSlot,
 }
 
-/// A waiting request of ours to the client, by our id.
-pub(super) type ClientAnswer = oneshot::Sender<Result<Value, Value>>;
-
 /// One connected client's state over a shared [`Core`].
 pub struct Session {
     pub(super) core: Arc<Core>,
@@ -48,8 +44,8 @@ pub struct Session {
     /// `initialize`): from then on server notifications and requests are passed to it.
     client_ready: watch::Sender<bool>,
     pub(super) inflight: Mutex<HashMap<String, Inflight>>,
-    pub(super) client_requests: Mutex<HashMap<u64, ClientAnswer>>,
-    pub(super) next_client_request: AtomicU64,
+    /// Our requests to the client (ids, pending answers, timeouts).
+    pub(super) peer: crate::rpc::Peer,
     /// (server, the server's request id) → our id towards the client, for cancellations.
     pub(super) server_request_ids: Mutex<HashMap<(String, String), u64>>,
     /// Modern clients: whether one spoke, their `subscriptions/listen` streams.
@@ -73,13 +69,15 @@ impl Core {
             id: self.register(me.clone()),
             pager: self.session_pager(),
             core: self.clone(),
+            peer: crate::rpc::Peer::new(
+                "client",
+                crate::transport::Outbox::from_sender(output.lines.clone(), output.gate.clone()),
+            ),
             out: output.lines,
             gate: output.gate,
             protocol_version: OnceLock::new(),
             client_ready: watch::channel(false).0,
             inflight: Mutex::default(),
-            client_requests: Mutex::default(),
-            next_client_request: AtomicU64::new(1),
             server_request_ids: Mutex::default(),
             listeners: Default::default(),
             legacy_capabilities: OnceLock::new(),
@@ -172,7 +170,7 @@ impl Session {
             self.send(&closing).await;
         }
         self.closed.send_replace(true);
-        self.client_requests.lock().unwrap().clear();
+        self.peer.close("the session closed");
         self.core.unregister(self.id);
     }
 
