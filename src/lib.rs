@@ -31,6 +31,8 @@
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
 //! | [`transcript`] | the writer thread and the file; reading; replay over a config (the record type and the replay comparison are the core's `record` and `replay`) | file I/O at the edge |
+//! | [`stats`] (core) | per tool over a transcript: calls, errors, truncation, sizes saved in characters and tokens, durations, suggested budgets; table, JSON, HTML | no |
+//! | [`drift`] (core; [`drift::compare`] over a config here) | `replay --live`: a recorded call against the same call made again | no |
 //! | [`trajectory`] (core) | transcript → numbered summary lines with a group-atomic budget | no |
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
 //! | [`import`] | `import`: a client's MCP config (JSON, or Codex's TOML) → mcp-envelope TOML | no |
@@ -51,7 +53,7 @@
 // paths so `crate::budget::Budget` and `mcp_envelope::envelope::Envelope` keep working.
 pub use envelope_core::mapping as outcome;
 pub use envelope_core::{
-    budget, catalog, envelope, era, exposed_names, message_cut, text_rows, tool_validation,
+    budget, catalog, envelope, era, exposed_names, message_cut, stats, text_rows, tool_validation,
     trajectory,
 };
 
@@ -75,7 +77,6 @@ pub mod rpc;
 pub mod runtime;
 pub mod serve_http;
 pub mod settings;
-pub mod stats;
 pub mod transcript;
 pub mod transport;
 pub mod wire;

@@ -284,50 +284,6 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
     }
 }
 
-/// Test support: a record of `tool` on server `git` (call id `"1"`, the given `arguments`)
-/// whose envelope is `outcome` mapped at `char_budget` characters with whole lines kept, as a
-/// character-budgeted call would have recorded it.
-#[cfg(test)]
-pub(crate) fn test_record(
-    tool: &str,
-    arguments: Value,
-    outcome: Outcome,
-    char_budget: usize,
-    duration_ms: u64,
-) -> CallRecord {
-    use crate::outcome::{map_outcome, MappingContext};
-    use std::time::UNIX_EPOCH;
-    let ctx = MappingContext {
-        call_id: "1",
-        tool,
-        server: "git",
-        budget: crate::budget::Budget::chars(char_budget),
-        text: crate::outcome::TextShape {
-            long_rows: crate::budget::LongRows::Keep,
-            ..Default::default()
-        },
-        media: MediaMode::Passthrough,
-    };
-    let envelope = map_outcome(&outcome, &ctx).envelope;
-    CallRecord::new(
-        UNIX_EPOCH,
-        0,
-        "1",
-        tool,
-        "git",
-        tool,
-        arguments,
-        &[],
-        char_budget,
-        Duration::from_secs(60),
-        MediaMode::Passthrough,
-        outcome,
-        envelope,
-        Duration::from_millis(duration_ms),
-        Vec::new(),
-    )
-}
-
 /// A transcript read back.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Transcript {

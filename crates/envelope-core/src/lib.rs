@@ -10,12 +10,14 @@
 //! |---|---|
 //! | [`budget`] | budgets in characters or tokens ([`budget::Measure`], [`budget::Budget`]), the exact meter the greedy fill uses, `long_rows` / `text_rows` |
 //! | [`catalog`] | the merged tool list: exposed names, prefixes, collisions, `outputSchema` rewrite, allow/deny, the route table |
+//! | [`drift`] | `replay --live`: a recorded call against the same call made again (status, error type, rows, content diff) |
 //! | [`envelope`] | the six-key envelope and the seed's `summarize_tool_result`: rows, rendering, greedy fill |
 //! | [`message_cut`] | the one truncation rule and its one marker `… [N characters cut]`: error messages cut to a character or token budget |
 //! | [`mapping`] | a downstream outcome → rows ([`mapping::rows`]) or a typed error ([`mapping::errors`]) → the envelope → the `CallToolResult` view; media blocks ([`mapping::media`]), the lazy large-result path, results that are not plain tool results ([`mapping::nested`]) |
 //! | [`record`] | the transcript record of one `tools/call` and of a tool list, RFC 3339 times, argument redaction by key |
 //! | [`replay`] | a record's envelope recomputed from its raw outcome (recorded or current settings) and compared |
 //! | [`settings`] | a tool's resolved settings ([`settings::ToolSettings`]: each value and the config level it came from), the budget keys per level and their resolution, a tool's [`budget::Budget`] and [`mapping::MappingContext`], the budget settings a transcript record keeps |
+//! | [`stats`] | per tool over transcript records: calls, errors, truncation, sizes raw against envelope in characters and tokens, durations, suggested budgets; rendered as a table, JSON or HTML |
 //! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces |
 //! | [`exposed_names`] | the names given to tools, kept for the session |
 //! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes |
@@ -26,6 +28,7 @@
 
 pub mod budget;
 pub mod catalog;
+pub mod drift;
 pub mod envelope;
 pub mod era;
 pub mod exposed_names;
@@ -35,6 +38,7 @@ pub mod mrtr;
 pub mod record;
 pub mod replay;
 pub mod settings;
+pub mod stats;
 pub mod text_rows;
 pub mod tool_validation;
 pub mod trajectory;

@@ -210,6 +210,54 @@ impl CallRecord {
     }
 }
 
+/// Test support: a record of `tool` on server `git` (call id `"1"`, the given `arguments`)
+/// whose envelope is `outcome` mapped at `char_budget` characters with whole lines kept, as a
+/// character-budgeted call would have recorded it.
+///
+/// Built only for tests (this crate's, and the main crate's through the `test-support`
+/// feature its dev-dependency turns on).
+#[cfg(any(test, feature = "test-support"))]
+#[doc(hidden)]
+pub fn test_record(
+    tool: &str,
+    arguments: Value,
+    outcome: Outcome,
+    char_budget: usize,
+    duration_ms: u64,
+) -> CallRecord {
+    use crate::budget::{Budget, LongRows};
+    use crate::mapping::{map_outcome, MappingContext, TextShape};
+    let ctx = MappingContext {
+        call_id: "1",
+        tool,
+        server: "git",
+        budget: Budget::chars(char_budget),
+        text: TextShape {
+            long_rows: LongRows::Keep,
+            ..Default::default()
+        },
+        media: MediaMode::Passthrough,
+    };
+    let envelope = map_outcome(&outcome, &ctx).envelope;
+    CallRecord::new(
+        UNIX_EPOCH,
+        0,
+        "1",
+        tool,
+        "git",
+        tool,
+        arguments,
+        &[],
+        char_budget,
+        Duration::from_secs(60),
+        MediaMode::Passthrough,
+        outcome,
+        envelope,
+        Duration::from_millis(duration_ms),
+        Vec::new(),
+    )
+}
+
 /// An event entry for [`CallRecord::events`].
 pub fn event(direction: &str, message: Value) -> Value {
     let mut m = Map::new();

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::envelope::Envelope;
 use crate::mapping::MediaMode;

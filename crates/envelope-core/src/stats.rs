@@ -26,8 +26,8 @@ use serde_json::Value;
 
 use crate::budget::Tokenizer;
 use crate::envelope::Status;
-use crate::outcome::{map_outcome, MappingContext, Outcome};
-use crate::transcript::CallRecord;
+use crate::mapping::{map_outcome, MappingContext, Outcome};
+use crate::record::CallRecord;
 
 /// The share of a tool's successful results the suggested budget keeps whole, in percent.
 pub const SUGGESTED_BUDGET_PERCENTILE: usize = 90;
@@ -137,7 +137,7 @@ fn full_content(record: &CallRecord) -> Option<String> {
         server: &record.server,
         budget: crate::budget::Budget::chars(UNLIMITED),
         media: record.media,
-        text: crate::outcome::TextShape {
+        text: crate::mapping::TextShape {
             long_rows: crate::budget::LongRows::Keep,
             ..Default::default()
         },

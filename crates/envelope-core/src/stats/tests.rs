@@ -2,11 +2,11 @@ use serde_json::json;
 
 use super::*;
 use crate::budget::Tokenizer;
-use crate::config::MediaMode;
+use crate::mapping::MediaMode;
 
 /// A record of `tool` on server `git` whose outcome is `outcome`, mapped with `char_budget`.
 fn record(tool: &str, outcome: Outcome, char_budget: usize, duration_ms: u64) -> CallRecord {
-    crate::transcript::test_record(tool, json!({}), outcome, char_budget, duration_ms)
+    crate::record::test_record(tool, json!({}), outcome, char_budget, duration_ms)
 }
 
 fn text_result(text: &str) -> Outcome {
@@ -61,7 +61,7 @@ fn suggested_budget_keeps_ninety_percent_whole() {
                 tool: "t",
                 server: "git",
                 budget: crate::budget::Budget::chars(90),
-                text: crate::outcome::TextShape {
+                text: crate::mapping::TextShape {
                     long_rows: crate::budget::LongRows::Keep,
                     ..Default::default()
                 },
@@ -141,7 +141,7 @@ fn tokens_are_counted_with_the_chosen_tokenizer() {
                 server: "git",
                 budget: crate::budget::Budget::chars(usize::MAX / 4),
                 media: MediaMode::Passthrough,
-                text: crate::outcome::TextShape {
+                text: crate::mapping::TextShape {
                     long_rows: crate::budget::LongRows::Keep,
                     ..Default::default()
                 },
