@@ -334,6 +334,32 @@ fn runs_envelope(command: &str) -> bool {
         .is_some_and(|n| n == "mcp-envelope")
 }
 
+/// One server entry of a client's config as [`sort_servers`] sees it: its name, and its
+/// `command` and whether it is a remote (`url`) server, or `None` when the entry is not a
+/// table / object.
+type EntryView<'a> = (&'a str, Option<(Option<&'a str>, bool)>);
+
+/// Sorts a client's server entries into the names to move behind the proxy (stdio servers, in
+/// order) and a reason for each one that stays; the proxy's own entry is skipped. `shape`
+/// names what an entry should have been (`table`, `object`).
+fn sort_servers<'a>(
+    entries: impl Iterator<Item = EntryView<'a>>,
+    shape: &str,
+) -> (Vec<String>, Vec<String>) {
+    let (mut moved, mut left) = (Vec::new(), Vec::new());
+    for (name, view) in entries.filter(|(name, _)| *name != ENTRY_NAME) {
+        let Some((command, remote)) = view else {
+            left.push(format!("{name}: not a {shape}"));
+            continue;
+        };
+        match why_left(name, command, remote) {
+            Some(why) => left.push(why),
+            None => moved.push(name.to_string()),
+        }
+    }
+    (moved, left)
+}
+
 /// Why an entry stays in the client, or `None` when it is a stdio server to move.
 fn why_left(name: &str, command: Option<&str>, remote: bool) -> Option<String> {
     if remote {

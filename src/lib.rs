@@ -14,7 +14,7 @@
 //! | [`exposed_names`] (core) | the names given to tools, kept for the session | no |
 //! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
 //! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |
-//! | [`config`] | the TOML config: raw → validated form, `${VAR}` expansion, setting resolution tool → server → defaults → built-in, config-file discovery | only `Config::load` reads the file |
+//! | [`config`] | the TOML config: raw form (`raw.rs`) → checks (`validate.rs`) → validated form and setting resolution tool → server → defaults → built-in (`model.rs`); reading, `${VAR}` expansion, config-file discovery (`load.rs`) | only `Config::load` reads the file |
 //! | [`availability`] | servers that are down, named in `initialize`'s instructions and sent as a `notifications/message` warning | no |
 //! | [`settings`] (core; tests through the config parser here) | `token_budget`, `tokenizer`, `long_rows`, `text_rows` per level, resolved; a tool's Budget and mapping context | no |
 //! | [`catalog`] (core) | the merged tool list: names, prefixes, collisions, `outputSchema` rewrite, route table | no |
@@ -37,7 +37,7 @@
 //! | [`check`] | `check`: snapshot of started servers → report → the printed table | no |
 //! | [`import`] | `import`: a client's MCP config (JSON, or Codex's TOML) → mcp-envelope TOML | no |
 //! | [`install`] | `install` / `uninstall`: move a client's servers behind the proxy and back; planning is pure, [`install::files`] reads and writes | files |
-//! | [`cli`] | clap definitions of every subcommand and flag | no |
+//! | [`cli`] | the command line: clap definitions of every subcommand and flag, and each subcommand's run (one file per group) | yes |
 //!
 //! Modules marked (core) live in the pure crate `envelope_core` (`crates/envelope-core`, no
 //! tokio, no I/O) and are re-exported here under their old paths.
@@ -45,8 +45,8 @@
 //! The old paths `jsonrpc`, `recover`, `exact_args` (now in [`wire`]), `stdio` (in
 //! [`transport`]) and `offload` (now [`runtime`]) are re-exported.
 //!
-//! The binary (`src/main.rs`) parses the command line, sets up logging to stderr and maps errors
-//! to exit codes; everything else lives here.
+//! The binary (`src/main.rs`) parses the command line, sets up logging to stderr, calls
+//! [`cli::run`] and maps errors to exit codes; everything else lives here.
 #![warn(missing_docs)]
 
 // The pure modules live in the core crate (`crates/envelope-core`); re-exported under their old

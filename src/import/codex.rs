@@ -96,6 +96,12 @@ pub fn codex_tables_to_toml(
             }
         }
         let new_name = unique_name(name, &mut used);
+        if let Some(url) = table.get("url").and_then(Item::as_str) {
+            let safe = super::remote::secret_url(url, &new_name, &mut notes);
+            if safe != url {
+                table["url"] = toml_edit::value(safe);
+            }
+        }
         if new_name != *name {
             notes.push(format!(
                 "renamed from {name:?} (names must be unique, non-empty and without `__`)"

@@ -56,7 +56,7 @@ pub(super) fn convert(
         }
         None => unreachable!("a remote entry without a URL is noted by the caller"),
     };
-    let url = secret_query(&convert_vars(url, vars), name, &mut out.notes);
+    let url = secret_url(&convert_vars(url, vars), name, &mut out.notes);
     out.lines
         .push(format!("url = {}", toml::Value::String(url)));
     let headers = match entry.get("headers") {
@@ -160,6 +160,44 @@ fn single_var(text: &str) -> Option<&str> {
     valid.then_some(var)
 }
 
+/// `url` without literal credentials: the user info's password (or a user name alone, the
+/// way tokens are often written) and secret-looking query parameters become `${NAME_...}`
+/// references, with a note for each saying which variable to set ([`secret_query`]).
+pub(super) fn secret_url(url: &str, name: &str, notes: &mut Vec<String>) -> String {
+    secret_query(&secret_userinfo(url, name, notes), name, notes)
+}
+
+/// `url` with a literal password in its user info (or a user name without one) replaced by a
+/// `${NAME_PASSWORD}` / `${NAME_USER}` reference; a note says to set the variable.
+fn secret_userinfo(url: &str, name: &str, notes: &mut Vec<String>) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    let (user, password) = match rest[..at].split_once(':') {
+        Some((user, password)) => (user, Some(password)),
+        None => (&rest[..at], None),
+    };
+    let (secret, what, suffix) = match password {
+        Some(p) => (p, "password", "PASSWORD"),
+        None => (user, "user name", "USER"),
+    };
+    if secret.is_empty() || single_var(secret).is_some() {
+        return url.to_owned();
+    }
+    let var = moved_var(name, suffix);
+    notes.push(format!("set {var} in the proxy's environment to the {what} that was written in the url (not copied here)"));
+    let userinfo = match password {
+        Some(_) => format!("{user}:${{{var}}}"),
+        None => format!("${{{var}}}"),
+    };
+    format!("{}{userinfo}{}", &url[..scheme_end], &rest[at..])
+}
+
 /// `url` with the literal values of secret-looking query parameters replaced by
 /// `${NAME_PARAM}` references (a note for each says to set the variable).
 fn secret_query(url: &str, name: &str, notes: &mut Vec<String>) -> String {
@@ -233,6 +271,35 @@ mod tests {
                 "{header}: {value}"
             );
         }
+    }
+
+    #[test]
+    fn credentials_in_the_user_info_move_to_variables() {
+        let mut notes = Vec::new();
+        let cases = [
+            (
+                "https://alice:hunter2@h.example/mcp?x=1",
+                "https://alice:${S_PASSWORD}@h.example/mcp?x=1",
+            ),
+            (
+                "https://ghp_abc@h.example/mcp",
+                "https://${S_USER}@h.example/mcp",
+            ),
+            (
+                "https://alice:${PW}@h.example/mcp",
+                "https://alice:${PW}@h.example/mcp",
+            ),
+            ("https://h.example/a@b?c=d@e", "https://h.example/a@b?c=d@e"),
+            ("https://h.example/mcp", "https://h.example/mcp"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(secret_url(url, "s", &mut notes), want, "{url}");
+        }
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes
+            .iter()
+            .all(|n| !n.contains("hunter2") && !n.contains("ghp_abc")));
+        assert!(notes[0].contains("S_PASSWORD") && notes[1].contains("S_USER"));
     }
 
     #[test]

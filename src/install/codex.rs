@@ -12,7 +12,7 @@
 use toml_edit::{value, Array, DocumentMut, Item, Table, TableLike};
 
 use super::envelope::{max_position, renumber, servers_table};
-use super::{why_left, InstallError, InstallInput, Launcher, MovedPart, Record, ENTRY_NAME};
+use super::{sort_servers, InstallError, InstallInput, Launcher, MovedPart, Record, ENTRY_NAME};
 use crate::import::codex_tables_to_toml;
 
 fn parse(text: &str, path: &str) -> Result<DocumentMut, InstallError> {
@@ -134,21 +134,14 @@ pub(super) fn plan(input: &InstallInput<'_>) -> Result<MovedPart, InstallError> 
     let end = max_position(&doc) + 1;
     let servers = servers_table(&mut doc, &path)?;
     let original_order: Vec<String> = servers.iter().map(|(k, _)| k.to_string()).collect();
-    let (mut moved, mut left) = (Vec::new(), Vec::new());
-    for (name, item) in servers.iter() {
-        if name == ENTRY_NAME {
-            continue;
-        }
-        let Some(t) = item.as_table_like() else {
-            left.push(format!("{name}: not a table"));
-            continue;
-        };
-        let command = t.get("command").and_then(Item::as_str);
-        match why_left(name, command, command.is_none() && t.contains_key("url")) {
-            Some(why) => left.push(why),
-            None => moved.push(name.to_string()),
-        }
-    }
+    let entries = servers.iter().map(|(name, item)| {
+        let view = item.as_table_like().map(|t| {
+            let command = t.get("command").and_then(Item::as_str);
+            (command, command.is_none() && t.contains_key("url"))
+        });
+        (name, view)
+    });
+    let (moved, left) = sort_servers(entries, "table");
     // The proxy's entry takes the place of the first server moved (or goes at the end).
     let mut next = moved
         .first()

@@ -26,6 +26,9 @@ pub struct Target {
     pub project: Option<String>,
     /// The proxy's config file (absolute).
     pub envelope_config: PathBuf,
+    /// Whether the client's config file was given (`--client-config`) rather than found in its
+    /// usual place: the printed undo command then names it too.
+    pub client_config_given: bool,
 }
 
 /// The proxy's default config file: `$XDG_CONFIG_HOME/mcp-envelope/config.toml`, else
@@ -164,33 +167,48 @@ pub fn diff(path: &Path, before: Option<&str>, after: Option<&str>) -> String {
         .to_string()
 }
 
-/// `mcp-envelope install`: plans, then (unless `dry_run`) writes the backup, the record, the
-/// proxy's config and the client's config, in that order; prints a summary (and with
-/// `dry_run` both diffs) to `out`.
-pub fn install(
-    target: &Target,
-    launcher: &Launcher,
-    dry_run: bool,
+/// `text` written to `out`; a failed write is an [`InstallError`].
+fn print(out: &mut dyn Write, text: &str) -> Result<(), InstallError> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| InstallError(format!("writing output: {e}")))
+}
+
+/// A dry run's output: the diff of each file (`(before, after)`, `None` for no file), the
+/// summary and that nothing was written.
+fn print_dry_run(
     out: &mut dyn Write,
+    target: &Target,
+    client: (Option<&str>, Option<&str>),
+    envelope: (Option<&str>, Option<&str>),
+    summary: &str,
 ) -> Result<(), InstallError> {
-    let client_text = read(&target.client_config)?;
-    let envelope_text = read(&target.envelope_config)?;
-    let dir = records_dir(target);
-    let stem = record_stem(target);
-    let record_path = dir.join(format!("{stem}.json"));
-    let previous = read_record(&record_path)?;
-    let plan = plan_install(&InstallInput {
-        client: target.client,
-        project: target.project.as_deref(),
-        client_path: target.client_config.clone(),
-        client_text: client_text.as_deref(),
-        envelope_text: envelope_text.as_deref(),
-        launcher,
-        previous: previous.as_ref(),
-    })?;
-    let p = |r: std::io::Result<()>| r.map_err(|e| InstallError(format!("writing output: {e}")));
-    let client_same = client_text.as_deref() == Some(plan.client_after.as_str());
-    let envelope_same = envelope_text.as_deref() == Some(plan.envelope_after.as_str());
+    print(out, &diff(&target.client_config, client.0, client.1))?;
+    print(out, &diff(&target.envelope_config, envelope.0, envelope.1))?;
+    print(out, &format!("{summary}dry run: nothing written\n"))
+}
+
+/// The command that undoes an install of `target`: every path absolute, so that it works from
+/// any directory and finds the same record (kept beside the proxy's config).
+fn undo_command(target: &Target) -> String {
+    let mut undo = format!(
+        "mcp-envelope uninstall {} --config {}",
+        target.client.id(),
+        target.envelope_config.display()
+    );
+    if target.client_config_given {
+        undo.push_str(&format!(
+            " --client-config {}",
+            target.client_config.display()
+        ));
+    }
+    if let Some(dir) = &target.project {
+        undo.push_str(&format!(" --project {dir}"));
+    }
+    undo
+}
+
+/// What an install plan moves and leaves, in words.
+fn install_summary(target: &Target, plan: &super::InstallPlan) -> String {
     let mut summary = String::new();
     if plan.moved.is_empty() {
         summary.push_str("no servers to move\n");
@@ -211,33 +229,67 @@ pub fn install(
     for why in &plan.left {
         summary.push_str(&format!("left in the client: {why}\n"));
     }
+    summary
+}
+
+/// `mcp-envelope install`: plans, then (unless `dry_run`) writes the backup, the record, the
+/// proxy's config and the client's config, in that order; prints a summary (and with
+/// `dry_run` both diffs) to `out`. A dry run also plans a JSON file with comments or trailing
+/// commas (which install itself refuses), so that its diff shows the entry to add by hand.
+pub fn install(
+    target: &Target,
+    launcher: &Launcher,
+    dry_run: bool,
+    out: &mut dyn Write,
+) -> Result<(), InstallError> {
+    let client_text = read(&target.client_config)?;
+    let envelope_text = read(&target.envelope_config)?;
+    let dir = records_dir(target);
+    let stem = record_stem(target);
+    let record_path = dir.join(format!("{stem}.json"));
+    let previous = read_record(&record_path)?;
+    let stripped = match (&client_text, target.client) {
+        (Some(text), client) if dry_run && client != Client::Codex => {
+            // Comments become blanks when stripped: the plan starts from the same data laid
+            // out afresh, so the diff shows a clean result.
+            let plain = crate::import::strip_jsonc(text);
+            let fresh = serde_json::from_str::<serde_json::Value>(&plain)
+                .map(|v| format!("{v:#}\n"))
+                .unwrap_or(plain);
+            (fresh != *text).then_some(fresh)
+        }
+        _ => None,
+    };
+    let plan = plan_install(&InstallInput {
+        client: target.client,
+        project: target.project.as_deref(),
+        client_path: target.client_config.clone(),
+        client_text: stripped.as_deref().or(client_text.as_deref()),
+        envelope_text: envelope_text.as_deref(),
+        launcher,
+        previous: previous.as_ref(),
+    })?;
+    let mut summary = install_summary(target, &plan);
     if dry_run {
-        p(out.write_all(
-            diff(
-                &target.client_config,
-                client_text.as_deref(),
-                Some(&plan.client_after),
-            )
-            .as_bytes(),
-        ))?;
-        p(out.write_all(
-            diff(
-                &target.envelope_config,
-                envelope_text.as_deref(),
-                Some(&plan.envelope_after),
-            )
-            .as_bytes(),
-        ))?;
-        p(writeln!(out, "{summary}dry run: nothing written"))?;
-        return Ok(());
+        if stripped.is_some() {
+            summary.push_str(&format!(
+                "{} has comments or trailing commas: install refuses to rewrite it (they would be \
+                 lost); make the change shown above by hand\n",
+                target.client_config.display()
+            ));
+        }
+        let client = (client_text.as_deref(), Some(plan.client_after.as_str()));
+        let envelope = (envelope_text.as_deref(), Some(plan.envelope_after.as_str()));
+        return print_dry_run(out, target, client, envelope, &summary);
     }
+    let client_same = client_text.as_deref() == Some(plan.client_after.as_str());
+    let envelope_same = envelope_text.as_deref() == Some(plan.envelope_after.as_str());
     if client_same && envelope_same {
-        p(writeln!(
-            out,
-            "{summary}already installed in {}: nothing to change",
+        let done = format!(
+            "{summary}already installed in {}: nothing to change\n",
             target.client_config.display()
-        ))?;
-        return Ok(());
+        );
+        return print(out, &done);
     }
     std::fs::create_dir_all(&dir).map_err(|e| io_error("create", &dir, e))?;
     let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
@@ -251,23 +303,26 @@ pub fn install(
     write(&record_path, &record)?;
     write(&target.envelope_config, &plan.envelope_after)?;
     write(&target.client_config, &plan.client_after)?;
-    p(write!(
+    let backup = match client_text {
+        Some(_) => backup.display().to_string(),
+        None => "none (the file did not exist)".into(),
+    };
+    print(
         out,
-        "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {}\nundo: mcp-envelope uninstall {}{}\ncheck: mcp-envelope check --config {}\n",
-        target.client_config.display(),
-        launcher.program,
-        launcher.config,
-        if client_text.is_some() { backup.display().to_string() } else { "none (the file did not exist)".into() },
-        target.client.id(),
-        target.project.as_ref().map(|d| format!(" --project {d}")).unwrap_or_default(),
-        launcher.config,
-    ))
+        &format!(
+            "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {backup}\nundo: {}\ncheck: mcp-envelope check --config {}\n",
+            target.client_config.display(),
+            launcher.program,
+            launcher.config,
+            undo_command(target),
+            launcher.config,
+        ),
+    )
 }
 
-/// `mcp-envelope uninstall`: puts the moved servers back into the client's config (the backup's
-/// exact bytes when nothing else changed since), removes the servers install added from the
-/// proxy's config unless another install uses them, and deletes the record and backup.
-pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<(), InstallError> {
+/// The install record of `target` and its backup's text (`None` when the client's file did
+/// not exist before the install). Errors: no record, or its backup is missing.
+fn recorded(target: &Target) -> Result<(Record, Option<String>), InstallError> {
     let dir = records_dir(target);
     let stem = record_stem(target);
     let record_path = dir.join(format!("{stem}.json"));
@@ -280,17 +335,25 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
         )));
     };
     let backup_path = dir.join(format!("{stem}.orig"));
-    let backup = if record.original_absent {
-        None
-    } else {
-        read(&backup_path)?
-    };
-    if !record.original_absent && backup.is_none() {
-        return Err(InstallError(format!(
+    if record.original_absent {
+        return Ok((record, None));
+    }
+    match read(&backup_path)? {
+        Some(backup) => Ok((record, Some(backup))),
+        None => Err(InstallError(format!(
             "the backup {} is missing",
             backup_path.display()
-        )));
+        ))),
     }
+}
+
+/// `mcp-envelope uninstall`: puts the moved servers back into the client's config (the backup's
+/// exact bytes when nothing else changed since), removes the servers install added from the
+/// proxy's config unless another install uses them, and deletes the record and backup.
+pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<(), InstallError> {
+    let dir = records_dir(target);
+    let stem = record_stem(target);
+    let (record, backup) = recorded(target)?;
     let client_text = read(&target.client_config)?;
     let envelope_text = read(&target.envelope_config)?;
     let others = used_by_others(&dir, &stem)?;
@@ -301,42 +364,24 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
         envelope_text.as_deref(),
         &others,
     )?;
-    let p = |r: std::io::Result<()>| r.map_err(|e| InstallError(format!("writing output: {e}")));
     let how = if plan.exact {
-        "restored byte for byte from the backup".to_string()
+        "restored byte for byte from the backup"
     } else {
         "changed since install: the proxy's entry was removed and the moved servers put back"
-            .to_string()
+    };
+    let removed = match plan.removed.is_empty() {
+        true => "nothing".to_string(),
+        false => plan.removed.join(", "),
     };
     let summary = format!(
-        "{}: {how}\nremoved from {}: {}\n",
+        "{}: {how}\nremoved from {}: {removed}\n",
         target.client_config.display(),
         target.envelope_config.display(),
-        if plan.removed.is_empty() {
-            "nothing".into()
-        } else {
-            plan.removed.join(", ")
-        }
     );
     if dry_run {
-        p(out.write_all(
-            diff(
-                &target.client_config,
-                client_text.as_deref(),
-                plan.client_after.as_deref(),
-            )
-            .as_bytes(),
-        ))?;
-        p(out.write_all(
-            diff(
-                &target.envelope_config,
-                envelope_text.as_deref(),
-                plan.envelope_after.as_deref(),
-            )
-            .as_bytes(),
-        ))?;
-        p(writeln!(out, "{summary}dry run: nothing written"))?;
-        return Ok(());
+        let client = (client_text.as_deref(), plan.client_after.as_deref());
+        let envelope = (envelope_text.as_deref(), plan.envelope_after.as_deref());
+        return print_dry_run(out, target, client, envelope, &summary);
     }
     match &plan.client_after {
         Some(text) => write(&target.client_config, text)?,
@@ -348,8 +393,8 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
             None => delete(&target.envelope_config)?,
         }
     }
-    delete(&record_path)?;
-    delete(&backup_path)?;
+    delete(&dir.join(format!("{stem}.json")))?;
+    delete(&dir.join(format!("{stem}.orig")))?;
     let _ = std::fs::remove_dir(&dir);
-    p(out.write_all(summary.as_bytes()))
+    print(out, &summary)
 }

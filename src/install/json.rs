@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    why_left, Client, InstallError, InstallInput, Launcher, MovedPart, Record, ENTRY_NAME,
+    sort_servers, Client, InstallError, InstallInput, Launcher, MovedPart, Record, ENTRY_NAME,
 };
 use crate::import::{convert_servers, is_remote, strip_jsonc};
 
@@ -129,23 +129,20 @@ pub(super) fn plan(input: &InstallInput<'_>) -> Result<MovedPart, InstallError> 
     let (servers, created) = servers_object(&mut doc, &keys, true)?;
     let servers = servers.expect("created");
     let original_order: Vec<String> = servers.keys().cloned().collect();
-    let (mut moved, mut left) = (Map::new(), Vec::new());
-    for (name, entry) in servers.iter() {
-        if name == ENTRY_NAME {
-            continue;
-        }
-        let Some(obj) = entry.as_object() else {
-            left.push(format!("{name}: not an object"));
-            continue;
-        };
-        let command = obj.get("command").and_then(Value::as_str);
-        match why_left(name, command, is_remote(obj)) {
-            Some(why) => left.push(why),
-            None => {
-                moved.insert(name.clone(), entry.clone());
-            }
-        }
-    }
+    let entries = servers.iter().map(|(name, entry)| {
+        let view = entry
+            .as_object()
+            .map(|obj| (obj.get("command").and_then(Value::as_str), is_remote(obj)));
+        (name.as_str(), view)
+    });
+    let (names, left) = sort_servers(entries, "object");
+    let moved: Map<String, Value> = names
+        .into_iter()
+        .map(|name| {
+            let entry = servers[&name].clone();
+            (name, entry)
+        })
+        .collect();
     let import_toml = if moved.is_empty() {
         String::new()
     } else {

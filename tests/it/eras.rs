@@ -109,76 +109,82 @@ fn python_sdk_in_every_mode_reaches_servers_of_every_era() {
         {"op": "call", "name": "get-sum", "arguments": {"a": 2, "b": 3}},
     ]);
     for (mode, out) in era_clients(&["legacy", "auto", "2026-07-28"], &config, &plan) {
-        let want_version = if mode == "legacy" {
-            "2025-11-25"
-        } else {
-            "2026-07-28"
-        };
-        assert_eq!(out["protocolVersion"], want_version, "{mode}: {out}");
-        let steps = out["steps"].as_array().unwrap();
-        let tools = steps[0]
+        every_era_reached(mode, &out);
+    }
+}
+
+/// The checks of [`python_sdk_in_every_mode_reaches_servers_of_every_era`] on the output of one
+/// client `mode`.
+fn every_era_reached(mode: &str, out: &Value) {
+    let want_version = if mode == "legacy" {
+        "2025-11-25"
+    } else {
+        "2026-07-28"
+    };
+    assert_eq!(out["protocolVersion"], want_version, "{mode}: {out}");
+    let steps = out["steps"].as_array().unwrap();
+    let tools = steps[0]
+        .as_array()
+        .unwrap_or_else(|| panic!("{mode}: {}", steps[0]));
+    for name in ["m_echo", "fx_echo", "get_current_time"] {
+        assert!(
+            tools.contains(&json!(name)),
+            "{mode}: {name} missing in {tools:?}"
+        );
+    }
+    for (step, text) in [(1, "from modern"), (2, "from legacy")] {
+        let env = envelope(&steps[step]);
+        assert_eq!(env["status"], "ok", "{mode}: {env}");
+        assert_eq!(env["content"], text, "{mode}: {env}");
+        // call_id is the client's JSON-RPC id: the SDK numbers its requests.
+        assert!(
+            env["call_id"].as_str().unwrap().parse::<u64>().is_ok(),
+            "{mode}: {env}"
+        );
+    }
+    let time = envelope(&steps[3]);
+    assert_eq!(time["status"], "ok", "{mode}: {time}");
+    assert!(
+        time["content"].as_str().unwrap().contains("timezone=UTC"),
+        "{mode}: {time}"
+    );
+    assert_eq!(
+        steps[4]["progress"].as_array().unwrap().len(),
+        3,
+        "{mode}: {}",
+        steps[4]
+    );
+    assert_eq!(
+        steps[5]["progress"].as_array().unwrap().len(),
+        2,
+        "{mode}: {}",
+        steps[5]
+    );
+    assert_eq!(steps[6], json!({"cancelled": true}), "{mode}");
+    assert_eq!(steps[7], json!({"cancelled": true}), "{mode}");
+    let rows = envelope(&steps[8]);
+    assert_eq!(
+        rows["content"], "i=0,name=row-0; i=1,name=row-1",
+        "{mode}: {rows}"
+    );
+    assert_eq!(steps[9]["changed"], true, "{mode}: {}", steps[9]);
+    assert!(
+        steps[9]["tools"]
             .as_array()
-            .unwrap_or_else(|| panic!("{mode}: {}", steps[0]));
-        for name in ["m_echo", "fx_echo", "get_current_time"] {
-            assert!(
-                tools.contains(&json!(name)),
-                "{mode}: {name} missing in {tools:?}"
-            );
-        }
-        for (step, text) in [(1, "from modern"), (2, "from legacy")] {
-            let env = envelope(&steps[step]);
-            assert_eq!(env["status"], "ok", "{mode}: {env}");
-            assert_eq!(env["content"], text, "{mode}: {env}");
-            // call_id is the client's JSON-RPC id: the SDK numbers its requests.
-            assert!(
-                env["call_id"].as_str().unwrap().parse::<u64>().is_ok(),
-                "{mode}: {env}"
-            );
-        }
-        let time = envelope(&steps[3]);
-        assert_eq!(time["status"], "ok", "{mode}: {time}");
-        assert!(
-            time["content"].as_str().unwrap().contains("timezone=UTC"),
-            "{mode}: {time}"
-        );
+            .unwrap()
+            .contains(&json!("m_extra")),
+        "{mode}: {}",
+        steps[9]
+    );
+    // server-everything (legacy) in every mode.
+    assert_content_has(&steps[10], "hi everything");
+    assert_content_has(&steps[11], "5");
+    if mode != "legacy" {
+        // Modern results carry resultType (checked by the SDK) and our serverInfo.
         assert_eq!(
-            steps[4]["progress"].as_array().unwrap().len(),
-            3,
-            "{mode}: {}",
-            steps[4]
+            steps[1]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "mcp-envelope"
         );
-        assert_eq!(
-            steps[5]["progress"].as_array().unwrap().len(),
-            2,
-            "{mode}: {}",
-            steps[5]
-        );
-        assert_eq!(steps[6], json!({"cancelled": true}), "{mode}");
-        assert_eq!(steps[7], json!({"cancelled": true}), "{mode}");
-        let rows = envelope(&steps[8]);
-        assert_eq!(
-            rows["content"], "i=0,name=row-0; i=1,name=row-1",
-            "{mode}: {rows}"
-        );
-        assert_eq!(steps[9]["changed"], true, "{mode}: {}", steps[9]);
-        assert!(
-            steps[9]["tools"]
-                .as_array()
-                .unwrap()
-                .contains(&json!("m_extra")),
-            "{mode}: {}",
-            steps[9]
-        );
-        // server-everything (legacy) in every mode.
-        assert_content_has(&steps[10], "hi everything");
-        assert_content_has(&steps[11], "5");
-        if mode != "legacy" {
-            // Modern results carry resultType (checked by the SDK) and our serverInfo.
-            assert_eq!(
-                steps[1]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-                "mcp-envelope"
-            );
-        }
     }
 }
 
@@ -260,12 +266,19 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
     let e = ask(&mut p, json!(5), "ping", json!({}), good_meta());
     assert_eq!(e["error"]["code"], -32601, "{e}");
 
-    // Good modern requests still work, with resultType and the envelope.
-    let list = ask(&mut p, json!(6), "tools/list", json!({}), good_meta());
+    good_modern_requests_still_work(&mut p);
+    finish_session(p);
+}
+
+/// Good modern requests work (with resultType and the envelope), and `initialize` after a
+/// `server/discover` opens a legacy session as well.
+fn good_modern_requests_still_work(p: &mut RawProxy) {
+    let t = Duration::from_secs(60);
+    let list = ask(p, json!(6), "tools/list", json!({}), good_meta());
     assert_eq!(list["result"]["resultType"], "complete", "{list}");
     assert_eq!(list["result"]["ttlMs"], 0);
     let call = ask(
-        &mut p,
+        p,
         json!("c-7"),
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "still here"}}),
@@ -288,14 +301,13 @@ fn bad_modern_requests_get_clear_errors_and_nothing_else_is_affected() {
         "no modern keys for a legacy request: {legacy}"
     );
     let call = ask(
-        &mut p,
+        p,
         json!(9),
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "both"}}),
         good_meta(),
     );
     assert_eq!(envelope_of(&call)["content"], "both");
-    finish_session(p);
 }
 
 #[test]
@@ -360,7 +372,13 @@ fn listen_streams_are_acknowledged_tagged_and_filtered() {
         "tools"
     );
 
-    // Cancelled: no answer, no more notifications; the other stream ends gracefully at shutdown.
+    a_cancelled_stream_ends_and_the_other_ends_at_shutdown(p);
+}
+
+/// After the stream `tools` is cancelled: no answer, no more notifications for it; the stream
+/// `none` ends gracefully when the proxy shuts down.
+fn a_cancelled_stream_ends_and_the_other_ends_at_shutdown(mut p: RawProxy) {
+    let t = Duration::from_secs(60);
     p.send(
         &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"tools"}}),
     );
@@ -516,10 +534,95 @@ fn typescript_client_pinned_to_2026_07_28() {
     );
 }
 
+/// A modern tools/call of `name` with `args`, `extra` keys in its params and `meta`: its answer.
+fn modern_call(
+    p: &mut RawProxy,
+    id: &str,
+    name: &str,
+    args: Value,
+    extra: Value,
+    meta: &Value,
+) -> Value {
+    let mut params = json!({"name": name, "arguments": args});
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    ask(p, json!(id), "tools/call", params, meta.clone())
+}
+
+/// A modern server's own input_required reaches the client unchanged, and the retry with the
+/// server's state is forwarded intact.
+fn a_modern_servers_input_required_passes_through(p: &mut RawProxy, elicit: &Value) {
+    let go = || json!({"message": "go?"});
+    let first = modern_call(p, "b1", "m_ask", go(), json!({}), elicit);
+    assert_eq!(first["result"]["requestState"], "ask-round-1", "{first}");
+    let asked = &first["result"]["inputRequests"]["answer"];
+    assert_eq!(asked["method"], "elicitation/create");
+    let retry = json!({"requestState": "ask-round-1", "inputResponses": {"answer": {"action": "accept", "content": {"ok": true}}}});
+    let done = modern_call(p, "b2", "m_ask", go(), retry, elicit);
+    let content = envelope_of(&done)["content"].as_str().unwrap().to_owned();
+    assert!(content.contains("state=ask-round-1"), "{done}");
+}
+
 fn modern_meta(capabilities: Value) -> Value {
     let mut meta = good_meta();
     meta["io.modelcontextprotocol/clientCapabilities"] = capabilities;
     meta
+}
+
+/// Retries with a bad `requestState` are refused with -32602 and the call parked with `state`
+/// survives each: a forged state; the right state on another tool (the message names the
+/// right one); a state no server issued, sent to a legacy server. Other calls go on meanwhile.
+fn bad_request_states_are_refused(p: &mut RawProxy, state: &str, answer: &Value, elicit: &Value) {
+    let forged = format!("mcp-envelope/{}", "0".repeat(32));
+    for (id, tool, bad_state, names) in [
+        ("a2", "fx_elicit", forged.as_str(), ""),
+        ("a3", "fx_echo", state, "fx_elicit"),
+        ("a4", "fx_echo", "made-up", ""),
+    ] {
+        let args = if tool == "fx_echo" {
+            json!({"text": "x"})
+        } else {
+            json!({"message": "sure?"})
+        };
+        let retry = json!({"requestState": bad_state, "inputResponses": answer});
+        let e = modern_call(p, id, tool, args, retry, elicit);
+        assert_eq!(e["error"]["code"], -32602, "{id}: {e}");
+        assert!(
+            e["error"]["message"].to_string().contains(names),
+            "{id}: {e}"
+        );
+    }
+    let other = modern_call(
+        p,
+        "a5",
+        "fx_echo",
+        json!({"text": "unaffected"}),
+        json!({}),
+        &good_meta(),
+    );
+    assert_eq!(envelope_of(&other)["content"], "unaffected");
+}
+
+/// No elicitation declared in a request: the client is never asked.
+fn undeclared_elicitation_is_not_asked(p: &mut RawProxy) {
+    let refused = modern_call(
+        p,
+        "a8",
+        "fx_elicit",
+        json!({"message": "x"}),
+        json!({}),
+        &good_meta(),
+    );
+    assert!(
+        refused["result"].get("inputRequests").is_none(),
+        "{refused}"
+    );
+    let env = envelope_of(&refused);
+    assert!(
+        env["content"].as_str().unwrap().contains("-32601"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -532,14 +635,7 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
     ));
     let mut p = RawProxy::start(&config, &[]);
     let elicit = modern_meta(json!({"elicitation": {}}));
-    // A modern tools/call of `name` with `args`, `extra` keys in its params and `meta`.
-    let call = |p: &mut RawProxy, id: &str, name: &str, args: Value, extra: Value, meta: &Value| {
-        let mut params = json!({"name": name, "arguments": args});
-        for (k, v) in extra.as_object().unwrap() {
-            params[k] = v.clone();
-        }
-        ask(p, json!(id), "tools/call", params, meta.clone())
-    };
+    let call = modern_call;
     let sure = || json!({"message": "sure?"});
     let first = call(&mut p, "a1", "fx_elicit", sure(), json!({}), &elicit);
     let r = &first["result"];
@@ -550,38 +646,7 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
     assert!(state.starts_with("mcp-envelope/"), "{state}");
 
     let answer = json!({"1": {"action": "accept", "content": {"ok": true}}});
-    let forged = format!("mcp-envelope/{}", "0".repeat(32));
-    // Refused with -32602, and the parked call survives each: a forged state; the right state
-    // on another tool (the message names the right one); a state no server issued, sent to a
-    // legacy server.
-    for (id, tool, bad_state, names) in [
-        ("a2", "fx_elicit", forged.as_str(), ""),
-        ("a3", "fx_echo", state.as_str(), "fx_elicit"),
-        ("a4", "fx_echo", "made-up", ""),
-    ] {
-        let args = if tool == "fx_echo" {
-            json!({"text": "x"})
-        } else {
-            sure()
-        };
-        let retry = json!({"requestState": bad_state, "inputResponses": answer});
-        let e = call(&mut p, id, tool, args, retry, &elicit);
-        assert_eq!(e["error"]["code"], -32602, "{id}: {e}");
-        assert!(
-            e["error"]["message"].to_string().contains(names),
-            "{id}: {e}"
-        );
-    }
-    // Other calls go on meanwhile.
-    let other = call(
-        &mut p,
-        "a5",
-        "fx_echo",
-        json!({"text": "unaffected"}),
-        json!({}),
-        &good_meta(),
-    );
-    assert_eq!(envelope_of(&other)["content"], "unaffected");
+    bad_request_states_are_refused(&mut p, &state, &answer, &elicit);
 
     std::thread::sleep(Duration::from_secs(3));
     let retry = json!({"requestState": state, "inputResponses": answer});
@@ -599,36 +664,8 @@ fn parked_calls_resume_once_and_bad_request_states_are_refused() {
     let message = e["error"]["message"].as_str().unwrap();
     assert!(message.contains("already ended"), "{e}");
 
-    // No elicitation declared in this request: the client is never asked.
-    let refused = call(
-        &mut p,
-        "a8",
-        "fx_elicit",
-        json!({"message": "x"}),
-        json!({}),
-        &good_meta(),
-    );
-    assert!(
-        refused["result"].get("inputRequests").is_none(),
-        "{refused}"
-    );
-    let env = envelope_of(&refused);
-    assert!(
-        env["content"].as_str().unwrap().contains("-32601"),
-        "{refused}"
-    );
-
-    // A modern server's own input_required reaches the client unchanged, and the retry with
-    // the server's state is forwarded intact.
-    let go = || json!({"message": "go?"});
-    let first = call(&mut p, "b1", "m_ask", go(), json!({}), &elicit);
-    assert_eq!(first["result"]["requestState"], "ask-round-1", "{first}");
-    let asked = &first["result"]["inputRequests"]["answer"];
-    assert_eq!(asked["method"], "elicitation/create");
-    let retry = json!({"requestState": "ask-round-1", "inputResponses": {"answer": {"action": "accept", "content": {"ok": true}}}});
-    let done = call(&mut p, "b2", "m_ask", go(), retry, &elicit);
-    let content = envelope_of(&done)["content"].as_str().unwrap().to_owned();
-    assert!(content.contains("state=ask-round-1"), "{done}");
+    undeclared_elicitation_is_not_asked(&mut p);
+    a_modern_servers_input_required_passes_through(&mut p, &elicit);
     finish_session(p);
 }
 

@@ -171,3 +171,34 @@ fn claude_json_and_gemini_settings() {
     assert_eq!(g.tool_timeout, Some(std::time::Duration::from_secs(5)));
     assert!(!g.exposes("x"));
 }
+
+#[test]
+fn credentials_in_remote_urls_are_not_copied_from_either_format() {
+    let json = r#"{"mcpServers": {
+        "web": {"url": "https://alice:hunter2@mcp.example.com/mcp?token=tok123&x=1"},
+        "gem": {"httpUrl": "https://ghp_secret@gem.example.com/mcp"}}}"#;
+    let codex =
+        "[mcp_servers.web]\nurl = \"https://alice:hunter2@mcp.example.com/mcp?token=tok123&x=1\"\n";
+    for (name, text) in [("mcp.json", json), ("config.toml", codex)] {
+        let (out, _dir) = import_named(name, text);
+        let toml = ok_stdout(&out);
+        for secret in ["hunter2", "tok123", "ghp_secret"] {
+            assert!(!toml.contains(secret), "{name}: {secret} copied:\n{toml}");
+        }
+        assert!(
+            toml.contains(
+                "https://alice:${WEB_PASSWORD}@mcp.example.com/mcp?token=${WEB_TOKEN}&x=1"
+            ),
+            "{name}:\n{toml}"
+        );
+        assert!(
+            toml.contains("set WEB_PASSWORD in the proxy's environment"),
+            "{toml}"
+        );
+        // The result is a valid config once the variables are set.
+        let parsed = mcp_envelope::config::Config::parse(&toml, Path::new("/c/x.toml"), &|_| {
+            Some("v".into())
+        });
+        assert!(parsed.is_ok(), "{name}: {parsed:?}\n{toml}");
+    }
+}

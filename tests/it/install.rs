@@ -171,17 +171,110 @@ fn install_merges_into_an_existing_config_and_client_config_overrides_the_path()
     assert_eq!(std::fs::read_to_string(&envelope).unwrap(), existing);
 }
 
-#[test]
-fn a_jsonc_file_is_refused_and_left_alone() {
-    let home = tempfile::tempdir().unwrap();
-    let file = home.path().join(".cursor/mcp.json");
+/// A cursor config under `home` with a comment and a trailing comma; its path and text.
+fn jsonc_cursor_config(home: &Path) -> (PathBuf, &'static str) {
+    let file = home.join(".cursor/mcp.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let text = "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"a\"},}\n}\n";
     std::fs::write(&file, text).unwrap();
+    (file, text)
+}
+
+#[test]
+fn a_jsonc_file_is_refused_and_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let (file, text) = jsonc_cursor_config(home.path());
     let out = run(home.path(), &["install", "cursor"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("has comments or trailing commas"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     assert!(!home.path().join(".config/mcp-envelope").exists());
+}
+
+/// A cursor config under `home` with the fixture server; its path and text.
+fn cursor_config(home: &Path) -> (PathBuf, String) {
+    let file = home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let (cmd, args) = fixture_json();
+    let text =
+        format!("{{\"mcpServers\": {{\"fx\": {{\"command\": {cmd}, \"args\": {args}}}}}}}\n");
+    std::fs::write(&file, &text).unwrap();
+    (file, text)
+}
+
+#[test]
+fn the_printed_undo_command_works_from_anywhere_after_a_relative_config() {
+    let home = tempfile::tempdir().unwrap();
+    let (file, original) = cursor_config(home.path());
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = bin_in_home(home.path())
+        .current_dir(&work)
+        .args(["--config", "rel.toml", "install", "cursor"])
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    let undo = text
+        .lines()
+        .find_map(|l| l.strip_prefix("undo: "))
+        .unwrap_or_else(|| panic!("no undo line: {text}"));
+    let envelope = work.join("rel.toml");
+    assert!(
+        undo.contains(&format!("--config {}", envelope.display())),
+        "{undo}"
+    );
+    let mut words = undo.split_whitespace();
+    assert_eq!(words.next(), Some("mcp-envelope"));
+    let args: Vec<&str> = words.collect();
+    // Run from another directory: the command finds the same install.
+    let undone = ok(&bin_in_home(home.path())
+        .current_dir(home.path())
+        .args(&args)
+        .output()
+        .unwrap());
+    assert!(undone.contains("restored byte for byte"), "{undone}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+#[test]
+fn a_dry_run_shows_the_change_for_a_jsonc_file_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let (file, text) = jsonc_cursor_config(home.path());
+    let dry = ok(&run(home.path(), &["install", "cursor", "--dry-run"]));
+    assert!(dry.contains("+    \"mcp-envelope\": {"), "{dry}");
+    assert!(
+        dry.contains("-  // mine"),
+        "the diff shows the comment goes: {dry}"
+    );
+    assert!(dry.contains("has comments or trailing commas"), "{dry}");
+    assert!(dry.contains("dry run: nothing written"), "{dry}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert!(!home.path().join(".config/mcp-envelope").exists());
+}
+
+#[test]
+fn a_claude_code_project_folder_that_does_not_exist_is_still_installed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("gone/project");
+    let (cmd, args) = fixture_json();
+    let original = format!(
+        "{{\n  \"projects\": {{\n    {}: {{\n      \"mcpServers\": {{\"fx\": {{\"command\": {cmd}, \"args\": {args}}}}}\n    }}\n  }}\n}}\n",
+        serde_json::json!(project.display().to_string())
+    );
+    let file = home.path().join(".claude.json");
+    std::fs::write(&file, &original).unwrap();
+    let dir = project.to_str().unwrap();
+    let done = ok(&run(
+        home.path(),
+        &["install", "claude-code", "--project", dir],
+    ));
+    assert!(done.contains("moved 1 server(s)"), "{done}");
+    assert!(done.contains(&format!("--project {dir}")), "{done}");
+    let undone = ok(&run(
+        home.path(),
+        &["uninstall", "claude-code", "--project", dir],
+    ));
+    assert!(undone.contains("restored byte for byte"), "{undone}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }

@@ -31,6 +31,17 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Asserts that `out` exited with `code`, showing both outputs otherwise.
+fn exits_with(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}{}",
+        stdout(out),
+        stderr(out)
+    );
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -91,11 +102,35 @@ fn recorded_session_replays_updates_and_renders() {
     let path = dir.path().join("calls.jsonl");
     let repo = git_repo(10);
     record_session(&path, repo.path());
+    recorded_file_is_private_and_complete(&path);
+    // Replay unchanged.
+    let out = cli(&["replay", s(&path)]);
+    exits_with(&out, 0);
+    let o = stdout(&out);
+    let lines: Vec<&str> = o.lines().collect();
+    assert_eq!(lines.len(), 5, "{o}");
+    assert!(lines[..4].iter().all(|l| l.starts_with("ok ")), "{o}");
+    assert_eq!(lines[4], "4 passed, 0 failed");
 
-    // The file: mode 0600, one CallRecord per line, the token redacted.
-    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    let (_d, small) = write_config(&format!(
+        "[defaults]\nchar_budget = 10\n{}{}{}",
+        real_server("time", ""),
+        git_server(repo.path(), ""),
+        fixture_server("fx", &[], "")
+    ));
+    replay_with_a_smaller_budget_fails_with_diffs(&path, &small);
+    let updated = dir.path().join("updated.jsonl");
+    std::fs::copy(&path, &updated).unwrap();
+    update_rewrites_the_envelopes(&updated, &small);
+    render_numbers_the_lines_within_a_budget(&path);
+}
+
+/// The file written by `record_session`: mode 0600, one CallRecord per line, the token
+/// redacted.
+fn recorded_file_is_private_and_complete(path: &Path) {
+    let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "mode {mode:o}");
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
     assert!(!text.contains("s3cret"), "secret written to the transcript");
     let (lists, records) = split_lines(&text);
     assert_eq!(records.len(), 4);
@@ -132,37 +167,12 @@ fn recorded_session_replays_updates_and_renders() {
         records[3]["arguments"],
         json!({"text": "hi", "token": "[redacted]"})
     );
+}
 
-    // Replay unchanged.
-    let out = cli(&["replay", s(&path)]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    let o = stdout(&out);
-    let lines: Vec<&str> = o.lines().collect();
-    assert_eq!(lines.len(), 5, "{o}");
-    assert!(lines[..4].iter().all(|l| l.starts_with("ok ")), "{o}");
-    assert_eq!(lines[4], "4 passed, 0 failed");
-
-    // Replay with a smaller budget: changed lines with a diff, exit 1.
-    let (_d, small) = write_config(&format!(
-        "[defaults]\nchar_budget = 10\n{}{}{}",
-        real_server("time", ""),
-        git_server(repo.path(), ""),
-        fixture_server("fx", &[], "")
-    ));
-    let out = cli(&["--config", s(&small), "replay", s(&path)]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+/// Replay with a smaller budget (`small`, a config): changed lines with a diff, exit 1.
+fn replay_with_a_smaller_budget_fails_with_diffs(path: &Path, small: &Path) {
+    let out = cli(&["--config", s(small), "replay", s(path)]);
+    exits_with(&out, 1);
     let o = stdout(&out);
     let changed = o.lines().filter(|l| l.starts_with("changed ")).count();
     // time ok (row > 10 chars), time error (message cut), git_log; echo "hi" still fits.
@@ -184,31 +194,29 @@ fn recorded_session_replays_updates_and_renders() {
         }
     }
     assert!(o.ends_with("1 passed, 3 failed\n"), "{o}");
+}
 
-    // --update rewrites the envelopes; a second replay with the same config passes.
-    let updated = dir.path().join("updated.jsonl");
-    std::fs::copy(&path, &updated).unwrap();
-    let out = cli(&["--config", s(&small), "replay", s(&updated), "--update"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+/// `--update` rewrites the envelopes of `updated` (a copy of the recording); a second replay
+/// with the same config passes.
+fn update_rewrites_the_envelopes(updated: &Path, small: &Path) {
+    let out = cli(&["--config", s(small), "replay", s(updated), "--update"]);
+    exits_with(&out, 0);
     assert!(stdout(&out).contains("updated 3 envelope(s)"));
-    let out = cli(&["--config", s(&small), "replay", s(&updated)]);
+    let out = cli(&["--config", s(small), "replay", s(updated)]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).ends_with("4 passed, 0 failed\n"));
     // The updated envelopes are the small-budget ones; the tool lists are kept.
-    let (lists, records) = split_lines(&std::fs::read_to_string(&updated).unwrap());
+    let (lists, records) = split_lines(&std::fs::read_to_string(updated).unwrap());
     assert_eq!(lists.len(), 3, "--update keeps the tool lists");
     let first = &records[0];
     assert_eq!(first["envelope"]["status"], "truncated");
     assert_eq!(first["envelope"]["content"], "");
+}
 
-    // Render: numbered lines, one call + one result per call here.
-    let out = cli(&["render", s(&path)]);
+/// Render: numbered lines, one call + one result per call here; with `--budget` the first two
+/// groups fit and the rest is one left-out line.
+fn render_numbers_the_lines_within_a_budget(path: &Path) {
+    let out = cli(&["render", s(path)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let o = stdout(&out);
     let lines: Vec<&str> = o.lines().collect();
@@ -236,7 +244,7 @@ fn recorded_session_replays_updates_and_renders() {
         .iter()
         .map(|l| l.chars().count() + 1)
         .sum::<usize>();
-    let out = cli(&["render", s(&path), "--budget", &budget.to_string()]);
+    let out = cli(&["render", s(path), "--budget", &budget.to_string()]);
     assert_eq!(out.status.code(), Some(0));
     let o2 = stdout(&out);
     let expected = format!(

@@ -1,4 +1,5 @@
-//! Command-line interface: clap definitions only, no behaviour.
+//! Command-line interface: clap definitions only, no behaviour (the subcommands run in the
+//! sibling modules).
 //!
 //! Exit codes (all subcommands): 0 success; 1 the command ran but found a failure (an error
 //! envelope from `call`, a changed envelope in `replay`, a server not ready in `check`); 2 bad

@@ -1,0 +1,99 @@
+//! One-shot commands that print one envelope: `call` (a tool through the proxy) and
+//! `envelope` (stdin's tool result through the envelope alone).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+
+use super::common::{
+    headless_client, headless_proxy, interrupted, load_config, runtime, stop_signal,
+    transcript_writer, usage,
+};
+use super::GlobalArgs;
+use crate::envelope::{summarize_tool_result, Envelope, ToolResult};
+
+pub(super) fn run_call(
+    global: &GlobalArgs,
+    tool: &str,
+    args_json: Option<&str>,
+    transcript: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let arguments: Value = match args_json {
+        None => json!({}),
+        Some(text) => serde_json::from_str(text)
+            .context("ARGS_JSON is not valid JSON")
+            .map_err(usage)?,
+    };
+    if !arguments.is_object() {
+        return Err(usage(anyhow::anyhow!(
+            "ARGS_JSON must be a JSON object, like '{{\"key\": \"value\"}}'"
+        )));
+    }
+    let config = load_config(global)?;
+    let rt = runtime()?;
+    let envelope = rt.block_on(async {
+        let writer = transcript_writer(&config, transcript);
+        let proxy = headless_proxy(&config, writer.clone());
+        let work = async {
+            proxy
+                .start_servers(headless_client("mcp-envelope-call"))
+                .await;
+            let params = json!({"name": tool, "arguments": arguments});
+            proxy
+                .call_tool(&json!(1), Some(params), Arc::new(Mutex::new(None)))
+                .await
+        };
+        // Servers are stopped on every path, a signal included.
+        let result = tokio::select! {
+            done = work => Some(done),
+            _ = stop_signal() => None,
+        };
+        proxy.shutdown().await;
+        let Some(result) = result else {
+            return Ok(None);
+        };
+        if let Some(w) = &writer {
+            w.flush();
+        }
+        match result {
+            Ok(result) => serde_json::from_value::<Envelope>(result["structuredContent"].clone())
+                .map(Some)
+                .context("the proxy built an invalid envelope"),
+            Err(err) => bail!("invalid call: {err}"),
+        }
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let Some(envelope) = envelope else {
+        return Ok(interrupted("call"));
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", envelope.to_json()).context("writing stdout")?;
+    Ok(if envelope.status == crate::envelope::Status::Error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `mcp-envelope envelope --budget N`: stdin JSON result → stdout envelope line.
+pub(super) fn run_envelope(budget: usize) -> anyhow::Result<ExitCode> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("reading stdin")
+        .map_err(usage)?;
+    let value: Value = serde_json::from_str(&input)
+        .context("stdin is not valid JSON")
+        .map_err(usage)?;
+    let result = ToolResult::from_json(&value)
+        .context("invalid tool result")
+        .map_err(usage)?;
+    let envelope = summarize_tool_result(&result, budget);
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", envelope.to_json()).context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,46 @@
+//! Logging: to stderr or `--log-file`, never to stdout (it carries the protocol).
+
+use std::sync::Mutex;
+
+use anyhow::Context;
+
+use super::{GlobalArgs, LogLevel};
+
+/// Sets up logging at `--log-level` (else `default_level`; `RUST_LOG` overrides both): to
+/// `--log-file` when given, else to stderr (colours only on a terminal without `NO_COLOR`);
+/// never to stdout (it carries the protocol). Errors when the log file cannot be opened.
+pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<()> {
+    use tracing_subscriber::EnvFilter;
+    let level = global.log_level.unwrap_or(default_level);
+    // The HTTP stack's own debug lines name request URLs, which may carry a secret: they are
+    // shown only when asked for by name in RUST_LOG.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(format!(
+            "{},reqwest=info,hyper=info,hyper_util=info,rustls=info",
+            level.as_str()
+        ))
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    match &global.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open log file {}", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(Mutex::new(file))
+                .init();
+        }
+        // Colours only on a terminal: clients capture stderr into log files (issue 7).
+        None => {
+            use std::io::IsTerminal;
+            let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            builder.with_ansi(ansi).with_writer(std::io::stderr).init()
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `serve` (the default): the proxy on stdin/stdout, with an optional transcript and cassette.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use super::common::{load_config, runtime, stop_signal, transcript_writer, usage};
+use super::{CassetteMode, GlobalArgs};
+use crate::config::Config;
+use crate::proxy;
+use crate::transcript;
+
+/// `serve --cassette`: the transcript, the mode and the ignored argument keys.
+pub(super) type CassetteArgs = (PathBuf, CassetteMode, Vec<String>);
+
+/// Reads the cassette for `serve --cassette` (a bad transcript is a usage error naming its
+/// line); with `record-missing` it is also where new calls are recorded unless `--transcript`
+/// says otherwise.
+pub(super) fn load_cassette(
+    args: Option<CassetteArgs>,
+    transcript: &mut Option<PathBuf>,
+) -> anyhow::Result<Option<crate::cassette::Playback>> {
+    let Some((path, mode, ignored)) = args else {
+        return Ok(None);
+    };
+    let record_missing = mode == CassetteMode::RecordMissing;
+    // Recording into a cassette that does not exist yet starts it (the first run of a test).
+    let t = if record_missing && !path.exists() {
+        transcript::Transcript::default()
+    } else {
+        transcript::read_transcript(&path).map_err(usage)?
+    };
+    if let Some(w) = &t.broken_last_line {
+        tracing::warn!("{w}");
+    }
+    if record_missing && transcript.is_none() {
+        *transcript = Some(path);
+    }
+    let cassette = crate::cassette::Cassette::new(&t, ignored);
+    Ok(Some(crate::cassette::Playback::new(
+        cassette,
+        record_missing,
+    )))
+}
+
+pub(super) fn run_serve(
+    global: &GlobalArgs,
+    mut transcript: Option<PathBuf>,
+    cassette: Option<CassetteArgs>,
+) -> anyhow::Result<ExitCode> {
+    let strict_cassette = cassette
+        .as_ref()
+        .is_some_and(|(_, mode, _)| *mode == CassetteMode::Strict);
+    let config = match load_config(global) {
+        // A strict cassette starts no server: it needs no config file (budgets are built-in).
+        Err(_) if strict_cassette && global.config.is_none() => {
+            let none = Path::new("(no config file)");
+            Arc::new(Config::parse("", none, &|k: &str| std::env::var(k).ok()).map_err(usage)?)
+        }
+        other => other?,
+    };
+    let cassette = load_cassette(cassette, &mut transcript)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let writer = transcript_writer(&config, transcript);
+        let stop = stop_signal();
+        let (stdio, _restore_flags) = crate::stdio::open()?;
+        tracing::debug!(reactor_driven = stdio.reactor_driven, "stdin/stdout opened");
+        proxy::serve(config, stdio.input, stdio.output, writer, cassette, stop).await
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --http`: the proxy over streamable HTTP until a signal.
+pub(super) fn run_serve_http(
+    global: &GlobalArgs,
+    transcript: Option<PathBuf>,
+    (addr, options): (std::net::SocketAddr, crate::serve_http::HttpOptions),
+) -> anyhow::Result<ExitCode> {
+    let config = load_config(global)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let writer = transcript_writer(&config, transcript);
+        crate::serve_http::run(addr, options, config, writer, stop_signal()).await
+    })
+    .with_context(|| format!("serving HTTP at {addr}"))?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(ExitCode::SUCCESS)
+}

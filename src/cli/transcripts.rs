@@ -1,0 +1,232 @@
+//! Commands that read a transcript: `replay` (and `replay --live`), `render`, `stats`.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use serde_json::json;
+
+use super::common::{
+    headless_client, headless_proxy, interrupted, load_config, runtime, stop_signal, usage,
+};
+use super::GlobalArgs;
+use crate::config::Config;
+use crate::drift::{self, DriftOptions, Verdict};
+use crate::trajectory;
+use crate::transcript::{self, CallRecord, TranscriptWriter};
+
+/// Reads the transcript at `path` (unreadable or broken: a usage error), warning on stderr
+/// about a broken last line.
+fn read_transcript(path: &Path) -> anyhow::Result<transcript::Transcript> {
+    let t = transcript::read_transcript(path).map_err(usage)?;
+    if let Some(w) = &t.broken_last_line {
+        eprintln!("warning: {w}");
+    }
+    Ok(t)
+}
+
+/// How `replay` names a record: `TOOL ARGUMENTS (call_id=ID)`.
+fn label(record: &CallRecord) -> String {
+    format!(
+        "{} {} (call_id={})",
+        record.tool, record.arguments, record.call_id
+    )
+}
+
+/// `replay`: each record's envelope made again from its recorded outcome (with `--config`'s
+/// budgets when given) and compared; `--update` rewrites the changed ones.
+pub(super) fn run_replay(
+    global: &GlobalArgs,
+    path: &Path,
+    update: bool,
+) -> anyhow::Result<ExitCode> {
+    let config = match &global.config {
+        Some(p) => Some(Config::load(p).map_err(usage)?),
+        None => None,
+    };
+    let mut t = read_transcript(path)?;
+    let results = transcript::replay(&t, config.as_ref());
+    let mut out = std::io::stdout().lock();
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for (record, result) in t.records.iter().zip(&results) {
+        if result.matches() {
+            passed += 1;
+            writeln!(out, "ok      {}", label(record))?;
+        } else {
+            failed += 1;
+            writeln!(out, "changed {}", label(record))?;
+            for line in result.diff() {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    writeln!(out, "{passed} passed, {failed} failed")?;
+    if update && failed > 0 {
+        transcript::apply_update(&mut t.records, results, config.as_ref());
+        transcript::rewrite(path, &t).with_context(|| format!("rewriting {}", path.display()))?;
+        writeln!(out, "updated {failed} envelope(s) in {}", path.display())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `replay --live`: makes every recorded call again, in recorded order, through the same path
+/// as `serve` (recorded by a temporary transcript), and compares each with its record.
+pub(super) fn run_replay_live(
+    global: &GlobalArgs,
+    path: &Path,
+    ignore_content: bool,
+) -> anyhow::Result<ExitCode> {
+    let config = load_config(global)?;
+    let t = read_transcript(path)?;
+    let replayable: Vec<&CallRecord> = t
+        .records
+        .iter()
+        .filter(|r| !drift::has_redacted(&r.arguments))
+        .collect();
+    let Some(live) = call_again(&config, &replayable)? else {
+        return Ok(interrupted("replay --live"));
+    };
+    let opts = DriftOptions { ignore_content };
+    let drifted = print_verdicts(&t.records, live, &config, opts)?;
+    Ok(if drifted == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Makes each of `records`' calls again (JSON-RPC id = its index) through a headless proxy:
+/// the new records by call id, or `None` when a signal stopped it.
+fn call_again(
+    config: &Arc<Config>,
+    records: &[&CallRecord],
+) -> anyhow::Result<Option<HashMap<String, CallRecord>>> {
+    let scratch =
+        std::env::temp_dir().join(format!("mcp-envelope-live-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&scratch);
+    let rt = runtime()?;
+    let finished = rt.block_on(async {
+        let writer = TranscriptWriter::start(scratch.clone(), Vec::new());
+        let proxy = headless_proxy(config, Some(writer.clone()));
+        let work = async {
+            proxy
+                .start_servers(headless_client("mcp-envelope-replay"))
+                .await;
+            for (i, record) in records.iter().enumerate() {
+                let params = json!({"name": record.tool, "arguments": record.arguments});
+                let _ = proxy
+                    .call_tool(&json!(i), Some(params), Arc::new(Mutex::new(None)))
+                    .await;
+            }
+        };
+        let finished = tokio::select! {
+            () = work => true,
+            () = stop_signal() => false,
+        };
+        proxy.shutdown().await;
+        writer.flush();
+        finished
+    });
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let live = transcript::read_transcript(&scratch);
+    let _ = std::fs::remove_file(&scratch);
+    if !finished {
+        return Ok(None);
+    }
+    let live = live.context("reading back the live calls")?;
+    Ok(Some(
+        live.records
+            .into_iter()
+            .map(|r| (r.call_id.clone(), r))
+            .collect(),
+    ))
+}
+
+/// Compares each record with its live call (the i-th replayable record was called with id i)
+/// and prints the verdicts and a summary line: the number that drifted.
+fn print_verdicts(
+    records: &[CallRecord],
+    mut live: HashMap<String, CallRecord>,
+    config: &Config,
+    opts: DriftOptions,
+) -> anyhow::Result<usize> {
+    let mut next = 0usize;
+    let mut out = std::io::stdout().lock();
+    let (mut same, mut drifted, mut skipped) = (0usize, 0usize, 0usize);
+    for record in records {
+        let verdict = if drift::has_redacted(&record.arguments) {
+            Verdict::Skipped("its arguments were redacted when recorded".into())
+        } else {
+            next += 1;
+            match live.remove(&(next - 1).to_string()) {
+                Some(now) => drift::compare(record, &now, config, opts),
+                None => Verdict::Skipped("the call could not be made again".into()),
+            }
+        };
+        match verdict {
+            Verdict::Same => {
+                same += 1;
+                writeln!(out, "same    {}", label(record))?;
+            }
+            Verdict::Drift(lines) => {
+                drifted += 1;
+                writeln!(out, "drift   {}", label(record))?;
+                for line in lines {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            Verdict::Skipped(why) => {
+                skipped += 1;
+                writeln!(out, "skipped {}: {why}", label(record))?;
+            }
+        }
+    }
+    writeln!(out, "{same} passed, {drifted} failed, {skipped} skipped")?;
+    Ok(drifted)
+}
+
+pub(super) fn run_render(path: &Path, opts: trajectory::RenderOptions) -> anyhow::Result<ExitCode> {
+    let t = read_transcript(path)?;
+    let text = trajectory::render(&t.records, &opts);
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcp-envelope stats`: per-tool statistics of a transcript as a table or JSON on stdout, and
+/// optionally an HTML report.
+pub(super) fn run_stats(
+    path: &Path,
+    json: bool,
+    html: Option<&Path>,
+    tokenizer: crate::budget::Tokenizer,
+) -> anyhow::Result<ExitCode> {
+    let t = read_transcript(path)?;
+    let stats = crate::stats::compute(&t.records, tokenizer);
+    if let Some(file) = html {
+        let page = crate::stats::render_html(&stats, &path.display().to_string());
+        std::fs::write(file, page)
+            .with_context(|| format!("writing {}", file.display()))
+            .map_err(usage)?;
+    }
+    let text = if json {
+        crate::stats::render_json(&stats) + "\n"
+    } else {
+        crate::stats::render_table(&stats)
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}

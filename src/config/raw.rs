@@ -1,0 +1,315 @@
+//! The config as written: serde types that reject unknown keys in every table
+//! (`deny_unknown_fields`), checked numbers ([`Seconds`]), and the JSON Schema generated from
+//! them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::codex;
+use super::MediaMode;
+use crate::budget::{LongRows, TextRows, Tokenizer};
+use crate::page_tool::RawPaging;
+use crate::settings::PositiveCount;
+
+/// mcp-envelope configuration: the downstream MCP servers to start and how to envelope their
+/// tools' results. Settings resolve tool table → server table → `[defaults]` → built-in.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "mcp-envelope configuration")]
+pub(super) struct RawConfig {
+    /// Settings for every server and tool unless a server or tool table overrides them.
+    #[serde(default)]
+    pub(super) defaults: RawDefaults,
+    /// Optional JSONL transcript of every tools/call.
+    pub(super) transcript: Option<RawTranscript>,
+    /// The page tool, which answers the rows a truncated result left out.
+    pub(super) paging: Option<RawPaging>,
+    /// The downstream MCP servers, keyed by name (non-empty, without `__`). Same keys as
+    /// Codex's `[mcp_servers.NAME]`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawServer>")]
+    pub(super) mcp_servers: BTreeMap<String, Spanned<RawServer>>,
+}
+
+/// The `[defaults]` table: every key optional.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Defaults")]
+pub(super) struct RawDefaults {
+    /// Envelope content budget per tool result, in characters (Unicode scalar values), at
+    /// least 1. Built-in: 2000 (only for tools without a token_budget).
+    pub(super) char_budget: Option<PositiveCount>,
+    /// Envelope content budget per tool result, in tokens of `tokenizer` (at least 1). With
+    /// char_budget also set, the tighter one wins. Built-in: none.
+    pub(super) token_budget: Option<PositiveCount>,
+    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base". Built-in: "o200k_base".
+    pub(super) tokenizer: Option<Tokenizer>,
+    /// Text rows (lines or blocks) longer than the budget: "split" into pieces that fit, or
+    /// "keep" them whole (then left out). Built-in: "split".
+    pub(super) long_rows: Option<LongRows>,
+    /// Plain text as one row per line ("lines") or per blank-line-separated block ("blocks").
+    /// Built-in: "lines".
+    pub(super) text_rows: Option<TextRows>,
+    /// Timeout of one tools/call, in seconds (integer or float, > 0). Built-in: 60.
+    pub(super) tool_timeout_sec: Option<Seconds>,
+    /// Seconds for spawning one server and completing initialize + tools/list (> 0).
+    /// Built-in: 20.
+    pub(super) startup_timeout_sec: Option<Seconds>,
+    /// Restarts in a row before a crashed server is reported `unavailable`. Built-in: 5.
+    pub(super) max_restarts: Option<u32>,
+    /// Longest JSON-RPC line accepted from the client or a server, in bytes (> 0).
+    /// Built-in: 67108864 (64 MiB).
+    pub(super) max_message_bytes: Option<NonZeroUsize>,
+    /// What to do with image/audio blocks. Built-in: "passthrough".
+    pub(super) media: Option<MediaMode>,
+}
+
+/// The `[transcript]` table.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Transcript")]
+pub(super) struct RawTranscript {
+    /// Append one JSON line per tools/call to this file (relative to the config file's
+    /// directory). No transcript when absent.
+    pub(super) path: Option<String>,
+    /// Argument keys whose values are stored as "[redacted]". Default: password, token,
+    /// secret, api_key, authorization.
+    pub(super) redact_keys: Option<Vec<String>>,
+}
+
+/// One `[mcp_servers.NAME]` table: a stdio MCP server to start (`command`) or a remote one to
+/// connect to (`url`).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Server")]
+#[schemars(extend("oneOf" = [{"required": ["command"]}, {"required": ["url"]}]))]
+pub(super) struct RawServer {
+    /// Program to run directly (never through a shell); must not be empty; `${VAR}` expands.
+    /// A relative path containing `/` is relative to the config file's directory; a bare name
+    /// is looked up in PATH. `~` is not expanded (use `${HOME}`).
+    #[schemars(with = "Option<String>")]
+    pub(super) command: Option<Spanned<String>>,
+    /// A remote server's endpoint (streamable HTTP, or the older HTTP+SSE transport):
+    /// an http or https URL; `${VAR}` expands. Instead of `command`.
+    #[schemars(with = "Option<String>")]
+    pub(super) url: Option<Spanned<String>>,
+    /// Remote servers: the environment variable whose value is sent as
+    /// `Authorization: Bearer <value>`.
+    #[schemars(with = "Option<String>")]
+    pub(super) bearer_token_env_var: Option<Spanned<String>>,
+    /// Remote servers: headers sent with every request, name -> fixed value.
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    pub(super) http_headers: Option<Spanned<BTreeMap<String, String>>>,
+    /// Remote servers: headers sent with every request, name -> the environment variable
+    /// holding the value.
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    pub(super) env_http_headers: Option<Spanned<BTreeMap<String, String>>>,
+    /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(super) args: Vec<Spanned<String>>,
+    /// Variables added to the child's environment; values may use `${VAR}`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(super) env: BTreeMap<String, Spanned<String>>,
+    /// Working directory of the child, relative to the config file's directory; `${VAR}`
+    /// expands. Default: the proxy's own.
+    #[schemars(with = "Option<String>")]
+    pub(super) cwd: Option<Spanned<String>>,
+    /// `false` keeps the table but starts nothing. Default: true.
+    pub(super) enabled: Option<bool>,
+    /// Default envelope budget for this server's tools, in characters (at least 1).
+    pub(super) char_budget: Option<PositiveCount>,
+    /// Default token budget for this server's tools (at least 1).
+    pub(super) token_budget: Option<PositiveCount>,
+    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base".
+    pub(super) tokenizer: Option<Tokenizer>,
+    /// "split" or "keep" text rows longer than the budget.
+    pub(super) long_rows: Option<LongRows>,
+    /// "lines" or "blocks".
+    pub(super) text_rows: Option<TextRows>,
+    /// Default tools/call timeout for this server's tools, in seconds (> 0).
+    pub(super) tool_timeout_sec: Option<Seconds>,
+    /// Seconds for spawn + initialize + tools/list of this server (> 0).
+    pub(super) startup_timeout_sec: Option<Seconds>,
+    /// Restarts in a row before this server is reported `unavailable`.
+    pub(super) max_restarts: Option<u32>,
+    /// What to do with image/audio blocks of this server's tools.
+    pub(super) media: Option<MediaMode>,
+    /// Allowlist of the server's own tool names; when given, only these are exposed.
+    pub(super) enabled_tools: Option<Vec<String>>,
+    /// Denylist of the server's own tool names; these are never exposed.
+    pub(super) disabled_tools: Option<Vec<String>>,
+    /// Prepended to the tool names (and prompt names) the client sees. Default: "".
+    pub(super) tool_prefix: Option<String>,
+    /// Allowlist of the server's own prompt names; when given, only these are exposed.
+    pub(super) enabled_prompts: Option<Vec<String>>,
+    /// Denylist of the server's own prompt names; these are never exposed.
+    pub(super) disabled_prompts: Option<Vec<String>>,
+    /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawTool>")]
+    pub(super) tools: BTreeMap<String, Spanned<RawTool>>, // Codex's own keys (config/codex.rs says what each does here).
+    /// Codex: variables forwarded from the proxy's environment (servers inherit it whole, so
+    /// every one listed is passed). Names, or `{ name, source = "local" }`.
+    pub(super) env_vars: Option<Vec<codex::EnvVar>>,
+    /// Codex: startup timeout in milliseconds (> 0), used when `startup_timeout_sec` is absent.
+    pub(super) startup_timeout_ms: Option<u64>,
+    /// Codex: accepted, no effect in the proxy.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    pub(super) required: Option<bool>,
+    /// Codex: accepted, no effect in the proxy (it serves concurrent calls anyway).
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    pub(super) supports_parallel_tool_calls: Option<bool>,
+    /// Codex: accepted, no effect in the proxy.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    pub(super) default_tools_approval_mode: Option<codex::ApprovalMode>,
+    /// Codex: a legacy display name; accepted, no effect.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    pub(super) name: Option<String>,
+    #[schemars(skip)]
+    pub(super) experimental_environment: codex::Refused,
+    #[schemars(skip)]
+    pub(super) bearer_token: codex::Refused,
+    #[schemars(skip)]
+    pub(super) scopes: codex::Refused,
+    #[schemars(skip)]
+    pub(super) oauth: codex::Refused,
+    #[schemars(skip)]
+    pub(super) oauth_resource: codex::Refused,
+}
+
+/// One `[mcp_servers.NAME.tools.TOOL]` table: overrides for one tool.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Tool")]
+pub(super) struct RawTool {
+    /// Envelope budget for this tool, in characters (Unicode scalar values, at least 1).
+    pub(super) char_budget: Option<PositiveCount>,
+    /// Envelope budget for this tool, in tokens of `tokenizer` (at least 1).
+    pub(super) token_budget: Option<PositiveCount>,
+    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base".
+    pub(super) tokenizer: Option<Tokenizer>,
+    /// "split" or "keep" text rows longer than the budget.
+    pub(super) long_rows: Option<LongRows>,
+    /// "lines" or "blocks".
+    pub(super) text_rows: Option<TextRows>,
+    /// tools/call timeout for this tool, in seconds (> 0).
+    pub(super) tool_timeout_sec: Option<Seconds>,
+    /// What to do with image/audio blocks of this tool.
+    pub(super) media: Option<MediaMode>,
+    /// Codex: accepted, no effect in the proxy.
+    #[allow(dead_code)] // read by Codex, not by the proxy
+    pub(super) approval_mode: Option<codex::ApprovalMode>,
+}
+
+/// The longest timeout accepted, in seconds (about 31.7 years): longer ones would overflow the
+/// clock arithmetic of deadlines.
+pub const MAX_TIMEOUT_SECS: u64 = 1_000_000_000;
+
+/// A timeout in seconds: a positive integer or float of at most [`MAX_TIMEOUT_SECS`], checked
+/// while deserializing so the error carries the key path and position.
+pub(super) struct Seconds(pub(super) Duration);
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        const EXPECTED: &str = "a positive number of seconds, at most 1000000000";
+        impl serde::de::Visitor<'_> for V {
+            type Value = Seconds;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Seconds, E> {
+                if v <= 0 || v as u64 > MAX_TIMEOUT_SECS {
+                    return Err(E::invalid_value(
+                        serde::de::Unexpected::Signed(v),
+                        &EXPECTED,
+                    ));
+                }
+                Ok(Seconds(Duration::from_secs(v as u64)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Seconds, E> {
+                if v == 0 || v > MAX_TIMEOUT_SECS {
+                    return Err(E::invalid_value(
+                        serde::de::Unexpected::Unsigned(v),
+                        &EXPECTED,
+                    ));
+                }
+                Ok(Seconds(Duration::from_secs(v)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Seconds, E> {
+                if !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS as f64) {
+                    return Err(E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED));
+                }
+                Duration::try_from_secs_f64(v)
+                    .map(Seconds)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl schemars::JsonSchema for Seconds {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Seconds".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A positive number of seconds (integer or float), at most 1000000000.",
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 1_000_000_000u64
+        })
+    }
+}
+
+/// The JSON Schema (draft 7, which Taplo / Even Better TOML and most editors understand) of the
+/// config file, generated from the deserialization types so it always matches what
+/// [`Config::parse`] accepts structurally: every table rejects unknown keys
+/// (`additionalProperties: false`), and doc comments become descriptions. Checks that need the
+/// whole file (a tool table for a hidden tool, `${VAR}` expansion, server names) are not in it.
+/// Source: issue 7 of the project.
+pub fn json_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let schema = generator.into_root_schema_for::<RawConfig>();
+    let mut value = serde_json::to_value(schema).expect("a schema is plain JSON");
+    strip_null(&mut value);
+    value
+}
+
+/// TOML has no null (a key is left out instead), so `Option`'s `null` alternative goes:
+/// `"type": [T, "null"]` becomes `"type": T`, and `anyOf: [S, {"type": "null"}]` becomes `S`.
+fn strip_null(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    if let Value::Object(map) = value {
+        if let Some(Value::Array(types)) = map.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let only = types.remove(0);
+                map.insert("type".into(), only);
+            }
+        }
+        if let Some(Value::Array(any)) = map.get_mut("anyOf") {
+            any.retain(|s| s.get("type").and_then(Value::as_str) != Some("null"));
+            if any.len() == 1 {
+                let Some(Value::Object(only)) = any.pop() else {
+                    unreachable!("schemas are objects")
+                };
+                map.remove("anyOf");
+                for (k, v) in only {
+                    map.entry(k).or_insert(v);
+                }
+            }
+        }
+        map.values_mut().for_each(strip_null);
+    } else if let Value::Array(items) = value {
+        items.iter_mut().for_each(strip_null);
+    }
+}
