@@ -33,6 +33,30 @@ fn text_of_prompt(result: &Value) -> &str {
 
 const DYNAMIC: &str = "demo://resource/dynamic/text/5";
 
+/// server-everything behind the proxy: the capabilities it passes through (not tasks) and its
+/// instructions after ours.
+fn capabilities_and_instructions_are_merged(init: &Value) {
+    let caps = &init["capabilities"];
+    assert_eq!(
+        caps["resources"],
+        json!({"subscribe": true, "listChanged": true}),
+        "{caps}"
+    );
+    assert_eq!(caps["prompts"], json!({"listChanged": true}));
+    assert_eq!(caps["completions"], json!({}));
+    assert_eq!(caps["logging"], json!({}));
+    assert!(caps.get("tasks").is_none(), "tasks are not proxied: {caps}");
+    let instructions = init["instructions"].as_str().unwrap();
+    assert!(
+        instructions.starts_with("Every tool result is a JSON envelope"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("\n\n## everything\n# Everything Server"),
+        "{instructions}"
+    );
+}
+
 #[test]
 fn server_everything_resources_prompts_completion_and_logging_pass_through() {
     let (_d, cfg) = write_config(&real_server("everything", ""));
@@ -61,26 +85,7 @@ fn server_everything_resources_prompts_completion_and_logging_pass_through() {
         &everything_cmd(),
         &json!([{"op": "list_resources"}, {"op": "list_prompts"}, {"op": "list_resource_templates"}]),
     );
-    let init = &r["initialize"];
-    let caps = &init["capabilities"];
-    assert_eq!(
-        caps["resources"],
-        json!({"subscribe": true, "listChanged": true}),
-        "{caps}"
-    );
-    assert_eq!(caps["prompts"], json!({"listChanged": true}));
-    assert_eq!(caps["completions"], json!({}));
-    assert_eq!(caps["logging"], json!({}));
-    assert!(caps.get("tasks").is_none(), "tasks are not proxied: {caps}");
-    let instructions = init["instructions"].as_str().unwrap();
-    assert!(
-        instructions.starts_with("Every tool result is a JSON envelope"),
-        "{instructions}"
-    );
-    assert!(
-        instructions.contains("\n\n## everything\n# Everything Server"),
-        "{instructions}"
-    );
+    capabilities_and_instructions_are_merged(&r["initialize"]);
 
     let s = &r["steps"];
     // Lists: the server's own items, unchanged.
