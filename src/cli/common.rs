@@ -57,7 +57,7 @@ pub(super) fn transcript_writer(
 
 /// The async runtime: one thread for every task. Handing each message between worker threads
 /// cost more than the work itself (issue 6, BENCHMARKS.md); parsing very large messages goes
-/// to the blocking pool instead (`crate::offload`).
+/// to the blocking pool instead (`crate::runtime`).
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
