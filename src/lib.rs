@@ -27,6 +27,7 @@
 //! | [`proxy`] | the shared core (servers, catalog, routing, the `tools/call` path, paging store) and one session per client (dispatch, era, in-flight ids, cancellation, server-to-client requests); [`proxy::serve`] runs them over stdin/stdout | yes |
 //! | [`transport`] | how lines travel: our own stdin/stdout (reactor-driven when pipes), a server's child process and pipes, a remote server over HTTP | yes |
 //! | [`serve_http`] | `serve --http`: the proxy over streamable HTTP at `/mcp`, both eras (legacy sessions with `Mcp-Session-Id`, stateless 2026-07-28), bind/Origin/token guards, body limit, draining shutdown | yes |
+//! | [`reload`] | hot reload of the config while serving (file looked at every second, SIGHUP): what a new config changes about the servers (pure), the watcher | yes |
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
@@ -73,6 +74,7 @@ pub mod paging;
 pub mod passthrough;
 pub mod proxy;
 pub mod redact;
+pub mod reload;
 pub mod rpc;
 pub mod runtime;
 pub mod serve_http;

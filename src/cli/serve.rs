@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use super::common::{load_config, runtime, stop_signal, transcript_writer, usage};
+use super::common::{load_config, runtime, transcript_writer, usage};
 use super::{CassetteMode, GlobalArgs};
 use crate::config::Config;
 use crate::proxy;
@@ -65,7 +65,8 @@ pub(super) fn run_serve(
     let rt = runtime()?;
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
-        let stop = stop_signal();
+        // SIGHUP reloads the config while serving (see crate::reload).
+        let stop = crate::reload::serve_stop_signal();
         let (stdio, _restore_flags) = crate::stdio::open()?;
         tracing::debug!(reactor_driven = stdio.reactor_driven, "stdin/stdout opened");
         proxy::serve(config, stdio.input, stdio.output, writer, cassette, stop).await
@@ -84,7 +85,8 @@ pub(super) fn run_serve_http(
     let rt = runtime()?;
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
-        crate::serve_http::run(addr, options, config, writer, stop_signal()).await
+        let stop = crate::reload::serve_stop_signal();
+        crate::serve_http::run(addr, options, config, writer, stop).await
     })
     .with_context(|| format!("serving HTTP at {addr}"))?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -35,7 +35,7 @@ pub async fn offered(up: &Upstream<'_>) -> HashMap<String, Offered> {
         }
     }
     let mut catalog = PromptCatalog::default();
-    catalog.rebuild(&prompt_lists, up.config);
+    catalog.rebuild(&prompt_lists, &up.config);
     for prompt in catalog.prompts() {
         let Some(name) = prompt.get("name").and_then(Value::as_str) else {
             continue;

@@ -162,9 +162,9 @@ pub enum ListKind {
 /// The servers and settings a request works with.
 pub struct Upstream<'a> {
     /// Every supervised server, in config order.
-    pub servers: &'a [Downstream],
+    pub servers: Arc<Vec<Downstream>>,
     /// The config (timeouts, prompt filters, prefixes).
-    pub config: &'a Config,
+    pub config: Arc<Config>,
     /// Filled with the connection and downstream id of a forwarded request, so that the
     /// client's `notifications/cancelled` reaches the server.
     pub slot: Option<&'a DownstreamSlot>,
@@ -437,6 +437,27 @@ impl Passthrough {
                 warn!(%server, error = %e, "reading prompts after a start failed");
             }
             changed.push("notifications/prompts/list_changed");
+        }
+        changed
+    }
+
+    /// After a config reload: the prompts are read again from every ready server that offers
+    /// them (filters and prefixes may have changed). Returns the list_changed notifications
+    /// to send: prompts when the exposed prompts changed, resources when `servers_changed`.
+    pub async fn after_reload(&self, up: &Upstream<'_>, servers_changed: bool) -> Vec<&'static str> {
+        let d = self.declared();
+        let mut changed = Vec::new();
+        if d.prompts {
+            let before = self.prompts.lock().unwrap().prompts().to_vec();
+            if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
+                warn!(error = %e, "reading prompts after a config reload failed");
+            }
+            if self.prompts.lock().unwrap().prompts() != before.as_slice() {
+                changed.push("notifications/prompts/list_changed");
+            }
+        }
+        if d.resources && servers_changed {
+            changed.push("notifications/resources/list_changed");
         }
         changed
     }

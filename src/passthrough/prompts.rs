@@ -104,7 +104,7 @@ impl Passthrough {
                 .filter_map(|ds| Some((ds.name().to_owned(), known.get(ds.name())?.clone())))
                 .collect()
         };
-        let warnings = self.prompts.lock().unwrap().rebuild(&lists, up.config);
+        let warnings = self.prompts.lock().unwrap().rebuild(&lists, &up.config);
         for w in warnings {
             warn!("{w}");
         }

@@ -159,12 +159,12 @@ impl Core {
         let (server, server_tool, settings, received) = match (paged, route) {
             (Some(page), _) => page,
             (None, None) => {
-                let settings = self.config.tool_settings("", &name);
+                let settings = self.config().tool_settings("", &name);
                 let received = Received::Outcome(Outcome::NoSuchTool);
                 (String::new(), name.clone(), settings, received)
             }
             (None, Some(route)) => {
-                let settings = self.config.tool_settings(&route.server, &route.tool);
+                let settings = self.config().tool_settings(&route.server, &route.tool);
                 params.insert("name".into(), Value::from(route.tool.clone()));
                 let token = params
                     .get("_meta")
@@ -292,7 +292,8 @@ impl Core {
         if let Some(outcome) = recorded {
             return Ok(Received::Outcome(outcome));
         }
-        let Some(ds) = self.servers().iter().find(|d| d.name() == route.server) else {
+        let servers = self.servers();
+        let Some(ds) = servers.iter().find(|d| d.name() == route.server) else {
             let reason = "not started".into();
             return Ok(Received::Outcome(Outcome::Unavailable { reason }));
         };

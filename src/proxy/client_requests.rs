@@ -41,7 +41,7 @@ impl Session {
             return Err(internal_error("the client went away"));
         }
         let key = (server.to_owned(), server_id.to_string());
-        let timeout = self.core.config.tool_settings(server, "").tool_timeout.value;
+        let timeout = self.core.config().tool_settings(server, "").tool_timeout.value;
         debug!(%server, method, "forwarding server request to the client");
         let ids = &self.server_request_ids;
         let mut on_sent = |id| {

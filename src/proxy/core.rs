@@ -15,22 +15,31 @@ use super::session::Session;
 use super::{LATEST_PROTOCOL_VERSION, OUR_INSTRUCTIONS};
 use crate::catalog::{Catalog, ServerTools};
 use crate::config::Config;
-use crate::downstream::{ClientInit, Downstream, ServerSpec, ServerState};
+use crate::downstream::{ClientInit, Downstream, DownstreamEvent, ServerSpec, ServerState};
 use crate::transcript::TranscriptWriter;
 
 /// A server's tool filter, borrowed from its config.
 type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
+/// A running server's name, its own stop switch and its supervising task.
+pub(super) type ServerTask = (String, watch::Sender<bool>, tokio::task::JoinHandle<()>);
 
 /// The proxy's shared state: config, servers, catalog, transcript, paging store, the calls in
 /// flight and the open sessions. Create one per process with [`Core::new`], start its servers
 /// once with [`Core::start_servers`], open a [`Session`] per client with
 /// [`Core::open_session`], and stop with [`Core::shutdown`].
 pub struct Core {
-    pub(super) config: Arc<Config>,
-    servers: OnceLock<Vec<Downstream>>,
+    /// The running config; a reload replaces it ([`crate::reload`]).
+    config: RwLock<Arc<Config>>,
+    /// The supervised servers in config order; a reload replaces the list.
+    servers: RwLock<Arc<Vec<Downstream>>>,
     /// Set once the first start of every server has settled.
     first_start: tokio::sync::OnceCell<()>,
-    server_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// What a server started later (by a reload) needs: the events channel and the client
+    /// declared to the servers. Unset before the first start and when no server may start.
+    started: OnceLock<(mpsc::UnboundedSender<DownstreamEvent>, ClientInit)>,
+    /// Each server's name, its own stop switch and its supervising task.
+    pub(super) server_tasks: Mutex<Vec<ServerTask>>,
     catalog: RwLock<Arc<Catalog>>,
     pub(super) shutdown: watch::Sender<bool>,
     pub(super) transcript: Option<TranscriptWriter>,
@@ -69,9 +78,10 @@ impl Core {
         let (shutdown, _) = watch::channel(false);
         Arc::new(Core {
             pager: crate::page_tool::Pager::new(&config.paging),
-            config,
-            servers: OnceLock::new(),
+            config: RwLock::new(config),
+            servers: RwLock::default(),
             first_start: tokio::sync::OnceCell::new(),
+            started: OnceLock::new(),
             server_tasks: Mutex::new(Vec::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
             shutdown,
@@ -104,9 +114,14 @@ impl Core {
         let _ = self.output_gate.set(gate);
     }
 
-    /// The config.
-    pub fn config(&self) -> &Arc<Config> {
-        &self.config
+    /// The running config (a reload may replace it: settings apply from the next call on).
+    pub fn config(&self) -> Arc<Config> {
+        self.config.read().unwrap().clone()
+    }
+
+    /// Replaces the running config (see [`crate::reload`]).
+    pub(super) fn set_config(&self, config: Arc<Config>) {
+        *self.config.write().unwrap() = config;
     }
 
     /// The current catalog.
@@ -114,9 +129,20 @@ impl Core {
         self.catalog.read().unwrap().clone()
     }
 
-    /// The supervised servers (empty before [`Core::start_servers`]).
-    pub fn servers(&self) -> &[Downstream] {
-        self.servers.get().map(Vec::as_slice).unwrap_or(&[])
+    /// The supervised servers in config order (empty before [`Core::start_servers`]).
+    pub fn servers(&self) -> Arc<Vec<Downstream>> {
+        self.servers.read().unwrap().clone()
+    }
+
+    /// Replaces the list of supervised servers (after a reload started or stopped some).
+    pub(super) fn set_servers(&self, servers: Vec<Downstream>) {
+        *self.servers.write().unwrap() = Arc::new(servers);
+    }
+
+    /// Whether servers may be started now (after the first start began; never when a strict
+    /// cassette answers instead of servers).
+    pub(super) fn can_start_later(&self) -> bool {
+        self.started.get().is_some()
     }
 
     /// Whether the first start of the servers has settled ([`Core::start_servers`]).
@@ -155,51 +181,67 @@ impl Core {
     /// The first start of every server (see [`Core::start_servers`]).
     async fn start_once(self: &Arc<Self>, client: ClientInit) {
         if self.cassette.get().is_some_and(|c| !c.record_missing) {
-            let _ = self.servers.set(Vec::new());
             self.names_given.store(true, Ordering::Release);
             self.rebuild_catalog();
             return;
         }
         let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let mut servers = Vec::new();
-        let mut tasks = Vec::new();
-        for server in self.config.enabled_servers() {
-            let spec = ServerSpec {
-                name: server.name.clone(),
-                program: server.program.clone(),
-                args: server.args.clone(),
-                env: server.env.clone(),
-                cwd: server.cwd.clone(),
-                startup_timeout: self.config.startup_timeout(&server.name).value,
-                max_restarts: self.config.max_restarts(&server.name).value,
-                max_message_bytes: self.config.max_message_bytes(),
-                remote: server.remote.clone(),
-                output_gate: self.output_gate.get().cloned(),
-            };
-            let (ds, task) = Downstream::spawn(
-                spec,
-                client.clone(),
-                events_tx.clone(),
-                self.shutdown.subscribe(),
-            );
-            servers.push(ds);
-            tasks.push(task);
-        }
-        if self.servers.set(servers).is_err() {
+        if self.started.set((events_tx, client)).is_err() {
             return;
         }
-        self.server_tasks.lock().unwrap().extend(tasks);
+        let config = self.config();
+        let servers = config
+            .enabled_servers()
+            .filter_map(|server| self.spawn_server(&config, server))
+            .collect();
+        self.set_servers(servers);
         tokio::spawn(self.clone().handle_events(events_rx));
         self.wait_first_start().await;
         self.names_given.store(true, Ordering::Release);
         self.rebuild_catalog();
     }
 
+    /// Spawns one server of `config` with its own stop switch (thrown too by
+    /// [`Core::shutdown`]); `None` before the first start.
+    pub(super) fn spawn_server(
+        &self,
+        config: &Config,
+        server: &crate::config::ServerConfig,
+    ) -> Option<Downstream> {
+        let (events_tx, client) = self.started.get()?;
+        let spec = ServerSpec {
+            name: server.name.clone(),
+            program: server.program.clone(),
+            args: server.args.clone(),
+            env: server.env.clone(),
+            cwd: server.cwd.clone(),
+            startup_timeout: config.startup_timeout(&server.name).value,
+            max_restarts: config.max_restarts(&server.name).value,
+            max_message_bytes: config.max_message_bytes(),
+            remote: server.remote.clone(),
+            output_gate: self.output_gate.get().cloned(),
+        };
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut core_stop = self.shutdown.subscribe();
+        let switch = stop_tx.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = core_stop.wait_for(|s| *s) => { let _ = switch.send(true); }
+                _ = switch.closed() => {}
+            }
+        });
+        let (ds, task) = Downstream::spawn(spec, client.clone(), events_tx.clone(), stop_rx);
+        let entry = (server.name.clone(), stop_tx, task);
+        self.server_tasks.lock().unwrap().push(entry);
+        Some(ds)
+    }
+
     /// Waits for each server's first start, up to its own `startup_timeout_sec`.
     async fn wait_first_start(&self) {
         let started = tokio::time::Instant::now();
-        for ds in self.servers() {
-            let deadline = started + self.config.startup_timeout(ds.name()).value;
+        let config = self.config();
+        for ds in self.servers().iter() {
+            let deadline = started + config.startup_timeout(ds.name()).value;
             if let Err(e) = ds.wait_started(deadline).await {
                 let what = match ds.state() {
                     ServerState::Unavailable { .. } => "server unavailable; its tools are not offered",
@@ -213,20 +255,22 @@ impl Core {
 
     /// Every server's last tool list, then the cassette's for servers without one, in config
     /// order (collisions resolve in config order; servers the config lacks come last).
-    fn tool_lists(&self) -> Vec<(String, Arc<Vec<Value>>)> {
+    fn tool_lists(&self, config: &Config) -> Vec<(String, Arc<Vec<Value>>)> {
+        // A server that a reload removed and is stopping has no table any more: skipped.
         let mut lists: Vec<(String, Arc<Vec<Value>>)> = self
             .servers()
             .iter()
+            .filter(|ds| config.server(ds.name()).is_some())
             .filter_map(|ds| ds.tools().map(|t| (ds.name().to_owned(), t)))
             .collect();
-        self.record_tool_lists(&lists);
+        self.record_tool_lists(config, &lists);
         if let Some(playback) = self.cassette.get() {
             for (server, tools) in playback.tool_lists() {
                 if !lists.iter().any(|(s, _)| *s == server) {
                     lists.push((server, Arc::new(tools)));
                 }
             }
-            let servers = &self.config.servers;
+            let servers = &config.servers;
             let rank = |name: &str| servers.iter().position(|s| s.name == name);
             lists.sort_by_key(|(name, _)| rank(name).unwrap_or(usize::MAX));
         }
@@ -236,12 +280,10 @@ impl Core {
     /// Rebuilds the catalog from every server's last tool list; returns whether the exposed set
     /// of tools changed.
     pub(super) fn rebuild_catalog(&self) -> bool {
-        let lists = self.tool_lists();
+        let config = self.config();
+        let lists = self.tool_lists(&config);
         // A cassette may hold servers the config does not name: all their tools, no prefix.
-        let filters: Vec<_> = lists
-            .iter()
-            .map(|(name, _)| self.config.server(name))
-            .collect();
+        let filters: Vec<_> = lists.iter().map(|(name, _)| config.server(name)).collect();
         let closures: Vec<ToolFilter<'_>> = filters
             .iter()
             .map(|s| {
@@ -269,32 +311,12 @@ impl Core {
                 Catalog::build_stable(&inputs, &mut names.clone())
             }
         };
-        warnings.extend(self.unknown_tool_warnings(&lists));
+        warnings.extend(unknown_tool_warnings(&config, &lists));
         self.log_new_warnings(warnings);
         let mut current = self.catalog.write().unwrap();
         let changed = current.tools() != catalog.tools();
         *current = Arc::new(catalog);
         changed
-    }
-
-    /// Config keys that name tools their server does not offer (typos).
-    fn unknown_tool_warnings(&self, lists: &[(String, Arc<Vec<Value>>)]) -> Vec<String> {
-        let mut warnings = Vec::new();
-        for (name, tools) in lists {
-            let Some(server) = self.config.server(name) else {
-                continue;
-            };
-            let offered: Vec<&str> = tools
-                .iter()
-                .filter_map(|t| t.get("name")?.as_str())
-                .collect();
-            for (key, tool) in server.unknown_tool_names(&offered) {
-                warnings.push(format!(
-                    "server '{name}': {key} names \"{tool}\", which the server does not offer (a typo?)"
-                ));
-            }
-        }
-        warnings
     }
 
     /// Each rebuild finds the same collisions again: logs only new warnings.
@@ -310,7 +332,7 @@ impl Core {
     /// Writes each server's tool list to the transcript when it is new or changed, so the
     /// recording can be served again as a cassette: the tools the config exposes (a cassette
     /// played without the config offers what the session offered, no more).
-    fn record_tool_lists(&self, lists: &[(String, Arc<Vec<Value>>)]) {
+    fn record_tool_lists(&self, config: &Config, lists: &[(String, Arc<Vec<Value>>)]) {
         let Some(writer) = &self.transcript else {
             return;
         };
@@ -319,7 +341,7 @@ impl Core {
             if recorded.get(server).is_some_and(|r| r == tools) {
                 continue;
             }
-            let config = self.config.server(server);
+            let config = config.server(server);
             let exposed: Vec<Value> = tools
                 .iter()
                 .filter(|t| {
@@ -337,7 +359,7 @@ impl Core {
     pub async fn shutdown(&self) {
         self.shutdown.send_replace(true);
         let tasks: Vec<_> = std::mem::take(&mut *self.server_tasks.lock().unwrap());
-        for t in tasks {
+        for (_, _, t) in tasks {
             let _ = t.await;
         }
     }
@@ -357,12 +379,12 @@ impl Core {
 
     /// The servers and config for a passthrough request; `slot` records where it was sent.
     pub(super) fn upstream<'a>(
-        &'a self,
+        &self,
         slot: Option<&'a super::DownstreamSlot>,
     ) -> crate::passthrough::Upstream<'a> {
         crate::passthrough::Upstream {
             servers: self.servers(),
-            config: &self.config,
+            config: self.config(),
             slot,
         }
     }
@@ -370,7 +392,7 @@ impl Core {
     /// Our `capabilities` (for `initialize` and `server/discover`): tools plus what
     /// [`crate::passthrough`] proxies for the ready servers.
     pub(super) fn capabilities(&self) -> Value {
-        self.passthrough.declare(self.servers())
+        self.passthrough.declare(&self.servers())
     }
 
     /// Our `instructions` (for `initialize` and `server/discover`): ours, then each server's.
@@ -390,7 +412,7 @@ impl Core {
             .map(|(n, i)| (n.as_str(), i.as_str()))
             .collect();
         let mut text = crate::passthrough::merge_instructions(OUR_INSTRUCTIONS, &instructions);
-        let down = crate::availability::down_servers(self.servers());
+        let down = crate::availability::down_servers(&self.servers());
         text.push_str(&crate::availability::instructions_note(&down).unwrap_or_default());
         text
     }
@@ -442,4 +464,24 @@ impl Core {
             session.list_changed(method).await;
         }
     }
+}
+
+/// Config keys that name tools their server does not offer (typos).
+fn unknown_tool_warnings(config: &Config, lists: &[(String, Arc<Vec<Value>>)]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (name, tools) in lists {
+        let Some(server) = config.server(name) else {
+            continue;
+        };
+        let offered: Vec<&str> = tools
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str())
+            .collect();
+        for (key, tool) in server.unknown_tool_names(&offered) {
+            warnings.push(format!(
+                "server '{name}': {key} names \"{tool}\", which the server does not offer (a typo?)"
+            ));
+        }
+    }
+    warnings
 }

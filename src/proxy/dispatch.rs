@@ -229,7 +229,7 @@ impl Session {
             }
             "notifications/cancelled" => self.cancelled(params),
             "notifications/roots/list_changed" | "notifications/progress" => {
-                for ds in self.core.servers() {
+                for ds in self.core.servers().iter() {
                     if let ServerState::Ready(conn) = ds.state() {
                         conn.notify(method, params.clone());
                     }

@@ -52,6 +52,7 @@ mod events;
 mod init_gate;
 mod multi_round;
 mod paging_hooks;
+mod reload;
 mod requests;
 mod session;
 mod stdio;

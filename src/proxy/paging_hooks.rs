@@ -50,7 +50,7 @@ impl Core {
             Some(call) => (call.server.clone(), call.server_tool.clone()),
             None => (String::new(), name.to_owned()),
         };
-        let settings = self.config.tool_settings(&server, &tool);
+        let settings = self.config().tool_settings(&server, &tool);
         let received = Received::Mapped(answer.mapped, answer.outcome);
         Some((server, tool, settings, received))
     }

@@ -210,7 +210,7 @@ impl Session {
             .await;
         let capabilities = self.core.capabilities();
         let text = self.core.instructions();
-        self.warn_client_about(crate::availability::down_servers(self.core.servers()));
+        self.warn_client_about(crate::availability::down_servers(&self.core.servers()));
         let result = json!({
             "protocolVersion": version,
             "capabilities": capabilities,

@@ -151,7 +151,7 @@ impl Session {
             ErrorCode::InvalidRequest,
             format!(
                 "message of {len} bytes is longer than max_message_bytes ({})",
-                self.core.config.max_message_bytes()
+                self.core.config().max_message_bytes()
             ),
             None,
         );

@@ -59,6 +59,7 @@ where
         core.set_cassette(playback);
     }
     core.set_output_gate(gate.clone());
+    core.watch_config();
     let session = core.open_session(SessionOutput {
         lines: out_tx,
         gate: Some(gate.clone()),

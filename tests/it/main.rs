@@ -26,6 +26,7 @@ mod passthrough;
 mod real_clients;
 mod reliability_faults;
 mod reliability_load;
+mod reload;
 mod remote;
 mod stdio;
 mod tokens;

@@ -1,0 +1,176 @@
+//! Hot reload through the binary: a budget edit applies to the next call with no restart; a
+//! broken edit keeps the running config (and says why on stderr, naming file, line and key,
+//! never a secret); SIGHUP reloads even when the file looks unchanged; an added server starts
+//! and a removed one stops, each with `notifications/tools/list_changed`; a changed launch
+//! restarts the server.
+use crate::common::faults::signal;
+use crate::common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// Writes the config atomically (as editors do), so the proxy never reads half a file.
+fn rewrite(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The fixture server `fx` with `budget` (padded to 3 characters, so that two budgets make
+/// files of the same size).
+fn fx(budget: usize) -> String {
+    fixture_server("fx", &[], &format!("char_budget = {budget:<3}"))
+}
+
+/// A proxy serving `config_text` (written to a temporary file), initialized.
+fn serving(config_text: &str) -> (tempfile::TempDir, PathBuf, RawProxy) {
+    let (dir, config) = write_config(config_text);
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    (dir, config, p)
+}
+
+/// Calls `echo` until `done(envelope)` holds (a reload is asynchronous), up to 30 s.
+fn call_until(p: &mut RawProxy, id: &mut i64, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + LONG;
+    loop {
+        *id += 1;
+        let env = envelope_of(&p.call(json!(*id), "echo", json!({"text": "0123456789"}), LONG));
+        if done(&env) || Instant::now() > deadline {
+            return env;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Polls `cond` every 100 ms for up to 30 s; whether it became true.
+fn wait_until(cond: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + LONG;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn a_budget_edit_applies_to_the_next_call_and_a_broken_edit_keeps_the_old_config() {
+    let (_dir, config, mut p) = serving(&fx(100));
+    let mut id = 0;
+    let env = call_until(&mut p, &mut id, |_| true);
+    assert_eq!(env["content"], "0123456789");
+    let server = children_of(p.pid());
+
+    rewrite(&config, &fx(4));
+    let env = call_until(&mut p, &mut id, |e| e["status"] == "truncated");
+    assert_eq!(env["status"], "truncated", "{env}");
+    let content = env["content"].as_str().unwrap();
+    assert!(content.chars().count() <= 4, "the new budget (4) applies: {env}");
+    assert_eq!(children_of(p.pid()), server, "a budget edit restarts no server");
+
+    let secret = "s3cret-value-never-logged";
+    let broken = format!("{}env = {{ TOKEN = \"{secret}\" }}\nchar_budget = -1\n", fx(100));
+    rewrite(&config, &broken);
+    assert!(wait_until(|| p.stderr().contains("config not reloaded")));
+    let err = p.stderr();
+    let line = broken.lines().position(|l| l == "char_budget = -1").unwrap() + 1;
+    let place = format!("{}:{line}", config.display());
+    assert!(err.contains(&place), "the warning names file and line {place}: {err}");
+    assert!(err.contains("char_budget"), "the warning names the key: {err}");
+    assert!(!err.contains(secret), "no secret in the log: {err}");
+    let env = call_until(&mut p, &mut id, |_| true);
+    assert_eq!(env["status"], "truncated", "the old budget (4) still applies: {env}");
+    finish_session(p);
+}
+
+#[test]
+fn sighup_reloads_even_when_the_file_looks_unchanged() {
+    let (_dir, config, mut p) = serving(&fx(4));
+    let mut id = 0;
+    let env = call_until(&mut p, &mut id, |_| true);
+    assert_eq!(env["status"], "truncated", "{env}");
+
+    // Same size, same inode, same modification time: only SIGHUP makes the proxy read it.
+    let modified = std::fs::metadata(&config).unwrap().modified().unwrap();
+    assert_eq!(fx(4).len(), fx(100).len());
+    std::fs::write(&config, fx(100)).unwrap();
+    let file = std::fs::File::options().write(true).open(&config).unwrap();
+    file.set_modified(modified).unwrap();
+    drop(file);
+    std::thread::sleep(Duration::from_millis(2500));
+    let env = call_until(&mut p, &mut id, |_| true);
+    assert_eq!(env["status"], "truncated", "not reloaded without SIGHUP: {env}");
+
+    signal(p.pid(), libc::SIGHUP);
+    let env = call_until(&mut p, &mut id, |e| e["status"] == "ok");
+    assert_eq!(env["content"], "0123456789", "SIGHUP applied the new budget: {env}");
+    finish_session(p);
+}
+
+/// Sends tools/list and returns the exposed names.
+fn tool_names(p: &mut RawProxy, id: i64) -> Vec<String> {
+    p.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    let (resp, _) = p.response(&json!(id), LONG);
+    crate::common::faults::tool_names(&resp)
+}
+
+/// Waits for `notifications/tools/list_changed`.
+fn list_changed(p: &mut RawProxy) {
+    let deadline = Instant::now() + LONG;
+    while Instant::now() < deadline {
+        if p.recv(LONG)["method"] == "notifications/tools/list_changed" {
+            return;
+        }
+    }
+    panic!("no notifications/tools/list_changed");
+}
+
+#[test]
+fn added_servers_start_and_removed_ones_stop_with_list_changed() {
+    let (_dir, config, mut p) = serving(&fx(100));
+    assert!(tool_names(&mut p, 1).contains(&"echo".to_string()));
+    let fy = |extra: &str| fixture_server("fy", &[], &format!("tool_prefix = \"y_\"\n{extra}"));
+    rewrite(&config, &format!("{}{}", fx(100), fy("")));
+    list_changed(&mut p);
+    let names = tool_names(&mut p, 2);
+    assert!(names.contains(&"y_echo".to_string()), "{names:?}");
+    assert!(names.contains(&"echo".to_string()), "{names:?}");
+    let resp = p.call(json!(3), "y_echo", json!({"text": "from fy"}), LONG);
+    assert_eq!(envelope_of(&resp)["content"], "from fy");
+    assert_eq!(children_of(p.pid()).len(), 2);
+
+    rewrite(&config, &fy(""));
+    list_changed(&mut p);
+    let names = tool_names(&mut p, 4);
+    assert!(!names.contains(&"echo".to_string()), "{names:?}");
+    assert!(names.contains(&"y_echo".to_string()), "{names:?}");
+    let resp = p.call(json!(5), "echo", json!({"text": "gone"}), LONG);
+    assert_eq!(envelope_of(&resp)["status"], "error", "{resp}");
+    let one_left = wait_until(|| children_of(p.pid()).len() == 1);
+    assert!(one_left, "the removed server ended: {:?}", children_of(p.pid()));
+    let before = children_of(p.pid());
+
+    // A changed launch (here `env`) restarts the server: a new process serves the calls.
+    rewrite(&config, &fy("env = { A = \"1\" }"));
+    let restarted = wait_until(|| {
+        let now = children_of(p.pid());
+        now.len() == 1 && now != before
+    });
+    assert!(restarted, "{before:?} -> {:?}", children_of(p.pid()));
+    let mut id = 10;
+    let deadline = Instant::now() + LONG;
+    let env = loop {
+        id += 1;
+        let env = envelope_of(&p.call(json!(id), "y_echo", json!({"text": "again"}), LONG));
+        if env["status"] == "ok" || Instant::now() > deadline {
+            break env;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(env["content"], "again", "{env}");
+    finish_session(p);
+}
