@@ -81,3 +81,98 @@ impl Core {
         tokio::spawn(crate::reload::watch(self.clone()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use serde_json::{json, Value};
+    use tokio::sync::mpsc;
+
+    use super::super::{Session, SessionOutput, OUTPUT_QUEUE};
+    use super::*;
+
+    const WAIT: Duration = Duration::from_secs(60);
+
+    /// A TOML table for the fixture server named `name`, its tools prefixed `name_`.
+    fn server(name: &str) -> String {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
+        format!(
+            "[mcp_servers.{name}]\ncommand = \"python3\"\nargs = [{:?}, \"--name\", \"{name}\"]\ntool_prefix = \"{name}_\"\n",
+            script.display().to_string()
+        )
+    }
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, Path::new("test.toml"), &|_| None).expect("valid test config")
+    }
+
+    /// One client of the core: its session and what the session sends it.
+    struct Client {
+        session: Arc<Session>,
+        out: mpsc::Receiver<Vec<u8>>,
+    }
+
+    impl Client {
+        async fn open(core: &Arc<Core>) -> Client {
+            let (lines, out) = mpsc::channel(OUTPUT_QUEUE);
+            let session = core.open_session(SessionOutput { lines, gate: None });
+            let mut c = Client { session, out };
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "in-process", "version": "1"}}});
+            c.send(&init).await;
+            assert!(c.recv().await["result"].is_object());
+            c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await;
+            c
+        }
+
+        async fn send(&self, message: &Value) {
+            self.session.feed_line(message.to_string().into_bytes()).await;
+        }
+
+        async fn recv(&mut self) -> Value {
+            let line = tokio::time::timeout(WAIT, self.out.recv()).await;
+            serde_json::from_slice(&line.expect("a message in time").unwrap()).unwrap()
+        }
+
+        /// Waits for `notifications/tools/list_changed`, then lists the tools.
+        async fn tools_after_list_changed(&mut self, id: i64) -> Vec<String> {
+            while self.recv().await["method"] != "notifications/tools/list_changed" {}
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
+                .await;
+            let list = loop {
+                let m = self.recv().await;
+                if m["id"] == id {
+                    break m;
+                }
+            };
+            let tools = list["result"]["tools"].as_array().unwrap();
+            tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+        }
+    }
+
+    #[tokio::test]
+    async fn every_session_hears_of_added_and_removed_servers() {
+        let core = Core::new(Arc::new(config(&server("fx"))), None);
+        let mut clients = [Client::open(&core).await, Client::open(&core).await];
+        let both = format!("{}{}", server("fx"), server("fy"));
+        let changes = core.apply_config(config(&both)).await;
+        assert_eq!(changes.start, ["fy"]);
+        for c in &mut clients {
+            let names = c.tools_after_list_changed(1).await;
+            assert!(names.contains(&"fy_echo".to_owned()), "{names:?}");
+        }
+        let changes = core.apply_config(config(&server("fy"))).await;
+        assert_eq!(changes.stop, ["fx"]);
+        for c in &mut clients {
+            let names = c.tools_after_list_changed(2).await;
+            assert!(!names.contains(&"fx_echo".to_owned()), "{names:?}");
+            assert!(names.contains(&"fy_echo".to_owned()), "{names:?}");
+        }
+        assert_eq!(core.servers().len(), 1);
+        core.shutdown().await;
+    }
+}
