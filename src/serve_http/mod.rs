@@ -318,6 +318,7 @@ pub async fn run(
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let core = crate::proxy::Core::new(config, transcript);
+    core.watch_config();
     let starting = core.clone();
     tokio::spawn(async move {
         let client = crate::proxy::Core::routable_client_init();
