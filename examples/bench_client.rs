@@ -311,6 +311,100 @@ fn call_params(tool: &str, args: &str) -> String {
     format!("{{\"name\":{},\"arguments\":{args}}}", json!(tool))
 }
 
+/// What every mode shares: the server, the call's params, the next id and the error count.
+struct Run {
+    peer: Peer,
+    params: String,
+    next_id: u64,
+    errors: u64,
+}
+
+impl Run {
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// A few calls first so lazily initialized paths do not count.
+    fn warm_up(&mut self, tool: &str, mode: &str, args: &str) {
+        let big = mode == "big";
+        let small = call_params(tool, if big { "{\"n\":1}" } else { args });
+        for _ in 0..(if big { 3 } else { 20 }) {
+            let id = self.id();
+            self.peer.send(id, "tools/call", &small);
+            self.errors += u64::from(self.peer.wait(id).failed);
+        }
+    }
+
+    /// `seq`: one call at a time; latency percentiles.
+    fn seq(&mut self, n: usize, out: &mut Value) {
+        let cpu0 = proc_cpu_us(self.peer.pid());
+        let mut lat = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = self.id();
+            let t = self.peer.send(id, "tools/call", &self.params);
+            let a = self.peer.wait(id);
+            self.errors += u64::from(a.failed);
+            lat.push(a.at.duration_since(t).as_nanos() as u64);
+        }
+        let mean = lat.iter().sum::<u64>() as f64 / lat.len().max(1) as f64;
+        lat.sort_unstable();
+        out["n"] = json!(n);
+        out["p50_us"] = json!(percentile(&lat, 50.0) as f64 / 1000.0);
+        out["p99_us"] = json!(percentile(&lat, 99.0) as f64 / 1000.0);
+        out["mean_us"] = json!(mean / 1000.0);
+        out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(self.peer.pid()), n));
+    }
+
+    /// `conc`: `inflight` calls outstanding at all times; calls per second.
+    fn conc(&mut self, n: usize, inflight: usize, out: &mut Value) {
+        let cpu0 = proc_cpu_us(self.peer.pid());
+        let t0 = Instant::now();
+        let mut outstanding: HashMap<u64, ()> = HashMap::with_capacity(inflight * 2);
+        let (mut sent, mut done) = (0usize, 0usize);
+        while done < n {
+            while sent < n && outstanding.len() < inflight {
+                let id = self.id();
+                self.peer.send(id, "tools/call", &self.params);
+                outstanding.insert(id, ());
+                sent += 1;
+            }
+            let a = self.peer.recv();
+            if outstanding.remove(&a.id).is_some() {
+                done += 1;
+                self.errors += u64::from(a.failed);
+            }
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        out["n"] = json!(n);
+        out["inflight"] = json!(inflight);
+        out["seconds"] = json!(secs);
+        out["calls_per_s"] = json!(n as f64 / secs);
+        out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(self.peer.pid()), n));
+    }
+
+    /// `big`: one call; time to answer and the process's memory before, at peak and after.
+    fn big(&mut self, settle_ms: u64, out: &mut Value) {
+        let pid = self.peer.pid();
+        thread::sleep(Duration::from_millis(200));
+        let rss_before = proc_kib(pid, "VmRSS:");
+        let hwm_before = proc_kib(pid, "VmHWM:");
+        let id = self.id();
+        let t = self.peer.send(id, "tools/call", &self.params);
+        let a = self.peer.wait(id);
+        self.errors += u64::from(a.failed);
+        let (hwm, rss_after) = (proc_kib(pid, "VmHWM:"), proc_kib(pid, "VmRSS:"));
+        thread::sleep(Duration::from_millis(settle_ms));
+        out["seconds"] = json!(a.at.duration_since(t).as_secs_f64());
+        out["answer_bytes"] = json!(a.bytes);
+        out["rss_before_kib"] = json!(rss_before);
+        out["hwm_before_kib"] = json!(hwm_before);
+        out["hwm_kib"] = json!(hwm);
+        out["rss_after_kib"] = json!(rss_after);
+        out["rss_settled_kib"] = json!(proc_kib(pid, "VmRSS:"));
+    }
+}
+
 fn main() {
     let o = parse_opts();
     let t_spawn = Instant::now();
@@ -327,104 +421,16 @@ fn main() {
     let tool = peer.tool_name(&o.tool);
     out["tool"] = json!(tool);
     let params = call_params(&tool, &o.args);
-    let mut errors = 0u64;
-    let mut next_id = 2u64;
-    // Warm-up: a few calls so lazily initialized paths do not count.
-    for _ in 0..(if o.mode == "big" { 3 } else { 20 }) {
-        let small = call_params(
-            &tool,
-            if o.mode == "big" {
-                "{\"n\":1}"
-            } else {
-                &o.args
-            },
-        );
-        let id = next_id;
-        next_id += 1;
-        peer.send(id, "tools/call", &small);
-        if peer.wait(id).failed {
-            errors += 1;
-        }
-    }
+    let mut run = Run { peer, params, next_id: 2, errors: 0 };
+    run.warm_up(&tool, &o.mode, &o.args);
     match o.mode.as_str() {
-        "seq" => {
-            let cpu0 = proc_cpu_us(peer.pid());
-            let mut lat = Vec::with_capacity(o.n);
-            for _ in 0..o.n {
-                let id = next_id;
-                next_id += 1;
-                let t = peer.send(id, "tools/call", &params);
-                let a = peer.wait(id);
-                errors += u64::from(a.failed);
-                lat.push(a.at.duration_since(t).as_nanos() as u64);
-            }
-            let mean = lat.iter().sum::<u64>() as f64 / lat.len().max(1) as f64;
-            lat.sort_unstable();
-            out["n"] = json!(o.n);
-            out["p50_us"] = json!(percentile(&lat, 50.0) as f64 / 1000.0);
-            out["p99_us"] = json!(percentile(&lat, 99.0) as f64 / 1000.0);
-            out["mean_us"] = json!(mean / 1000.0);
-            out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(peer.pid()), o.n));
-        }
-        "conc" => {
-            let cpu0 = proc_cpu_us(peer.pid());
-            let t0 = Instant::now();
-            let mut outstanding: HashMap<u64, ()> = HashMap::with_capacity(o.inflight * 2);
-            let mut sent = 0usize;
-            let mut done = 0usize;
-            while sent < o.n.min(o.inflight) {
-                peer.send(next_id, "tools/call", &params);
-                outstanding.insert(next_id, ());
-                next_id += 1;
-                sent += 1;
-            }
-            while done < o.n {
-                let a = peer.recv();
-                if outstanding.remove(&a.id).is_none() {
-                    continue;
-                }
-                done += 1;
-                errors += u64::from(a.failed);
-                if sent < o.n {
-                    peer.send(next_id, "tools/call", &params);
-                    outstanding.insert(next_id, ());
-                    next_id += 1;
-                    sent += 1;
-                }
-            }
-            let secs = t0.elapsed().as_secs_f64();
-            out["n"] = json!(o.n);
-            out["inflight"] = json!(o.inflight);
-            out["seconds"] = json!(secs);
-            out["calls_per_s"] = json!(o.n as f64 / secs);
-            out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(peer.pid()), o.n));
-        }
-        "big" => {
-            let pid = peer.pid();
-            thread::sleep(Duration::from_millis(200));
-            let rss_before = proc_kib(pid, "VmRSS:");
-            let hwm_before = proc_kib(pid, "VmHWM:");
-            let id = next_id;
-            let t = peer.send(id, "tools/call", &params);
-            let a = peer.wait(id);
-            let secs = a.at.duration_since(t).as_secs_f64();
-            errors += u64::from(a.failed);
-            let hwm = proc_kib(pid, "VmHWM:");
-            let rss_after = proc_kib(pid, "VmRSS:");
-            thread::sleep(Duration::from_millis(o.settle_ms));
-            let rss_settled = proc_kib(pid, "VmRSS:");
-            out["seconds"] = json!(secs);
-            out["answer_bytes"] = json!(a.bytes);
-            out["rss_before_kib"] = json!(rss_before);
-            out["hwm_before_kib"] = json!(hwm_before);
-            out["hwm_kib"] = json!(hwm);
-            out["rss_after_kib"] = json!(rss_after);
-            out["rss_settled_kib"] = json!(rss_settled);
-        }
+        "seq" => run.seq(o.n, &mut out),
+        "conc" => run.conc(o.n, o.inflight, &mut out),
+        "big" => run.big(o.settle_ms, &mut out),
         other => die(&format!("unknown mode {other}")),
     }
-    out["errors"] = json!(errors);
+    out["errors"] = json!(run.errors);
     out["startup_us"] = json!(startup_us);
     println!("{out}");
-    peer.close();
+    run.peer.close();
 }

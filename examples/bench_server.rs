@@ -37,9 +37,9 @@ struct Request {
     params: Option<Value>,
 }
 
-fn main() {
-    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>();
-    let writer = thread::spawn(move || {
+/// The writer thread: answers are written in batches, one flush per burst.
+fn spawn_writer(out_rx: mpsc::Receiver<Vec<u8>>) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
         let stdout = std::io::stdout();
         let mut out = BufWriter::with_capacity(256 * 1024, stdout.lock());
         while let Ok(buf) = out_rx.recv() {
@@ -55,23 +55,66 @@ fn main() {
                 return;
             }
         }
-    });
+    })
+}
 
-    let (job_tx, job_rx) = mpsc::channel::<(Value, Value)>();
+/// `WORKERS` threads answering `tools/call` jobs.
+fn spawn_workers(
+    job_rx: mpsc::Receiver<(Value, Value)>,
+    out_tx: &mpsc::Sender<Vec<u8>>,
+) -> Vec<thread::JoinHandle<()>> {
     let job_rx = Arc::new(Mutex::new(job_rx));
-    let mut workers = Vec::new();
-    for _ in 0..WORKERS {
-        let rx = job_rx.clone();
-        let out = out_tx.clone();
-        workers.push(thread::spawn(move || loop {
-            let job = rx.lock().unwrap().recv();
-            let Ok((id, params)) = job else { return };
-            if out.send(call_tool(&id, &params)).is_err() {
-                return;
-            }
-        }));
-    }
+    (0..WORKERS)
+        .map(|_| {
+            let rx = job_rx.clone();
+            let out = out_tx.clone();
+            thread::spawn(move || loop {
+                let job = rx.lock().unwrap().recv();
+                let Ok((id, params)) = job else { return };
+                if out.send(call_tool(&id, &params)).is_err() {
+                    return;
+                }
+            })
+        })
+        .collect()
+}
 
+/// The answer to a request other than `tools/call`.
+fn answer(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8> {
+    match method {
+        "initialize" => {
+            let version = params
+                .and_then(|p| p.get("protocolVersion"))
+                .cloned()
+                .unwrap_or_else(|| json!("2025-06-18"));
+            response(
+                id,
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "bench-server", "version": "0.1.0"}
+                }),
+            )
+        }
+        "ping" => response(id, json!({})),
+        "tools/list" => response(id, tools()),
+        _ => {
+            let mut v = serde_json::to_vec(&json!({
+                "jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": format!("Method not found: {method}")}
+            }))
+            .unwrap();
+            v.push(b'\n');
+            v
+        }
+    }
+}
+
+fn main() {
+    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>();
+    let writer = spawn_writer(out_rx);
+    let (job_tx, job_rx) = mpsc::channel::<(Value, Value)>();
+    let workers = spawn_workers(job_rx, &out_tx);
     let stdin = std::io::stdin();
     let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
     let mut line = Vec::new();
@@ -87,40 +130,11 @@ fn main() {
         let (Some(id), Some(method)) = (req.id, req.method) else {
             continue; // notifications and responses
         };
-        let answer = match method.as_str() {
-            "initialize" => {
-                let version = req
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("protocolVersion"))
-                    .cloned()
-                    .unwrap_or_else(|| json!("2025-06-18"));
-                response(
-                    &id,
-                    json!({
-                        "protocolVersion": version,
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "bench-server", "version": "0.1.0"}
-                    }),
-                )
-            }
-            "ping" => response(&id, json!({})),
-            "tools/list" => response(&id, tools()),
-            "tools/call" => {
-                let _ = job_tx.send((id, req.params.unwrap_or(Value::Null)));
-                continue;
-            }
-            _ => {
-                let mut v = serde_json::to_vec(&json!({
-                    "jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32601, "message": format!("Method not found: {method}")}
-                }))
-                .unwrap();
-                v.push(b'\n');
-                v
-            }
-        };
-        if out_tx.send(answer).is_err() {
+        if method == "tools/call" {
+            let _ = job_tx.send((id, req.params.unwrap_or(Value::Null)));
+            continue;
+        }
+        if out_tx.send(answer(&id, &method, req.params.as_ref())).is_err() {
             break;
         }
     }

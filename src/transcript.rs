@@ -320,6 +320,30 @@ pub enum ReadError {
     },
 }
 
+/// The checks a call record's JSON object must pass before it is read as a [`CallRecord`]:
+/// the format version this build reads, and `arguments` (when present) an object. The error
+/// is the message for the line.
+fn check_call_shape(obj: &serde_json::Map<String, Value>) -> Result<(), String> {
+    match obj.get("v").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(FORMAT_VERSION) => {}
+        other => {
+            let found = other.map_or("no `v`".to_owned(), |v| format!("version {v}"));
+            return Err(format!(
+                "unsupported transcript format ({found}; this mcp-envelope reads version {FORMAT_VERSION})"
+            ));
+        }
+    }
+    let what = match obj.get("arguments") {
+        None | Some(Value::Object(_)) => return Ok(()),
+        Some(Value::Array(_)) => "an array",
+        Some(Value::String(_)) => "a string",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Null) => "null",
+    };
+    Err(format!("`arguments` must be an object, not {what}"))
+}
+
 /// Parses transcript text (pure). Blank lines are skipped; a broken last line is tolerated and
 /// reported in [`Transcript::broken_last_line`]; any other bad line is an error naming it.
 pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError> {
@@ -347,35 +371,7 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
                 tool_lists.push(list);
                 continue;
             }
-            match obj.get("v").and_then(Value::as_u64) {
-                Some(v) if v == u64::from(FORMAT_VERSION) => {}
-                other => {
-                    let found = other.map_or("no `v`".to_owned(), |v| format!("version {v}"));
-                    return Err(ReadError::BadLine {
-                        path: path.to_owned(),
-                        line: line_no,
-                        message: format!(
-                            "unsupported transcript format ({found}; this mcp-envelope reads version {FORMAT_VERSION})"
-                        ),
-                    });
-                }
-            }
-            match obj.get("arguments") {
-                None | Some(Value::Object(_)) => {}
-                Some(other) => {
-                    let what = match other {
-                        Value::Array(_) => "an array",
-                        Value::String(_) => "a string",
-                        Value::Number(_) => "a number",
-                        Value::Bool(_) => "a boolean",
-                        _ => "null",
-                    };
-                    return Err(bad(
-                        line_no,
-                        format!("`arguments` must be an object, not {what}"),
-                    ));
-                }
-            }
+            check_call_shape(&obj).map_err(|message| bad(line_no, message))?;
         }
         match serde_json::from_str::<CallRecord>(line) {
             Ok(r) => {
