@@ -47,14 +47,11 @@ pub fn down_servers(servers: &[Downstream]) -> Vec<Down> {
         .collect()
 }
 
-/// `text` cut to [`MAX_REASON_CHARS`] characters, on one line.
+/// `text` on one line, cut to [`MAX_REASON_CHARS`] characters including the truncation marker
+/// (`… [N characters cut]`, [`envelope_core::message_cut::cut_message`]).
 fn short(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= MAX_REASON_CHARS {
-        return one_line;
-    }
-    let kept: String = one_line.chars().take(MAX_REASON_CHARS - 1).collect();
-    format!("{kept}…")
+    envelope_core::message_cut::cut_message([one_line.as_str()], MAX_REASON_CHARS)
 }
 
 /// The section appended to our `instructions`, or `None` when every server is ready.
@@ -113,6 +110,6 @@ mod tests {
         let long = "é".repeat(1000);
         let cut = short(&long);
         assert_eq!(cut.chars().count(), MAX_REASON_CHARS);
-        assert!(cut.ends_with('…'));
+        assert!(cut.ends_with("characters cut]"), "{cut}");
     }
 }

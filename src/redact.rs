@@ -95,20 +95,17 @@ impl Redactor {
         redact_keyed_values(&out)
     }
 
-    /// `text` redacted, then cut to at most `max_chars` characters (Unicode scalar values),
-    /// ending in `…` when cut: text a server sent, fit for a log line or an error message.
+    /// `text` redacted, then cut to at most `max_chars` characters (Unicode scalar values)
+    /// plus the truncation marker when cut: text a server sent, fit for a log line or an error message.
     pub fn redact_within(&self, text: &str, max_chars: usize) -> String {
         cut_chars(self.redact(text), max_chars)
     }
 }
 
-/// `text` cut to at most `max_chars` characters (Unicode scalar values), ending in `…` when
-/// cut.
+/// `text` cut to at most `max_chars` characters (Unicode scalar values) followed, when cut, by
+/// the one truncation marker (`… [N characters cut]`, [`envelope_core::message_cut::cut_chars`]).
 pub(crate) fn cut_chars(text: String, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text,
-    }
+    envelope_core::message_cut::cut_chars(&text, max_chars)
 }
 
 /// The secrets among a server's command-line arguments (its `args`): the value after a flag
@@ -300,7 +297,7 @@ mod tests {
     #[test]
     fn redact_within_cuts_on_char_boundaries_after_redacting() {
         let r = Redactor::default();
-        assert_eq!(r.redact_within("éééé", 2), "éé…");
+        assert_eq!(r.redact_within("éééé", 2), "éé… [2 characters cut]");
         assert_eq!(r.redact_within("ab", 2), "ab");
         let r = Redactor::for_server([("K", "sk-123456")], std::iter::empty());
         assert_eq!(r.redact_within("sk-123456 x", 200), "[redacted] x");
