@@ -249,7 +249,12 @@ pub fn install(
     let record_path = dir.join(format!("{stem}.json"));
     let previous = read_record(&record_path)?;
     let stripped = match (&client_text, target.client) {
-        (Some(text), client) if dry_run && client != Client::Codex => {
+        // Only a file strict JSON cannot read has comments or trailing commas to strip.
+        (Some(text), client)
+            if dry_run
+                && client != Client::Codex
+                && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() =>
+        {
             // Comments become blanks when stripped: the plan starts from the same data laid
             // out afresh, so the diff shows a clean result.
             let plain = crate::import::strip_jsonc(text);

@@ -108,7 +108,8 @@ pub fn check_modern(headers: &HeaderMap, message: &Value) -> Result<(), Refusal>
         .and_then(Value::as_str);
     if body_version != Some(version) {
         return Err(mismatch(format!(
-            "MCP-Protocol-Version header {version:?} does not match the body's _meta protocolVersion {body_version:?}"
+            "MCP-Protocol-Version header \"{version}\" does not match the body's _meta protocolVersion ({})",
+            body_version.map_or("absent".to_owned(), |v| format!("\"{v}\""))
         )));
     }
     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
