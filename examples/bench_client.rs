@@ -421,7 +421,12 @@ fn main() {
     let tool = peer.tool_name(&o.tool);
     out["tool"] = json!(tool);
     let params = call_params(&tool, &o.args);
-    let mut run = Run { peer, params, next_id: 2, errors: 0 };
+    let mut run = Run {
+        peer,
+        params,
+        next_id: 2,
+        errors: 0,
+    };
     run.warm_up(&tool, &o.mode, &o.args);
     match o.mode.as_str() {
         "seq" => run.seq(o.n, &mut out),

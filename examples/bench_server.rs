@@ -134,7 +134,10 @@ fn main() {
             let _ = job_tx.send((id, req.params.unwrap_or(Value::Null)));
             continue;
         }
-        if out_tx.send(answer(&id, &method, req.params.as_ref())).is_err() {
+        if out_tx
+            .send(answer(&id, &method, req.params.as_ref()))
+            .is_err()
+        {
             break;
         }
     }

@@ -217,8 +217,12 @@ mod tests {
             assert_eq!(c.restart, ["a"], "{edit}");
         }
         let remote = "[mcp_servers.a]\nurl = \"http://127.0.0.1:1/mcp\"\n";
-        let headers = "[mcp_servers.a]\nurl = \"http://127.0.0.1:1/mcp\"\nhttp_headers = { X = \"1\" }\n";
-        assert_eq!(server_changes(&parse(remote), &parse(headers)).restart, ["a"]);
+        let headers =
+            "[mcp_servers.a]\nurl = \"http://127.0.0.1:1/mcp\"\nhttp_headers = { X = \"1\" }\n";
+        assert_eq!(
+            server_changes(&parse(remote), &parse(headers)).restart,
+            ["a"]
+        );
     }
 
     #[test]

@@ -444,7 +444,11 @@ impl Passthrough {
     /// After a config reload: the prompts are read again from every ready server that offers
     /// them (filters and prefixes may have changed). Returns the list_changed notifications
     /// to send: prompts when the exposed prompts changed, resources when `servers_changed`.
-    pub async fn after_reload(&self, up: &Upstream<'_>, servers_changed: bool) -> Vec<&'static str> {
+    pub async fn after_reload(
+        &self,
+        up: &Upstream<'_>,
+        servers_changed: bool,
+    ) -> Vec<&'static str> {
         let d = self.declared();
         let mut changed = Vec::new();
         if d.prompts {

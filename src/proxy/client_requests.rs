@@ -41,7 +41,12 @@ impl Session {
             return Err(internal_error("the client went away"));
         }
         let key = (server.to_owned(), server_id.to_string());
-        let timeout = self.core.config().tool_settings(server, "").tool_timeout.value;
+        let timeout = self
+            .core
+            .config()
+            .tool_settings(server, "")
+            .tool_timeout
+            .value;
         debug!(%server, method, "forwarding server request to the client");
         let ids = &self.server_request_ids;
         let mut on_sent = |id| {
@@ -60,7 +65,10 @@ impl Session {
 
     /// Waits for `asked` unless the proxy stops or the session closes first (`None`): a client
     /// that never answers must not keep the proxy alive after shutdown.
-    async fn unless_stopped(&self, asked: impl std::future::Future<Output = Asked>) -> Option<Asked> {
+    async fn unless_stopped(
+        &self,
+        asked: impl std::future::Future<Output = Asked>,
+    ) -> Option<Asked> {
         let mut stopping = self.core.shutdown.subscribe();
         let mut closed = self.closed.subscribe();
         tokio::select! {
@@ -105,7 +113,9 @@ async fn client_answer(asked: Asked, timeout: Duration) -> Result<Value, Value> 
     match asked {
         Ok(Ok(body)) => match body.into_result().await {
             Ok(answer) => answer,
-            Err(e) => Err(internal_error(&format!("the client's answer is unusable: {e}"))),
+            Err(e) => Err(internal_error(&format!(
+                "the client's answer is unusable: {e}"
+            ))),
         },
         Ok(Err(error)) => Err(error),
         Err(CallError::Timeout(_)) => {

@@ -50,7 +50,10 @@ impl Core {
             self.list_changed("notifications/tools/list_changed").await;
         }
         let up = self.upstream(None);
-        let lists = self.passthrough.after_reload(&up, !changes.is_empty()).await;
+        let lists = self
+            .passthrough
+            .after_reload(&up, !changes.is_empty())
+            .await;
         for method in lists {
             self.list_changed(method).await;
         }
@@ -130,7 +133,9 @@ mod tests {
         }
 
         async fn send(&self, message: &Value) {
-            self.session.feed_line(message.to_string().into_bytes()).await;
+            self.session
+                .feed_line(message.to_string().into_bytes())
+                .await;
         }
 
         async fn recv(&mut self) -> Value {
@@ -150,7 +155,10 @@ mod tests {
                 }
             };
             let tools = list["result"]["tools"].as_array().unwrap();
-            tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+            tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
         }
     }
 

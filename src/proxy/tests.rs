@@ -498,7 +498,13 @@ async fn a_parked_call_resumes_through_another_session() {
     let caps = json!({"elicitation": {}});
     let ask = json!({"message": "sure?"});
     let asked = first
-        .ask(&modern_call("a", "fx_elicit", ask.clone(), json!({}), caps.clone()))
+        .ask(&modern_call(
+            "a",
+            "fx_elicit",
+            ask.clone(),
+            json!({}),
+            caps.clone(),
+        ))
         .await;
     assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
     let state = asked["result"]["requestState"].clone();
@@ -513,7 +519,10 @@ async fn a_parked_call_resumes_through_another_session() {
         .await;
     let env = envelope(&done);
     assert_eq!(env["status"], "ok", "{done}");
-    assert!(env["content"].as_str().unwrap().contains("accept"), "{done}");
+    assert!(
+        env["content"].as_str().unwrap().contains("accept"),
+        "{done}"
+    );
     core.shutdown().await;
 }
 
@@ -526,7 +535,9 @@ async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "no-sampling", "version": "1"}}});
     c.ask(&init).await;
-    let done = c.ask(&call(json!(2), "fx_sample", json!({"prompt": "hi"}))).await;
+    let done = c
+        .ask(&call(json!(2), "fx_sample", json!({"prompt": "hi"})))
+        .await;
     assert_eq!(done["id"], 2, "the client is not asked: {done}");
     let content = envelope(&done)["content"].as_str().unwrap().to_owned();
     assert!(content.contains("did not declare `sampling`"), "{done}");

@@ -72,7 +72,10 @@ fn every_client_installs_checks_and_uninstalls_byte_for_byte() {
         let dry = ok(&run(home.path(), &["install", client, "--dry-run"]));
         assert!(dry.contains("dry run: nothing written"), "{client}: {dry}");
         // Strict JSON (any layout) is rewritten by install: no "refuses" note.
-        assert!(!dry.contains("comments or trailing commas"), "{client}: {dry}");
+        assert!(
+            !dry.contains("comments or trailing commas"),
+            "{client}: {dry}"
+        );
         assert!(
             dry.contains("+++ ") && dry.contains("/dev/null"),
             "{client}: {dry}"

@@ -69,21 +69,44 @@ fn a_budget_edit_applies_to_the_next_call_and_a_broken_edit_keeps_the_old_config
     let env = call_until(&mut p, &mut id, |e| e["status"] == "truncated");
     assert_eq!(env["status"], "truncated", "{env}");
     let content = env["content"].as_str().unwrap();
-    assert!(content.chars().count() <= 4, "the new budget (4) applies: {env}");
-    assert_eq!(children_of(p.pid()), server, "a budget edit restarts no server");
+    assert!(
+        content.chars().count() <= 4,
+        "the new budget (4) applies: {env}"
+    );
+    assert_eq!(
+        children_of(p.pid()),
+        server,
+        "a budget edit restarts no server"
+    );
 
     let secret = "s3cret-value-never-logged";
-    let broken = format!("{}env = {{ TOKEN = \"{secret}\" }}\nchar_budget = -1\n", fx(100));
+    let broken = format!(
+        "{}env = {{ TOKEN = \"{secret}\" }}\nchar_budget = -1\n",
+        fx(100)
+    );
     rewrite(&config, &broken);
     assert!(wait_until(|| p.stderr().contains("config not reloaded")));
     let err = p.stderr();
-    let line = broken.lines().position(|l| l == "char_budget = -1").unwrap() + 1;
+    let line = broken
+        .lines()
+        .position(|l| l == "char_budget = -1")
+        .unwrap()
+        + 1;
     let place = format!("{}:{line}", config.display());
-    assert!(err.contains(&place), "the warning names file and line {place}: {err}");
-    assert!(err.contains("char_budget"), "the warning names the key: {err}");
+    assert!(
+        err.contains(&place),
+        "the warning names file and line {place}: {err}"
+    );
+    assert!(
+        err.contains("char_budget"),
+        "the warning names the key: {err}"
+    );
     assert!(!err.contains(secret), "no secret in the log: {err}");
     let env = call_until(&mut p, &mut id, |_| true);
-    assert_eq!(env["status"], "truncated", "the old budget (4) still applies: {env}");
+    assert_eq!(
+        env["status"], "truncated",
+        "the old budget (4) still applies: {env}"
+    );
     finish_session(p);
 }
 
@@ -103,11 +126,17 @@ fn sighup_reloads_even_when_the_file_looks_unchanged() {
     drop(file);
     std::thread::sleep(Duration::from_millis(2500));
     let env = call_until(&mut p, &mut id, |_| true);
-    assert_eq!(env["status"], "truncated", "not reloaded without SIGHUP: {env}");
+    assert_eq!(
+        env["status"], "truncated",
+        "not reloaded without SIGHUP: {env}"
+    );
 
     signal(p.pid(), libc::SIGHUP);
     let env = call_until(&mut p, &mut id, |e| e["status"] == "ok");
-    assert_eq!(env["content"], "0123456789", "SIGHUP applied the new budget: {env}");
+    assert_eq!(
+        env["content"], "0123456789",
+        "SIGHUP applied the new budget: {env}"
+    );
     finish_session(p);
 }
 
@@ -151,7 +180,11 @@ fn added_servers_start_and_removed_ones_stop_with_list_changed() {
     let resp = p.call(json!(5), "echo", json!({"text": "gone"}), LONG);
     assert_eq!(envelope_of(&resp)["status"], "error", "{resp}");
     let one_left = wait_until(|| children_of(p.pid()).len() == 1);
-    assert!(one_left, "the removed server ended: {:?}", children_of(p.pid()));
+    assert!(
+        one_left,
+        "the removed server ended: {:?}",
+        children_of(p.pid())
+    );
     let before = children_of(p.pid());
 
     // A changed launch (here `env`) restarts the server: a new process serves the calls.

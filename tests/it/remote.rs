@@ -336,11 +336,7 @@ fn a_server_restarted_while_idle_gets_a_new_session_and_the_call_goes_through() 
     assert_ok(&env, "after");
     let env = call_envelope(&mut p, 3, "get-sum", json!({"a": 2, "b": 3}));
     assert_ok(&env, "5");
-    assert!(
-        p.stderr().contains("opened a new one"),
-        "{}",
-        p.stderr()
-    );
+    assert!(p.stderr().contains("opened a new one"), "{}", p.stderr());
     finish_session(p);
 }
 
