@@ -49,6 +49,7 @@ pub struct Miss {
 
 /// The JSON text of `value` with object keys sorted at every depth and `ignored` keys (exact,
 /// at any depth) left out.
+#[cfg(test)]
 pub fn canonical_json(value: &Value, ignored: &[String]) -> String {
     canonical(value, ignored).to_string()
 }
@@ -148,11 +149,13 @@ impl Cassette {
     }
 
     /// The servers the cassette has tools of, in first-seen order.
+    #[cfg(test)]
     pub fn servers(&self) -> impl Iterator<Item = &str> {
         self.tool_lists.iter().map(|(s, _)| s.as_str())
     }
 
     /// The tool definitions of `server` (`None` for a server the cassette does not know).
+    #[cfg(test)]
     pub fn tools(&self, server: &str) -> Option<&[Value]> {
         self.tool_lists
             .iter()

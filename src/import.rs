@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 
 mod codex;
 mod remote;
-pub use codex::{codex_tables_to_toml, import_codex_config, is_codex_stdio};
+pub use codex::{codex_tables_to_toml, import_codex_config};
 
 /// Keys of a client entry that the conversion uses; anything else is noted as ignored.
 const KNOWN_KEYS: [&str; 14] = [

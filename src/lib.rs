@@ -43,8 +43,25 @@
 //! Modules marked (core) live in the pure crate `envelope_core` (`crates/envelope-core`, no
 //! tokio, no I/O) and are re-exported here under their old paths.
 //!
-//! The old paths `jsonrpc`, `recover`, `exact_args` (now in [`wire`]), `stdio` (in
-//! [`transport`]) and `offload` (now [`runtime`]) are re-exported.
+//! The old paths `jsonrpc`, `recover`, `exact_args` (now in [`wire`]) are re-exported.
+//!
+//! # Public API
+//! Small on purpose: [`cli::run`] (the binary), [`config`] (load and validate a config),
+//! [`paging`] (the bounded store), [`wire`] (JSON-RPC framing and types) and the core
+//! crate's pure modules. Every other module is `pub(crate)`: the integration tests drive the
+//! binary, and in-process tests live beside the code.
+//!
+//! # Stages of one `tools/call` response, one name each
+//! 1. [`transport::Delivery`]: what a transport delivered, a message (a line, a JSON body, an
+//!    SSE event's data) or a fault for one request.
+//! 2. [`rpc::Reply`]: what settles one pending request at the peer: the JSON-RPC response
+//!    (its `result` as an [`rpc::ResultBody`], parsed or still the raw line, or its error
+//!    object), or why none came.
+//! 3. [`outcome::Outcome`]: what the call came to (a `CallToolResult`, a JSON-RPC error, a
+//!    timeout, a crash...), the mapping's input; the call path holds it as a
+//!    `proxy::calls::CallOutcome` while a large result is still raw.
+//! 4. [`outcome::Mapped`]: the envelope and the media blocks passed through.
+//! 5. `proxy::requests::Answer`: the JSON text of the response to the client, with its id.
 //!
 //! The binary (`src/main.rs`) parses the command line, sets up logging to stderr, calls
 //! [`cli::run`] and maps errors to exit codes; everything else lives here.
@@ -58,32 +75,32 @@ pub use envelope_core::{
     trajectory,
 };
 
-pub mod availability;
-pub mod cassette;
-pub mod check;
+pub(crate) mod availability;
+pub(crate) mod cassette;
+pub(crate) mod check;
 pub mod cli;
 pub mod config;
-pub mod downstream;
-pub mod drift;
-pub mod import;
-pub mod install;
-pub mod modern;
-pub mod mrtr;
-pub mod page_tool;
+pub(crate) mod downstream;
+pub(crate) mod drift;
+pub(crate) mod import;
+pub(crate) mod install;
+pub(crate) mod modern;
+pub(crate) mod mrtr;
+pub(crate) mod page_tool;
 pub mod paging;
-pub mod passthrough;
-pub mod proxy;
-pub mod redact;
-pub mod reload;
-pub mod rpc;
-pub mod runtime;
-pub mod serve_http;
-pub mod settings;
-pub mod transcript;
-pub mod transport;
+pub(crate) mod passthrough;
+pub(crate) mod proxy;
+pub(crate) mod redact;
+pub(crate) mod reload;
+pub(crate) mod rpc;
+pub(crate) mod runtime;
+pub(crate) mod serve_http;
+pub(crate) mod settings;
+pub(crate) mod transcript;
+pub(crate) mod transport;
 pub mod wire;
 
 // The old flat paths of the wire, transport and runtime modules.
-pub use runtime as offload;
-pub use transport::{backpressure, stdio};
+pub(crate) use runtime as offload;
+pub(crate) use transport::{backpressure, stdio};
 pub use wire::{exact_args, jsonrpc, recover};

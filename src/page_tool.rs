@@ -329,8 +329,6 @@ fn page_of(
     (mapped, first_row, first_row + kept)
 }
 
-pub use envelope_core::replay::replay_page;
-
 #[cfg(test)]
 mod tests {
     use super::*;

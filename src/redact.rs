@@ -35,7 +35,6 @@ pub const SECRET_KEY_PATTERNS: [&str; 10] = [
 pub const MIN_SECRET_VALUE_CHARS: usize = 4;
 
 // One key-matching rule for the transcript's `redact_keys` and the secret patterns here.
-pub use envelope_core::record::key_matches;
 use envelope_core::record::normalize_key as normalize;
 
 /// Whether `key` looks like it names a secret ([`SECRET_KEY_PATTERNS`]).
@@ -255,6 +254,7 @@ pub fn without_quoted_values(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use envelope_core::record::key_matches;
 
     #[test]
     fn secrets_in_arguments_are_found() {

@@ -95,6 +95,7 @@ impl TranscriptWriter {
     }
 
     /// How many records were dropped because the queue was full.
+    #[cfg(test)]
     pub fn dropped(&self) -> u64 {
         self.dropped.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -425,34 +426,9 @@ fn current(record: &CallRecord, config: Option<&Config>) -> Option<ToolSettings>
     config.map(|c| c.tool_settings(&record.server, &record.server_tool))
 }
 
-/// The envelope a record's raw outcome gives today: with the budget and media of `config` for
-/// its server and tool when given, else those recorded ([`envelope_core::replay::recompute`]).
-pub fn recompute(record: &CallRecord, config: Option<&Config>) -> Envelope {
-    envelope_core::replay::recompute(record, current(record, config))
-}
-
-/// [`recompute`] of a record that follows `earlier` in its transcript (a page of the page tool
-/// is recomputed from the call it paged; [`envelope_core::replay::recompute_after`]).
-pub fn recompute_after(
-    earlier: &[CallRecord],
-    record: &CallRecord,
-    config: Option<&Config>,
-) -> Envelope {
-    envelope_core::replay::recompute_after(earlier, record, current(record, config))
-}
-
-/// Replays every record (see [`recompute_after`]).
+/// Replays every record (see [`envelope_core::replay::recompute_after`]).
 pub fn replay(transcript: &Transcript, config: Option<&Config>) -> Vec<ReplayResult> {
     envelope_core::replay::replay(&transcript.records, |r| current(r, config))
-}
-
-/// The settings `recompute` uses for a record: `config`'s for its server and tool, else the
-/// recorded ones. Returns `(char_budget, the other budget settings, media)`.
-pub fn settings_for(
-    record: &CallRecord,
-    config: Option<&Config>,
-) -> (usize, RecordedBudget, MediaMode) {
-    envelope_core::replay::settings_for(record, current(record, config))
 }
 
 /// `replay --update`: sets each record's envelope to the recomputed one and its settings to

@@ -15,6 +15,7 @@ use super::{
     handshake, stderr, ClientInit, Connection, Downstream, DownstreamEvent, STDERR_TAIL_LINES,
 };
 use crate::transport::child::{self, ChildProcess, Program, StdoutLines};
+use crate::transport::Close as _;
 
 /// How long a stopping child gets after stdin is closed, and again after SIGTERM.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
@@ -130,7 +131,7 @@ impl Running {
         self.conn
             .peer()
             .close("stopped because the proxy is shutting down");
-        self.process.stop(SHUTDOWN_GRACE).await;
+        self.process.close(SHUTDOWN_GRACE).await;
         debug!(server = %self.ds.name(), "server stopped");
     }
 }

@@ -38,13 +38,9 @@ mod tests;
 
 pub use connection::Connection;
 pub use handshake::ServerEra;
-pub use local::{EXIT_DRAIN, SHUTDOWN_GRACE, STDERR_LINE_CHARS};
-pub use server_requests::MAX_OUTSTANDING_SERVER_REQUESTS;
-pub use supervisor::{backoff_delay, BACKOFF_INITIAL, BACKOFF_MAX, HEALTHY_RUN, MAX_TOOL_PAGES};
 
-pub use crate::rpc::{CallError, RawResponse, ResultBody, RAW_RESULT_MIN_BYTES};
+pub use crate::rpc::{CallError, RawResponse, ResultBody};
 pub use crate::runtime::{release_memory_after_large_message, trim_heap, LARGE_MESSAGE_BYTES};
-pub use crate::transport::child::SERVER_STDOUT_PIPE_BYTES;
 
 /// Lines of a server's stderr kept for error messages.
 pub const STDERR_TAIL_LINES: usize = 20;
@@ -229,6 +225,7 @@ impl Downstream {
     }
 
     /// A receiver that sees every state change.
+    #[cfg(test)]
     pub fn watch_state(&self) -> watch::Receiver<ServerState> {
         self.inner.state.subscribe()
     }

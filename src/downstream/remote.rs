@@ -18,7 +18,8 @@ use super::{ClientInit, Connection, Downstream, DownstreamEvent};
 use crate::config::RemoteConfig;
 use crate::rpc::{peer, CallError, Reply};
 use crate::transport::http_client::{HttpTransport, Inbox};
-use crate::transport::{Fault, Outbox, Received};
+use crate::transport::Close as _;
+use crate::transport::{Delivery, Fault, Outbox};
 
 /// Messages queued for the remote connection's reader.
 pub const INBOX_MESSAGES: usize = 64;
@@ -27,19 +28,19 @@ pub const INBOX_MESSAGES: usize = 64;
 /// connection's reader ([`crate::rpc::peer::read_loop`], the same as a stdio server's).
 #[derive(Clone)]
 struct RemoteInbox {
-    queue: mpsc::Sender<Received>,
+    queue: mpsc::Sender<Delivery>,
     conn: Arc<Connection>,
 }
 
 impl Inbox for RemoteInbox {
     async fn dispatch(&self, line: Vec<u8>) {
-        let _ = self.queue.send(Received::Message(line)).await;
+        let _ = self.queue.send(Delivery::Message(line)).await;
     }
 
     async fn fail(&self, id: Option<&Value>, fault: Fault) {
         if let Some(id) = id {
             let id = Some(id.clone());
-            let _ = self.queue.send(Received::Fault { id, fault }).await;
+            let _ = self.queue.send(Delivery::Fault { id, fault }).await;
         }
     }
 
@@ -91,7 +92,7 @@ impl RemoteRunning {
         self.conn
             .peer()
             .close("stopped because the proxy is shutting down");
-        self.transport.end_session(SHUTDOWN_GRACE).await;
+        self.transport.close(SHUTDOWN_GRACE).await;
         self.task.abort();
         self.reader.abort();
         debug!(server = %self.conn.server(), "remote session ended");

@@ -28,12 +28,6 @@ const DROPPED_KEYS: [(&str, &str); 5] = [
     ("oauth_resource", "OAuth is not supported yet"),
 ];
 
-/// Whether a Codex `[mcp_servers.NAME]` item is a stdio server (it has a `command`).
-pub fn is_codex_stdio(item: &Item) -> bool {
-    item.as_table_like()
-        .is_some_and(|t| t.contains_key("command"))
-}
-
 /// Converts the text of a Codex `config.toml` into mcp-envelope TOML text (comments included);
 /// `source` names the file in the header comment.
 ///

@@ -43,7 +43,7 @@ pub(super) enum NotEnveloped {
 
 /// What came back for a call: an [`Outcome`], or a large success response still unparsed
 /// (mapped by [`map_raw`]; with a transcript, recorded from its text).
-pub(super) enum Received {
+pub(super) enum CallOutcome {
     Outcome(Outcome),
     Raw(RawResponse),
     /// Answered by the proxy itself (the page tool), with the outcome to record.
@@ -156,12 +156,12 @@ impl Core {
         let paged = self.page_call(pager, &name, &call_id, params.get("arguments"));
         let route = self.catalog().route(&name).cloned();
         let mut _in_flight = None;
-        let (server, server_tool, settings, received) = match (paged, route) {
+        let (server, server_tool, settings, call_outcome) = match (paged, route) {
             (Some(page), _) => page,
             (None, None) => {
                 let settings = self.config().tool_settings("", &name);
-                let received = Received::Outcome(Outcome::NoSuchTool);
-                (String::new(), name.clone(), settings, received)
+                let call_outcome = CallOutcome::Outcome(Outcome::NoSuchTool);
+                (String::new(), name.clone(), settings, call_outcome)
             }
             (None, Some(route)) => {
                 let settings = self.config().tool_settings(&route.server, &route.tool);
@@ -177,10 +177,10 @@ impl Core {
                     modern: call.modern,
                     session: call.session,
                 };
-                let received = self
+                let call_outcome = self
                     .forward(&route, &name, &mut params, &settings, &leg)
                     .await?;
-                (route.server, route.tool, settings, received)
+                (route.server, route.tool, settings, call_outcome)
             }
         };
         let facts = CallFacts {
@@ -190,7 +190,7 @@ impl Core {
             server_tool,
             settings,
         };
-        let (mapped, payload, outcome) = map_received(received, &facts).await;
+        let (mapped, payload, outcome) = map_call_outcome(call_outcome, &facts).await;
         let arguments = params
             .remove("arguments")
             .unwrap_or(Value::Object(Map::new()));
@@ -283,19 +283,19 @@ impl Core {
         params: &mut Map<String, Value>,
         settings: &ToolSettings,
         leg: &Leg<'_>,
-    ) -> Result<Received, NotEnveloped> {
+    ) -> Result<CallOutcome, NotEnveloped> {
         let arguments = params.get("arguments").unwrap_or(&Value::Null);
         let recorded = self
             .cassette
             .get()
             .and_then(|c| c.answer(&route.server, &route.tool, name, arguments));
         if let Some(outcome) = recorded {
-            return Ok(Received::Outcome(outcome));
+            return Ok(CallOutcome::Outcome(outcome));
         }
         let servers = self.servers();
         let Some(ds) = servers.iter().find(|d| d.name() == route.server) else {
             let reason = "not started".into();
-            return Ok(Received::Outcome(Outcome::Unavailable { reason }));
+            return Ok(CallOutcome::Outcome(Outcome::Unavailable { reason }));
         };
         let timeout = settings.tool_timeout.value;
         // Arguments whose numbers would not survive parsing go as written.
@@ -313,14 +313,14 @@ impl Core {
         Ok(match result {
             // Without a transcript, nothing needs the whole result: map it from its text,
             // parsing only what the budget can use.
-            Ok(Ok(ResultBody::Raw(raw))) => Received::Raw(raw),
-            Ok(Ok(ResultBody::Value(result))) => Received::Outcome(Outcome::Result { result }),
+            Ok(Ok(ResultBody::Raw(raw))) => CallOutcome::Raw(raw),
+            Ok(Ok(ResultBody::Value(result))) => CallOutcome::Outcome(Outcome::Result { result }),
             // The client must see this one to open the URL (not enveloped).
             Ok(Err(error)) if is_url_elicitation_required(&error) => {
                 return Err(NotEnveloped::Error(error))
             }
-            Ok(Err(error)) => Received::Outcome(Outcome::RpcError { error }),
-            Err(e) => Received::Outcome(outcome_of(Err(e), timeout)),
+            Ok(Err(error)) => CallOutcome::Outcome(Outcome::RpcError { error }),
+            Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
     }
 }
@@ -350,13 +350,13 @@ fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), No
 }
 
 /// Maps what came back: a large raw response on the blocking pool, in one pass.
-async fn map_received(
-    received: Received,
+async fn map_call_outcome(
+    call_outcome: CallOutcome,
     facts: &CallFacts,
 ) -> (Mapped, Option<RawResponse>, Option<Outcome>) {
     let timeout = facts.settings.tool_timeout.value;
-    match received {
-        Received::Raw(raw) => {
+    match call_outcome {
+        CallOutcome::Raw(raw) => {
             let facts = facts.clone();
             let work = crate::offload::cpu_bound(raw.len(), move || {
                 let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
@@ -365,12 +365,12 @@ async fn map_received(
             let (mapped, parsed, raw) = work.await;
             (mapped, Some(raw), parsed)
         }
-        Received::Outcome(outcome) => (
+        CallOutcome::Outcome(outcome) => (
             map_outcome(&outcome, &facts.mapping_context()),
             None,
             Some(outcome),
         ),
-        Received::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
+        CallOutcome::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
     }
 }
 

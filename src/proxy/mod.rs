@@ -60,7 +60,7 @@ mod stdio;
 mod tests;
 
 pub use self::core::Core;
-pub use self::session::{parse_line, Session, SessionOutput};
+pub use self::session::SessionOutput;
 pub use self::stdio::serve;
 pub use crate::passthrough::DownstreamSlot;
 

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use tracing::debug;
 
-use super::calls::{CallFacts, Received};
+use super::calls::{CallFacts, CallOutcome};
 use super::session::Session;
 use super::Core;
 use crate::config::ToolSettings;
@@ -43,7 +43,7 @@ impl Core {
         name: &str,
         call_id: &str,
         arguments: Option<&Value>,
-    ) -> Option<(String, String, ToolSettings, Received)> {
+    ) -> Option<(String, String, ToolSettings, CallOutcome)> {
         let pager = pager.filter(|p| p.tool_name() == name)?;
         let answer = pager.page(call_id, arguments);
         let (server, tool) = match &answer.original {
@@ -51,8 +51,8 @@ impl Core {
             None => (String::new(), name.to_owned()),
         };
         let settings = self.config().tool_settings(&server, &tool);
-        let received = Received::Mapped(answer.mapped, answer.outcome);
-        Some((server, tool, settings, received))
+        let call_outcome = CallOutcome::Mapped(answer.mapped, answer.outcome);
+        Some((server, tool, settings, call_outcome))
     }
 
     /// Keeps a truncated result for the page tool: its `CallToolResult` from `outcome`, or

@@ -93,7 +93,8 @@ mod tests {
     use serde_json::{json, Value};
     use tokio::sync::mpsc;
 
-    use super::super::{Session, SessionOutput, OUTPUT_QUEUE};
+    use super::super::session::Session;
+    use super::super::{SessionOutput, OUTPUT_QUEUE};
     use super::*;
 
     const WAIT: Duration = Duration::from_secs(60);

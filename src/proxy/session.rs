@@ -93,11 +93,6 @@ impl Session {
         self.id
     }
 
-    /// The core it runs over.
-    pub fn core(&self) -> &Arc<Core> {
-        &self.core
-    }
-
     /// The protocol version negotiated at `initialize`; `None` before it and for clients that
     /// speak MCP 2026-07-28 (no `initialize`).
     pub fn protocol_version(&self) -> Option<&'static str> {
@@ -105,6 +100,7 @@ impl Session {
     }
 
     /// Whether a request in MCP 2026-07-28 form has arrived in this session.
+    #[cfg(test)]
     pub fn is_modern(&self) -> bool {
         self.listeners.seen()
     }

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::mpsc;
 
+use super::session::Session;
 use super::*;
 use crate::cassette::{Cassette, Playback};
 use crate::config::Config;

@@ -55,11 +55,6 @@ impl RawResponse {
         self.line.len()
     }
 
-    /// Whether the line is empty (never, for a line that was delivered).
-    pub fn is_empty(&self) -> bool {
-        self.line.is_empty()
-    }
-
     /// The whole line, given up.
     pub fn into_line(self) -> String {
         self.line

@@ -10,5 +10,5 @@
 pub mod body;
 pub mod peer;
 
-pub use body::{RawResponse, ResultBody, RAW_RESULT_MIN_BYTES};
+pub use body::{RawResponse, ResultBody};
 pub use peer::{CallError, Handler, Peer, Reply};

@@ -22,7 +22,7 @@ use tracing::{debug, warn};
 
 use super::body::{fast_response, ResultBody};
 use crate::transport::backpressure::OutputGate;
-use crate::transport::{Fault, Outbox, Receive, Received};
+use crate::transport::{Delivery, Fault, Outbox, Receive};
 use crate::wire::jsonrpc::{self, Incoming, Message};
 
 /// Why a request got no JSON-RPC answer.
@@ -270,8 +270,8 @@ pub async fn read_loop(
             gate.room().await;
         }
         match receiver.receive().await {
-            Ok(Received::Message(line)) => dispatch_line(peer, handler, line).await,
-            Ok(Received::Fault { id, fault }) => {
+            Ok(Delivery::Message(line)) => dispatch_line(peer, handler, line).await,
+            Ok(Delivery::Fault { id, fault }) => {
                 let reply = || Reply::Failed(fault.clone().into());
                 if !id.as_ref().is_some_and(|id| peer.deliver(id, reply())) {
                     warn!(server = %peer.name, error = %fault, "could not tell which request the answer was for");
@@ -369,7 +369,7 @@ mod tests {
     use std::sync::Mutex as StdMutex;
 
     use super::*;
-    use crate::rpc::RAW_RESULT_MIN_BYTES;
+    use crate::rpc::body::RAW_RESULT_MIN_BYTES;
 
     /// Records what the other side sent that is not an answer.
     #[derive(Default)]

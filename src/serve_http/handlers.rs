@@ -207,10 +207,10 @@ fn error_code(json: &[u8]) -> Option<i64> {
         code: i64,
     }
     #[derive(serde::Deserialize)]
-    struct Answer {
+    struct ErrorAnswer {
         error: Option<Code>,
     }
-    serde_json::from_slice::<Answer>(json)
+    serde_json::from_slice::<ErrorAnswer>(json)
         .ok()?
         .error
         .map(|e| e.code)

@@ -44,7 +44,7 @@ use tracing::{info, warn};
 
 use channel::Channel;
 pub use guard::{bearer_matches, check_bind, origin_allowed};
-pub use host::{CoreHost, Host, SessionIo};
+pub use host::{CoreHost, Host};
 
 /// The default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;

@@ -2,6 +2,8 @@
 //! progress, server-to-client requests and listen streams; sessions; the guards; shutdown.
 
 use std::sync::{Arc, Mutex};
+
+use super::host::SessionIo;
 use std::time::Duration;
 
 use serde_json::{json, Value};

@@ -15,7 +15,7 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, warn};
 
-use super::{Fault, Outbox, Receive, Received};
+use super::{Delivery, Fault, Outbox, Receive};
 use crate::wire::codec::{write_lines, Frame, LineReader};
 use crate::wire::jsonrpc::id_from_head;
 
@@ -116,13 +116,13 @@ impl StdoutLines {
 }
 
 impl Receive for StdoutLines {
-    async fn receive(&mut self) -> Result<Received, String> {
+    async fn receive(&mut self) -> Result<Delivery, String> {
         match self.reader.next_frame().await {
-            Ok(Some(Frame::Line(line))) => Ok(Received::Message(line)),
+            Ok(Some(Frame::Line(line))) => Ok(Delivery::Message(line)),
             Ok(Some(Frame::TooLong { len, head })) => {
                 let server = &self.server;
                 warn!(%server, bytes = len, "message longer than max_message_bytes rejected");
-                Ok(Received::Fault {
+                Ok(Delivery::Fault {
                     id: id_from_head(&head),
                     fault: Fault::TooLong(len),
                 })
@@ -190,7 +190,7 @@ impl ChildProcess {
     }
 
     /// Stops the child: stdin closed, then (after `grace`) SIGTERM to its group, then SIGKILL.
-    pub async fn stop(&mut self, grace: Duration) {
+    async fn stop(&mut self, grace: Duration) {
         if let Some(tx) = self.stdin_close.take() {
             let _ = tx.send(());
         }
@@ -198,6 +198,12 @@ impl ChildProcess {
             Ok(_) => self.reap_leftovers(),
             Err(_) => self.terminate(grace).await,
         }
+    }
+}
+
+impl super::Close for ChildProcess {
+    async fn close(&mut self, grace: Duration) {
+        self.stop(grace).await;
     }
 }
 

@@ -192,7 +192,7 @@ impl HttpTransport {
 
     /// Stops the SSE readers and, in a streamable HTTP session, ends it with `DELETE` (waiting
     /// at most `grace`; a server that does not allow it answers 405, which is fine).
-    pub async fn end_session(&self, grace: Duration) {
+    async fn end_session(&self, grace: Duration) {
         self.stop_readers();
         if self.legacy() || self.session.read().unwrap().is_none() {
             return;
@@ -626,6 +626,14 @@ pub fn describe(e: &reqwest::Error) -> String {
         format!("timed out: {inner}")
     } else {
         inner
+    }
+}
+
+/// The supervisor holds the transport shared with the task that sends its messages; closing
+/// through any handle ends the one session.
+impl super::Close for Arc<HttpTransport> {
+    async fn close(&mut self, grace: Duration) {
+        self.end_session(grace).await;
     }
 }
 

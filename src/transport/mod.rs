@@ -17,6 +17,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -89,7 +90,7 @@ impl Outbox {
 
 /// What a transport received.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Received {
+pub enum Delivery {
     /// One message: a line, a JSON body, an SSE event's data.
     Message(Vec<u8>),
     /// An answer that could not be carried, for request `id` when it could be told.
@@ -105,17 +106,26 @@ pub enum Received {
 pub trait Receive: Send {
     /// The next thing received; `Err(why)` once the other side has closed (for a server's
     /// stdout: `closed its stdout`).
-    fn receive(&mut self) -> impl Future<Output = Result<Received, String>> + Send;
+    fn receive(&mut self) -> impl Future<Output = Result<Delivery, String>> + Send;
 }
 
 /// A queue of what was received, filled by a transport that pushes (HTTP); it ends when every
 /// sender is gone.
-impl Receive for mpsc::Receiver<Received> {
-    async fn receive(&mut self) -> Result<Received, String> {
+impl Receive for mpsc::Receiver<Delivery> {
+    async fn receive(&mut self) -> Result<Delivery, String> {
         self.recv()
             .await
             .ok_or_else(|| "the connection closed".to_owned())
     }
+}
+
+/// The end of a transport, held by the supervisor: closing ends the connection for good.
+pub trait Close: Send {
+    /// Ends the connection, giving the other side at most `grace` (seconds to a few seconds) to
+    /// go quietly: a child process has its stdin closed, then SIGTERM, then SIGKILL; an HTTP
+    /// session stops its SSE readers and is ended with `DELETE` (MCP 2025-11-25, basic/transports,
+    /// "Session Management"). Never fails: what could not be done cleanly is logged at debug.
+    fn close(&mut self, grace: Duration) -> impl Future<Output = ()> + Send;
 }
 
 /// Why a transport could not carry one request's answer.
