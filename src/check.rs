@@ -10,7 +10,7 @@
 //! ```text
 //! SERVER / TOOL  STATE     STARTUP  CHAR_BUDGET    TOKEN_BUDGET            TIMEOUT
 //! broken         failed    -
-//!   reason: restarting (attempt 1): server 'broken' exited (exit status: 3); last stderr: boom
+//!   reason: restarting (attempt 1): server 'broken' exited (exit status: 3)
 //!   stderr: boom
 //! fx             ready     412 ms
 //!   rows                            40 (defaults)  -                       60s (built-in)
@@ -36,6 +36,10 @@ use crate::downstream::{Downstream, ServerState};
 use crate::passthrough::inventory::Offered;
 use crate::proxy::Core;
 use crate::settings::BudgetRules;
+
+/// Where a supervisor's reason starts quoting the server's stderr (left out of the table,
+/// which lists the stderr lines themselves).
+const STDERR_IN_REASON: &str = "; last stderr: ";
 
 /// How many stderr lines of a failed server the table shows.
 pub const STDERR_LINES_SHOWN: usize = 5;
@@ -386,6 +390,10 @@ fn server_rows(s: &ServerReport, totals: &mut Totals) -> Vec<Row> {
             }
         }
         ServerStatus::Failed { reason } => {
+            // The stderr lines follow: the reason's own copy of them would say it twice.
+            let reason = reason
+                .split_once(STDERR_IN_REASON)
+                .map_or(reason.as_str(), |r| r.0);
             rows.push(Err(format!("  reason: {reason}")));
             let start = s.stderr_tail.len().saturating_sub(STDERR_LINES_SHOWN);
             if s.stderr_tail.is_empty() {
@@ -615,6 +623,38 @@ old            disabled
         assert!(text.contains("  stderr: (none)\n"), "{text}");
         assert!(text.contains("  (no tools exposed)\n"), "{text}");
         assert!(text.contains("failed            5 ms"), "{text}");
+    }
+
+    #[test]
+    fn stderr_is_said_once_not_in_the_reason_too() {
+        let failed = |reason: &str, stderr_tail: Vec<String>| ServerReport {
+            name: "a".into(),
+            status: ServerStatus::Failed {
+                reason: reason.into(),
+            },
+            startup: None,
+            protocol: None,
+            offered: Default::default(),
+            stderr_tail,
+            tools: vec![],
+            warnings: vec![],
+        };
+        let r = CheckReport {
+            servers: vec![
+                failed(
+                    "restarting (attempt 1): server 'a' exited (exit status: 1); last stderr: (no stderr output)",
+                    vec![],
+                ),
+                failed("unavailable: gave up: x; last stderr: boom | bang", vec!["boom".into(), "bang".into()]),
+            ],
+        };
+        let text = render(&r);
+        assert_eq!(text.matches("stderr").count(), 3, "{text}");
+        assert!(text.contains("  reason: restarting (attempt 1): server 'a' exited (exit status: 1)\n  stderr: (none)\n"), "{text}");
+        assert!(
+            text.contains("  reason: unavailable: gave up: x\n  stderr: boom\n  stderr: bang\n"),
+            "{text}"
+        );
     }
 
     #[test]

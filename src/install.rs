@@ -29,6 +29,7 @@ mod codex;
 mod envelope;
 pub mod files;
 mod json;
+mod json_text;
 
 /// The name of the entry that starts mcp-envelope in a client's config.
 pub const ENTRY_NAME: &str = "mcp-envelope";

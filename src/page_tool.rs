@@ -5,7 +5,8 @@
 //! Contract:
 //! * Arguments: `call_id` (string, required): the `call_id` of a truncated envelope; `skip`
 //!   (integer >= 0, default 0): rows to leave out before the page (for example a row too long
-//!   to show).
+//!   to show). A `skip` larger than the rows still to come answers an `invalid_argument` error
+//!   envelope naming how many rows remain, and moves nothing: no row is dropped unseen.
 //! * Each call answers the next rows after those already answered for that `call_id` (the
 //!   first answer's rows, then each page's), filled greedily within the original tool's
 //!   budget; `omitted` counts the rows still after the page, and `status` is `ok` on the last
@@ -259,7 +260,11 @@ impl Pager {
             let Some((call, cursor)) = self.store.lock().unwrap().get(&key, Instant::now()) else {
                 break;
             };
-            let (mapped, first_row, next) = page_of(&call, cursor, skip, call_id, &self.tool_name);
+            let (mapped, first_row, next) =
+                match page_of(&call, cursor, skip, call_id, &self.tool_name) {
+                    Ok(page) => page,
+                    Err(left) => return error("invalid_argument", skip_past_end(&of, skip, left)),
+                };
             let remaining = mapped.envelope.omitted;
             if self
                 .store
@@ -302,15 +307,23 @@ fn page_arguments(arguments: Option<&Value>) -> Result<(String, u64), String> {
     Ok((call_id, skip))
 }
 
+/// The message of a page call whose `skip` is larger than the `left` rows still to come: no
+/// row is consumed, the next call pages from the same place.
+fn skip_past_end(of: &str, skip: u64, left: u64) -> String {
+    format!(
+        "`skip` {skip} is past the end of call_id '{of}': {left} row(s) remain after the rows already answered; pass a skip of at most {left}, nothing was skipped"
+    )
+}
+
 /// The page of `call` at `cursor` after `skip` more rows: the mapped envelope, its first row
-/// and the row after it.
+/// and the row after it; `Err(rows left)` when `skip` is larger than the rows still to come.
 fn page_of(
     call: &StoredCall,
     cursor: Cursor,
     skip: u64,
     call_id: &str,
     tool: &str,
-) -> (Mapped, u64, u64) {
+) -> Result<(Mapped, u64, u64), u64> {
     let result: Value = serde_json::from_str(&call.result_json).unwrap_or(Value::Null);
     let ctx = MappingContext {
         call_id,
@@ -320,13 +333,23 @@ fn page_of(
         media: call.media,
         text: call.text,
     };
-    let start = match cursor {
-        Cursor::At(row) => row,
-        Cursor::Remaining(left) => crate::outcome::count_result_rows(&result, &ctx) - left,
+    let (start, left) = match cursor {
+        Cursor::At(row) if skip == 0 => (row, None),
+        Cursor::At(row) => {
+            let total = crate::outcome::count_result_rows(&result, &ctx);
+            (row, Some(total.saturating_sub(row)))
+        }
+        Cursor::Remaining(left) => (
+            crate::outcome::count_result_rows(&result, &ctx).saturating_sub(left),
+            Some(left),
+        ),
     };
+    if let Some(left) = left.filter(|left| skip > *left) {
+        return Err(left);
+    }
     let first_row = start.saturating_add(skip);
     let (mapped, kept) = map_result_from(&result, &ctx, first_row);
-    (mapped, first_row, first_row + kept)
+    Ok((mapped, first_row, first_row + kept))
 }
 
 #[cfg(test)]
@@ -392,11 +415,8 @@ mod tests {
         Pager::new(&PagingConfig::default()).unwrap()
     }
 
-    #[test]
-    fn another_session_cannot_page_a_result() {
-        let store = Arc::new(Mutex::new(PageStore::new(1 << 20, DEFAULT_TTL)));
-        let mine = Pager::with_store(DEFAULT_TOOL_NAME, store.clone());
-        let theirs = Pager::with_store(DEFAULT_TOOL_NAME, store);
+    /// Keeps call "1", four lines `a` to `d` of which the first answer (budget 1) showed `a`.
+    fn keep_four_rows(pager: &Pager) {
         let result = json!({"content": [{"type": "text", "text": "a\nb\nc\nd"}]});
         let c = ctx("1", Budget::chars(1), TextShape::default());
         let first = map_outcome(
@@ -406,8 +426,17 @@ mod tests {
             &c,
         )
         .envelope;
-        mine.keep(&c, "t", &first, || Some(result.to_string()))
+        pager
+            .keep(&c, "t", &first, || Some(result.to_string()))
             .unwrap();
+    }
+
+    #[test]
+    fn another_session_cannot_page_a_result() {
+        let store = Arc::new(Mutex::new(PageStore::new(1 << 20, DEFAULT_TTL)));
+        let mine = Pager::with_store(DEFAULT_TOOL_NAME, store.clone());
+        let theirs = Pager::with_store(DEFAULT_TOOL_NAME, store);
+        keep_four_rows(&mine);
         let answer = theirs.page("9", Some(&json!({"call_id": "1"})));
         assert_eq!(
             answer.mapped.envelope.status,
@@ -416,6 +445,30 @@ mod tests {
         assert!(answer.mapped.envelope.content.starts_with("not_found: "));
         let answer = mine.page("9", Some(&json!({"call_id": "1"})));
         assert_eq!(answer.mapped.envelope.content, "b");
+    }
+
+    #[test]
+    fn skip_past_the_end_is_an_error_that_drops_nothing() {
+        let p = pager();
+        keep_four_rows(&p);
+        let page = |skip: u64| {
+            let args = json!({"call_id": "1", "skip": skip});
+            p.page("9", Some(&args)).mapped.envelope
+        };
+        // Before the first page (3 rows to come), then after it (2 rows to come).
+        for (skip, left, next) in [(4, 3, "b"), (3, 2, "")] {
+            let env = page(skip);
+            assert_eq!(env.status, crate::envelope::Status::Error);
+            assert!(!env.retryable);
+            assert_eq!(
+                env.content,
+                format!("invalid_argument: `skip` {skip} is past the end of call_id '1': {left} row(s) remain after the rows already answered; pass a skip of at most {left}, nothing was skipped")
+            );
+            if !next.is_empty() {
+                assert_eq!(page(0).content, next, "the error consumed no row");
+            }
+        }
+        assert_eq!(page(1).content, "d", "skip 1 of the 2 left: c is left out");
     }
 
     #[test]

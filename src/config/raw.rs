@@ -36,37 +36,56 @@ pub(super) struct RawConfig {
     pub(super) mcp_servers: BTreeMap<String, Spanned<RawServer>>,
 }
 
-/// The `[defaults]` table: every key optional.
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Defaults")]
-pub(super) struct RawDefaults {
-    /// Envelope content budget per tool result, in characters (Unicode scalar values), at
-    /// least 1. Built-in: 2000 (only for tools without a token_budget).
-    pub(super) char_budget: Option<PositiveCount>,
-    /// Envelope content budget per tool result, in tokens of `tokenizer` (at least 1). With
-    /// char_budget also set, the tighter one wins. Built-in: none.
-    pub(super) token_budget: Option<PositiveCount>,
-    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base". Built-in: "o200k_base".
-    pub(super) tokenizer: Option<Tokenizer>,
-    /// Text rows (lines or blocks) longer than the budget: "split" into pieces that fit, or
-    /// "keep" them whole (then left out). Built-in: "split".
-    pub(super) long_rows: Option<LongRows>,
-    /// Plain text as one row per line ("lines") or per blank-line-separated block ("blocks").
-    /// Built-in: "lines".
-    pub(super) text_rows: Option<TextRows>,
-    /// Timeout of one tools/call, in seconds (integer or float, > 0). Built-in: 60.
-    pub(super) tool_timeout_sec: Option<Seconds>,
-    /// Seconds for spawning one server and completing initialize + tools/list (> 0).
-    /// Built-in: 20.
-    pub(super) startup_timeout_sec: Option<Seconds>,
-    /// Restarts in a row before a crashed server is reported `unavailable`. Built-in: 5.
-    pub(super) max_restarts: Option<u32>,
-    /// Longest JSON-RPC line accepted from the client or a server, in bytes (> 0).
-    /// Built-in: 67108864 (64 MiB).
-    pub(super) max_message_bytes: Option<NonZeroUsize>,
-    /// What to do with image/audio blocks. Built-in: "passthrough".
-    pub(super) media: Option<MediaMode>,
+/// Declares a raw config table with the settings every level shares (`[defaults]`, a server
+/// table, a tool table) followed by the table's own fields. `$whose` names what the level
+/// applies to in the keys' descriptions (they become the JSON Schema's). One declaration keeps
+/// the three levels' keys the same; `#[serde(flatten)]` cannot share them, as it does not work
+/// with `deny_unknown_fields` (and loses the key path in errors).
+macro_rules! table_with_settings {
+    (
+        whose = $whose:literal;
+        $(#[$attr:meta])*
+        $vis:vis struct $name:ident {
+            $($(#[$fattr:meta])* $fvis:vis $field:ident : $ty:ty),* $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        $vis struct $name {
+            #[doc = concat!("Envelope content budget for ", $whose, ", in characters (Unicode scalar values), at least 1. Unset: the next level's (tool, server, defaults); built-in 2000, only for tools without a token_budget.")]
+            pub(super) char_budget: Option<PositiveCount>,
+            #[doc = concat!("Envelope content budget for ", $whose, ", in tokens of `tokenizer` (at least 1). With char_budget also set, the tighter one wins. Built-in: none.")]
+            pub(super) token_budget: Option<PositiveCount>,
+            #[doc = concat!("Whose tokens token_budget counts for ", $whose, ": \"o200k_base\" or \"cl100k_base\". Built-in: \"o200k_base\".")]
+            pub(super) tokenizer: Option<Tokenizer>,
+            #[doc = concat!("Text rows (lines or blocks) of ", $whose, " longer than the budget: \"split\" into pieces that fit, or \"keep\" them whole (then left out). Built-in: \"split\".")]
+            pub(super) long_rows: Option<LongRows>,
+            #[doc = concat!("Plain text of ", $whose, " as one row per line (\"lines\") or per blank-line-separated block (\"blocks\"). Built-in: \"lines\".")]
+            pub(super) text_rows: Option<TextRows>,
+            #[doc = concat!("Timeout of one tools/call of ", $whose, ", in seconds (integer or float, > 0). Built-in: 60.")]
+            pub(super) tool_timeout_sec: Option<Seconds>,
+            #[doc = concat!("What to do with image/audio blocks of ", $whose, ". Built-in: \"passthrough\".")]
+            pub(super) media: Option<MediaMode>,
+            $($(#[$fattr])* $fvis $field: $ty,)*
+        }
+    };
+}
+
+table_with_settings! {
+    whose = "every tool";
+    /// The `[defaults]` table: every key optional.
+    #[derive(Deserialize, Default, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(rename = "Defaults")]
+    pub(super) struct RawDefaults {
+        /// Seconds for spawning one server and completing initialize + tools/list (> 0).
+        /// Built-in: 20.
+        pub(super) startup_timeout_sec: Option<Seconds>,
+        /// Restarts in a row before a crashed server is reported `unavailable`. Built-in: 5.
+        pub(super) max_restarts: Option<u32>,
+        /// Longest JSON-RPC line accepted from the client or a server, in bytes (> 0).
+        /// Built-in: 67108864 (64 MiB).
+        pub(super) max_message_bytes: Option<NonZeroUsize>,
+    }
 }
 
 /// The `[transcript]` table.
@@ -82,130 +101,108 @@ pub(super) struct RawTranscript {
     pub(super) redact_keys: Option<Vec<String>>,
 }
 
-/// One `[mcp_servers.NAME]` table: a stdio MCP server to start (`command`) or a remote one to
-/// connect to (`url`).
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Server")]
-#[schemars(extend("oneOf" = [{"required": ["command"]}, {"required": ["url"]}]))]
-pub(super) struct RawServer {
-    /// Program to run directly (never through a shell); must not be empty; `${VAR}` expands.
-    /// A relative path containing `/` is relative to the config file's directory; a bare name
-    /// is looked up in PATH. `~` is not expanded (use `${HOME}`).
-    #[schemars(with = "Option<String>")]
-    pub(super) command: Option<Spanned<String>>,
-    /// A remote server's endpoint (streamable HTTP, or the older HTTP+SSE transport):
-    /// an http or https URL; `${VAR}` expands. Instead of `command`.
-    #[schemars(with = "Option<String>")]
-    pub(super) url: Option<Spanned<String>>,
-    /// Remote servers: the environment variable whose value is sent as
-    /// `Authorization: Bearer <value>`.
-    #[schemars(with = "Option<String>")]
-    pub(super) bearer_token_env_var: Option<Spanned<String>>,
-    /// Remote servers: headers sent with every request, name -> fixed value.
-    #[schemars(with = "Option<BTreeMap<String, String>>")]
-    pub(super) http_headers: Option<Spanned<BTreeMap<String, String>>>,
-    /// Remote servers: headers sent with every request, name -> the environment variable
-    /// holding the value.
-    #[schemars(with = "Option<BTreeMap<String, String>>")]
-    pub(super) env_http_headers: Option<Spanned<BTreeMap<String, String>>>,
-    /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
-    #[serde(default)]
-    #[schemars(with = "Vec<String>")]
-    pub(super) args: Vec<Spanned<String>>,
-    /// Variables added to the child's environment; values may use `${VAR}`.
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, String>")]
-    pub(super) env: BTreeMap<String, Spanned<String>>,
-    /// Working directory of the child, relative to the config file's directory; `${VAR}`
-    /// expands. Default: the proxy's own.
-    #[schemars(with = "Option<String>")]
-    pub(super) cwd: Option<Spanned<String>>,
-    /// `false` keeps the table but starts nothing. Default: true.
-    pub(super) enabled: Option<bool>,
-    /// Default envelope budget for this server's tools, in characters (at least 1).
-    pub(super) char_budget: Option<PositiveCount>,
-    /// Default token budget for this server's tools (at least 1).
-    pub(super) token_budget: Option<PositiveCount>,
-    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base".
-    pub(super) tokenizer: Option<Tokenizer>,
-    /// "split" or "keep" text rows longer than the budget.
-    pub(super) long_rows: Option<LongRows>,
-    /// "lines" or "blocks".
-    pub(super) text_rows: Option<TextRows>,
-    /// Default tools/call timeout for this server's tools, in seconds (> 0).
-    pub(super) tool_timeout_sec: Option<Seconds>,
-    /// Seconds for spawn + initialize + tools/list of this server (> 0).
-    pub(super) startup_timeout_sec: Option<Seconds>,
-    /// Restarts in a row before this server is reported `unavailable`.
-    pub(super) max_restarts: Option<u32>,
-    /// What to do with image/audio blocks of this server's tools.
-    pub(super) media: Option<MediaMode>,
-    /// Allowlist of the server's own tool names; when given, only these are exposed.
-    pub(super) enabled_tools: Option<Vec<String>>,
-    /// Denylist of the server's own tool names; these are never exposed.
-    pub(super) disabled_tools: Option<Vec<String>>,
-    /// Prepended to the tool names (and prompt names) the client sees. Default: "".
-    pub(super) tool_prefix: Option<String>,
-    /// Allowlist of the server's own prompt names; when given, only these are exposed.
-    pub(super) enabled_prompts: Option<Vec<String>>,
-    /// Denylist of the server's own prompt names; these are never exposed.
-    pub(super) disabled_prompts: Option<Vec<String>>,
-    /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, RawTool>")]
-    pub(super) tools: BTreeMap<String, Spanned<RawTool>>, // Codex's own keys (config/codex.rs says what each does here).
-    /// Codex: variables forwarded from the proxy's environment (servers inherit it whole, so
-    /// every one listed is passed). Names, or `{ name, source = "local" }`.
-    pub(super) env_vars: Option<Vec<codex::EnvVar>>,
-    /// Codex: startup timeout in milliseconds (> 0), used when `startup_timeout_sec` is absent.
-    pub(super) startup_timeout_ms: Option<u64>,
-    /// Codex: accepted, no effect in the proxy.
-    #[allow(dead_code)] // read by Codex, not by the proxy
-    pub(super) required: Option<bool>,
-    /// Codex: accepted, no effect in the proxy (it serves concurrent calls anyway).
-    #[allow(dead_code)] // read by Codex, not by the proxy
-    pub(super) supports_parallel_tool_calls: Option<bool>,
-    /// Codex: accepted, no effect in the proxy.
-    #[allow(dead_code)] // read by Codex, not by the proxy
-    pub(super) default_tools_approval_mode: Option<codex::ApprovalMode>,
-    /// Codex: a legacy display name; accepted, no effect.
-    #[allow(dead_code)] // read by Codex, not by the proxy
-    pub(super) name: Option<String>,
-    #[schemars(skip)]
-    pub(super) experimental_environment: codex::Refused,
-    #[schemars(skip)]
-    pub(super) bearer_token: codex::Refused,
-    #[schemars(skip)]
-    pub(super) scopes: codex::Refused,
-    #[schemars(skip)]
-    pub(super) oauth: codex::Refused,
-    #[schemars(skip)]
-    pub(super) oauth_resource: codex::Refused,
+table_with_settings! {
+    whose = "this server's tools";
+    /// One `[mcp_servers.NAME]` table: a stdio MCP server to start (`command`) or a remote one to
+    /// connect to (`url`).
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(rename = "Server")]
+    #[schemars(extend("oneOf" = [{"required": ["command"]}, {"required": ["url"]}]))]
+    pub(super) struct RawServer {
+        /// Program to run directly (never through a shell); must not be empty; `${VAR}` expands.
+        /// A relative path containing `/` is relative to the config file's directory; a bare name
+        /// is looked up in PATH. `~` is not expanded (use `${HOME}`).
+        #[schemars(with = "Option<String>")]
+        pub(super) command: Option<Spanned<String>>,
+        /// A remote server's endpoint (streamable HTTP, or the older HTTP+SSE transport):
+        /// an http or https URL; `${VAR}` expands. Instead of `command`.
+        #[schemars(with = "Option<String>")]
+        pub(super) url: Option<Spanned<String>>,
+        /// Remote servers: the environment variable whose value is sent as
+        /// `Authorization: Bearer <value>`.
+        #[schemars(with = "Option<String>")]
+        pub(super) bearer_token_env_var: Option<Spanned<String>>,
+        /// Remote servers: headers sent with every request, name -> fixed value.
+        #[schemars(with = "Option<BTreeMap<String, String>>")]
+        pub(super) http_headers: Option<Spanned<BTreeMap<String, String>>>,
+        /// Remote servers: headers sent with every request, name -> the environment variable
+        /// holding the value.
+        #[schemars(with = "Option<BTreeMap<String, String>>")]
+        pub(super) env_http_headers: Option<Spanned<BTreeMap<String, String>>>,
+        /// Its arguments; `${VAR}` expands from the proxy's environment (an unset VAR is an error).
+        #[serde(default)]
+        #[schemars(with = "Vec<String>")]
+        pub(super) args: Vec<Spanned<String>>,
+        /// Variables added to the child's environment; values may use `${VAR}`.
+        #[serde(default)]
+        #[schemars(with = "BTreeMap<String, String>")]
+        pub(super) env: BTreeMap<String, Spanned<String>>,
+        /// Working directory of the child, relative to the config file's directory; `${VAR}`
+        /// expands. Default: the proxy's own.
+        #[schemars(with = "Option<String>")]
+        pub(super) cwd: Option<Spanned<String>>,
+        /// `false` keeps the table but starts nothing. Default: true.
+        pub(super) enabled: Option<bool>,
+        /// Seconds for spawn + initialize + tools/list of this server (> 0).
+        pub(super) startup_timeout_sec: Option<Seconds>,
+        /// Restarts in a row before this server is reported `unavailable`.
+        pub(super) max_restarts: Option<u32>,
+        /// Allowlist of the server's own tool names; when given, only these are exposed.
+        pub(super) enabled_tools: Option<Vec<String>>,
+        /// Denylist of the server's own tool names; these are never exposed.
+        pub(super) disabled_tools: Option<Vec<String>>,
+        /// Prepended to the tool names (and prompt names) the client sees. Default: "".
+        pub(super) tool_prefix: Option<String>,
+        /// Allowlist of the server's own prompt names; when given, only these are exposed.
+        pub(super) enabled_prompts: Option<Vec<String>>,
+        /// Denylist of the server's own prompt names; these are never exposed.
+        pub(super) disabled_prompts: Option<Vec<String>>,
+        /// Per-tool overrides, keyed by the server's own tool name (which must be exposed).
+        #[serde(default)]
+        #[schemars(with = "BTreeMap<String, RawTool>")]
+        pub(super) tools: BTreeMap<String, Spanned<RawTool>>, // Codex's own keys (config/codex.rs says what each does here).
+        /// Codex: variables forwarded from the proxy's environment (servers inherit it whole, so
+        /// every one listed is passed). Names, or `{ name, source = "local" }`.
+        pub(super) env_vars: Option<Vec<codex::EnvVar>>,
+        /// Codex: startup timeout in milliseconds (> 0), used when `startup_timeout_sec` is absent.
+        pub(super) startup_timeout_ms: Option<u64>,
+        /// Codex: accepted, no effect in the proxy.
+        #[allow(dead_code)] // read by Codex, not by the proxy
+        pub(super) required: Option<bool>,
+        /// Codex: accepted, no effect in the proxy (it serves concurrent calls anyway).
+        #[allow(dead_code)] // read by Codex, not by the proxy
+        pub(super) supports_parallel_tool_calls: Option<bool>,
+        /// Codex: accepted, no effect in the proxy.
+        #[allow(dead_code)] // read by Codex, not by the proxy
+        pub(super) default_tools_approval_mode: Option<codex::ApprovalMode>,
+        /// Codex: a legacy display name; accepted, no effect.
+        #[allow(dead_code)] // read by Codex, not by the proxy
+        pub(super) name: Option<String>,
+        #[schemars(skip)]
+        pub(super) experimental_environment: codex::Refused,
+        #[schemars(skip)]
+        pub(super) bearer_token: codex::Refused,
+        #[schemars(skip)]
+        pub(super) scopes: codex::Refused,
+        #[schemars(skip)]
+        pub(super) oauth: codex::Refused,
+        #[schemars(skip)]
+        pub(super) oauth_resource: codex::Refused,
+    }
 }
 
-/// One `[mcp_servers.NAME.tools.TOOL]` table: overrides for one tool.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Tool")]
-pub(super) struct RawTool {
-    /// Envelope budget for this tool, in characters (Unicode scalar values, at least 1).
-    pub(super) char_budget: Option<PositiveCount>,
-    /// Envelope budget for this tool, in tokens of `tokenizer` (at least 1).
-    pub(super) token_budget: Option<PositiveCount>,
-    /// Whose tokens token_budget counts: "o200k_base" or "cl100k_base".
-    pub(super) tokenizer: Option<Tokenizer>,
-    /// "split" or "keep" text rows longer than the budget.
-    pub(super) long_rows: Option<LongRows>,
-    /// "lines" or "blocks".
-    pub(super) text_rows: Option<TextRows>,
-    /// tools/call timeout for this tool, in seconds (> 0).
-    pub(super) tool_timeout_sec: Option<Seconds>,
-    /// What to do with image/audio blocks of this tool.
-    pub(super) media: Option<MediaMode>,
-    /// Codex: accepted, no effect in the proxy.
-    #[allow(dead_code)] // read by Codex, not by the proxy
-    pub(super) approval_mode: Option<codex::ApprovalMode>,
+table_with_settings! {
+    whose = "this tool";
+    /// One `[mcp_servers.NAME.tools.TOOL]` table: overrides for one tool.
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(rename = "Tool")]
+    pub(super) struct RawTool {
+        /// Codex: accepted, no effect in the proxy.
+        #[allow(dead_code)] // read by Codex, not by the proxy
+        pub(super) approval_mode: Option<codex::ApprovalMode>,
+    }
 }
 
 /// The longest timeout accepted, in seconds (about 31.7 years): longer ones would overflow the

@@ -1,8 +1,8 @@
 //! Install into and uninstall from the JSON clients (Claude Code, Claude Desktop, Cursor,
 //! VS Code, Gemini CLI). The document is edited as a `serde_json` value whose objects keep
-//! their key order; it is written back with the indentation the file had (two spaces, four,
-//! a tab, or one line) and its final newline or lack of one, so only the changed entries
-//! differ. A file with comments or trailing commas is refused (rewriting would drop them).
+//! their key order; it is written back over the file's own text so that only the changed
+//! entries differ: everything else keeps its bytes (a compact object stays compact), and new
+//! entries take the file's indentation (two spaces, four, a tab, or one line). A file with comments or trailing commas is refused (rewriting would drop them).
 
 use serde_json::{json, Map, Value};
 
@@ -166,7 +166,7 @@ pub(super) fn plan(input: &InstallInput<'_>) -> Result<MovedPart, InstallError> 
     let client_after = if moved.is_empty() && !entry_changed && !created {
         text.to_string()
     } else {
-        write_like(&doc, text)
+        write_edited(&doc, text)
     };
     Ok(MovedPart {
         client_after,
@@ -216,7 +216,7 @@ pub(super) fn restore(
         Some(b) => parse(b, &path).is_ok_and(|original| original == doc),
         None => doc == json!({}),
     };
-    Ok((write_like(&doc, text), same))
+    Ok((write_edited(&doc, text), same))
 }
 
 /// Removes the key at `keys` from `doc`.
@@ -236,28 +236,23 @@ fn remove_at(doc: &mut Value, keys: &[String]) {
     }
 }
 
+/// `doc` written over `original` changing only what changed ([`super::json_text`]); the whole
+/// document in the style of `original` ([`write_like`]) when `original` is empty.
+fn write_edited(doc: &Value, original: &str) -> String {
+    serde_json::from_str::<Value>(original)
+        .ok()
+        .and_then(|old| super::json_text::write_over(original, &old, doc))
+        .unwrap_or_else(|| write_like(doc, original))
+}
+
 /// `doc` as text in the style of `original`: its indentation (the first indented line's
 /// leading whitespace; two spaces for a new file), one line when `original` was one line, and
 /// a final newline when `original` had one (or was empty).
 pub(super) fn write_like(doc: &Value, original: &str) -> String {
-    use serde::Serialize;
     let trimmed = original.trim();
     let one_line = !trimmed.is_empty() && !trimmed.contains('\n');
-    let mut out = if one_line {
-        doc.to_string()
-    } else {
-        let indent = original
-            .lines()
-            .skip(1)
-            .map(|l| &l[..l.len() - l.trim_start().len()])
-            .find(|ws| !ws.is_empty())
-            .unwrap_or("  ");
-        let mut buf = Vec::new();
-        let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-        let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
-        doc.serialize(&mut ser).expect("a Value always serializes");
-        String::from_utf8(buf).expect("serde_json writes UTF-8")
-    };
+    let unit = super::json_text::indent_unit(original);
+    let mut out = super::json_text::serialize_at(doc, !one_line, "", unit);
     if original.is_empty() || original.ends_with('\n') {
         out.push('\n');
     }

@@ -79,6 +79,19 @@ fn round_trip(client: Client, original: &str) -> InstallPlan {
     plan
 }
 
+/// Claude Code's install into `project` after the user-scope install `user`.
+fn in_project<'a>(user: &'a InstallPlan, l: &'a Launcher, project: &'a str) -> InstallInput<'a> {
+    let mut input = input(
+        Client::ClaudeCode,
+        Some(&user.client_after),
+        Some(&user.envelope_after),
+        l,
+        None,
+    );
+    input.project = Some(project);
+    input
+}
+
 const CLAUDE_DESKTOP: &str = "{\n  \"globalShortcut\": \"Ctrl+Space\",\n  \"mcpServers\": {\n    \"filesystem\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/home/u\"]\n    },\n    \"remote\": {\n      \"url\": \"https://example.invalid/mcp\"\n    },\n    \"git\": {\n      \"command\": \"uvx\",\n      \"args\": [\"mcp-server-git\"],\n      \"env\": {\"GIT_PAGER\": \"cat\"}\n    }\n  },\n  \"zzz\": [1, 2]\n}\n";
 
 #[test]
@@ -167,14 +180,7 @@ fn claude_code_user_scope_and_a_project() {
     let l = launcher();
     let user = plan_install(&input(Client::ClaudeCode, Some(text), None, &l, None)).unwrap();
     assert_eq!(user.moved, ["time"]);
-    let mut project = input(
-        Client::ClaudeCode,
-        Some(&user.client_after),
-        Some(&user.envelope_after),
-        &l,
-        None,
-    );
-    project.project = Some("/src/app");
+    let mut project = in_project(&user, &l, "/src/app");
     let proj = plan_install(&project).unwrap();
     assert_eq!(proj.moved, ["git"]);
     let doc: Value = serde_json::from_str(&proj.client_after).unwrap();
@@ -191,6 +197,33 @@ fn claude_code_user_scope_and_a_project() {
     project.project = Some("/elsewhere");
     let err = plan_install(&project).unwrap_err();
     assert!(err.0.contains("no project \"/elsewhere\""), "{err}");
+}
+
+#[test]
+fn claude_code_keeps_the_rest_of_its_file_byte_for_byte() {
+    let projects = r#"{"/src/app":{"allowedTools":[],"history":[{"display":"fix it","pastedContents":{}}],"mcpServers":{}},"/tmp":{"allowedTools":[]}}"#;
+    let head = "{\n  \"numStartups\": 7,\n  \"projects\": ";
+    let tail = ",\n  \"userID\": \"abc\"\n}\n";
+    let servers = "  \"mcpServers\": {\n    \"time\": {\n      \"type\": \"stdio\",\n      \"command\": \"uvx\",\n      \"args\": [\"mcp-server-time\"],\n      \"env\": {}\n    }\n  }";
+    let text = format!("{head}{projects},\n{servers}{tail}");
+    let l = launcher();
+    let user = plan_install(&input(Client::ClaudeCode, Some(&text), None, &l, None)).unwrap();
+    let entry = "  \"mcpServers\": {\n    \"mcp-envelope\": {\n      \"type\": \"stdio\",\n      \"command\": \"/opt/bin/mcp-envelope\",\n      \"args\": [\n        \"--config\",\n        \"/home/u/.config/mcp-envelope/config.toml\"\n      ]\n    }\n  }";
+    assert_eq!(
+        user.client_after,
+        format!("{head}{projects},\n{entry}{tail}")
+    );
+    // A project's servers: only its `mcpServers` changes, in the compact layout around it.
+    let project = in_project(&user, &l, "/src/app");
+    let proj = plan_install(&project).unwrap();
+    let compact = r#""mcpServers":{"mcp-envelope":{"type":"stdio","command":"/opt/bin/mcp-envelope","args":["--config","/home/u/.config/mcp-envelope/config.toml"]}}"#;
+    let projects_after = projects.replacen(r#""mcpServers":{}"#, compact, 1);
+    assert_eq!(
+        proj.client_after,
+        format!("{head}{projects_after},\n{entry}{tail}")
+    );
+    let un = undo(&proj.record, Some(&proj.client_after), None, None);
+    assert_eq!(un.client_after.as_deref(), Some(user.client_after.as_str()));
 }
 
 const CODEX: &str = "model = \"o4-mini\" # mine\n\n# git, slow to start\n[mcp_servers.git]\ncommand = \"uvx\"\nargs = [\"mcp-server-git\"]\nenv_vars = [\"GIT_TOKEN\", { name = \"OTHER\" }]\nstartup_timeout_ms = 45000\ntool_timeout_sec = 120\n\n[mcp_servers.git.env]\nGIT_PAGER = \"cat\"\n\n[mcp_servers.figma]\nurl = \"https://example.invalid/mcp\"\n\n[profiles.x]\nmodel = \"y\"\n";

@@ -178,3 +178,16 @@ fn bad_initialize_answers_are_not_ready() {
     assert!(text.contains("protocolVersion \"1999-01-01\""), "{text}");
     assert!(text.contains("0 of 2 enabled server(s) ready"), "{text}");
 }
+
+#[test]
+fn a_server_failing_without_stderr_says_so_once() {
+    let (_dir, config) =
+        write_config("[mcp_servers.quiet]\ncommand = \"false\"\nstartup_timeout_sec = 2\n");
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let reason = table_row(&text, "  reason: ");
+    assert!(reason.contains("exit status: 1"), "{text}");
+    let said: Vec<&str> = text.lines().filter(|l| l.contains("stderr")).collect();
+    assert_eq!(said, ["  stderr: (none)"], "{text}");
+}

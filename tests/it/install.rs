@@ -27,6 +27,10 @@ fn fixture_json() -> (String, String) {
     ("\"python3\"".to_string(), args.to_string())
 }
 
+/// The compact `projects` object Claude Code writes into `~/.claude.json`: install leaves it
+/// as it is.
+const CLAUDE_PROJECTS: &str = r#"{"/w":{"allowedTools":[],"history":[{"display":"fix it","pastedContents":{}}],"mcpServers":{}}}"#;
+
 /// Each client, where its config lives under HOME, and a config with the fixture server, a
 /// remote server and other settings.
 fn clients() -> Vec<(&'static str, &'static str, String)> {
@@ -35,7 +39,7 @@ fn clients() -> Vec<(&'static str, &'static str, String)> {
         "{{\n  \"other\": 1,\n  \"mcpServers\": {{\n    \"fx\": {{\n      \"command\": {cmd},\n      \"args\": {args}\n    }},\n    \"web\": {{\n      \"url\": \"https://example.invalid/mcp\"\n    }}\n  }}\n}}\n"
     );
     let claude_code = format!(
-        "{{\n  \"numStartups\": 1,\n  \"mcpServers\": {{\n    \"fx\": {{\n      \"type\": \"stdio\",\n      \"command\": {cmd},\n      \"args\": {args},\n      \"env\": {{}}\n    }}\n  }},\n  \"projects\": {{}}\n}}"
+        "{{\n  \"numStartups\": 1,\n  \"mcpServers\": {{\n    \"fx\": {{\n      \"type\": \"stdio\",\n      \"command\": {cmd},\n      \"args\": {args},\n      \"env\": {{}}\n    }}\n  }},\n  \"projects\": {CLAUDE_PROJECTS}\n}}"
     );
     let vscode = format!(
         "{{\n\t\"servers\": {{\n\t\t\"fx\": {{\n\t\t\t\"type\": \"stdio\",\n\t\t\t\"command\": {cmd},\n\t\t\t\"args\": {args}\n\t\t}}\n\t}}\n}}\n"
@@ -98,6 +102,14 @@ fn every_client_installs_checks_and_uninstalls_byte_for_byte() {
             !after.contains("--name"),
             "{client}: the server moved: {after}"
         );
+        if client == "claude-code" {
+            let tail = format!("  }},\n  \"projects\": {CLAUDE_PROJECTS}\n}}");
+            assert!(
+                after.ends_with(&tail),
+                "{client}: the rest changed: {after}"
+            );
+            assert!(after.starts_with("{\n  \"numStartups\": 1,\n  \"mcpServers\": {\n    \"mcp-envelope\": {\n      \"type\": \"stdio\",\n"), "{after}");
+        }
 
         let check = ok(&run(
             home.path(),

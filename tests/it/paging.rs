@@ -165,12 +165,39 @@ fn skip_unknown_and_bad_page_calls() {
             json!({"call_id": "1", "skip": -1}),
             "invalid_argument: `skip` must be a whole number",
         ),
+        (
+            7,
+            json!({"call_id": "1", "skip": 100000}),
+            "invalid_argument: `skip` 100000 is past the end of call_id '1'",
+        ),
     ] {
         let env = envelope_of(&p.call(json!(id), PAGE_TOOL, args, T));
         assert_eq!(env["status"], "error");
         assert!(env["content"].as_str().unwrap().starts_with(error), "{env}");
         assert_eq!(env["retryable"], false);
     }
+    // The skip past the end said how many rows remain, and dropped none of them.
+    let left = skipped["omitted"].as_u64().unwrap();
+    let env = envelope_of(&p.call(
+        json!(17),
+        PAGE_TOOL,
+        json!({"call_id": "1", "skip": left + 1}),
+        T,
+    ));
+    assert!(
+        env["content"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(": {left} row(s) remain")),
+        "{env}"
+    );
+    let next = envelope_of(&p.call(json!(18), PAGE_TOOL, json!({"call_id": "1"}), T));
+    assert_ne!(next["status"], "error", "{next}");
+    assert_eq!(
+        next["content"].as_str().unwrap().split('\n').count() as u64
+            + next["omitted"].as_u64().unwrap(),
+        left
+    );
     common::finish_session(p);
 
     // Page calls are recorded like any call, and replay recomputes them from the paged call.
@@ -180,8 +207,8 @@ fn skip_unknown_and_bad_page_calls() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
-    assert_eq!(stdout.matches(PAGE_TOOL).count(), 5, "{stdout}");
+    assert!(stdout.contains("9 passed, 0 failed"), "{stdout}");
+    assert_eq!(stdout.matches(PAGE_TOOL).count(), 8, "{stdout}");
 }
 
 #[test]

@@ -1,0 +1,359 @@
+//! The error path, message cutting and the CallToolResult we answer with.
+
+use super::*;
+
+// ---- error path ------------------------------------------------------------------------
+
+#[test]
+fn proxy_side_errors() {
+    assert_error(
+        &map(Outcome::Timeout { timeout_ms: 10_000 }, 500).envelope,
+        ErrorType::Timeout,
+        "timeout: no response from server 'git' within 10s",
+    );
+    assert_error(
+        &map(Outcome::Timeout { timeout_ms: 1500 }, 500).envelope,
+        ErrorType::Timeout,
+        "timeout: no response from server 'git' within 1500ms",
+    );
+    assert_error(
+        &map(
+            Outcome::ServerExited {
+                detail: "exit status 1".into(),
+            },
+            500,
+        )
+        .envelope,
+        ErrorType::ServerError,
+        "server_error: server 'git' exited during the call: exit status 1",
+    );
+    assert_error(
+        &map(
+            Outcome::InvalidResponse {
+                detail: "line is not JSON".into(),
+            },
+            500,
+        )
+        .envelope,
+        ErrorType::ServerError,
+        "server_error: server 'git' sent an invalid response: line is not JSON",
+    );
+    assert_error(
+        &map(
+            Outcome::Unavailable {
+                reason: "gave up after 5 restarts".into(),
+            },
+            500,
+        )
+        .envelope,
+        ErrorType::Unavailable,
+        "unavailable: server 'git' is unavailable: gave up after 5 restarts",
+    );
+    let mapped = map_outcome(
+        &Outcome::NoSuchTool,
+        &MappingContext {
+            call_id: "9",
+            tool: "x",
+            server: "",
+            budget: crate::budget::Budget::chars(500),
+            text: crate::mapping::TextShape {
+                long_rows: crate::budget::LongRows::Keep,
+                ..Default::default()
+            },
+            media: MediaMode::Passthrough,
+        },
+    );
+    assert_error(
+        &mapped.envelope,
+        ErrorType::NotFound,
+        "not_found: no tool named 'x'",
+    );
+    assert_eq!(mapped.envelope.call_id, "9");
+    assert!(mapped.media.is_empty());
+}
+
+fn rpc(error: Value) -> Envelope {
+    let c = MappingContext {
+        server: "time",
+        ..ctx(500, MediaMode::Passthrough)
+    };
+    map_outcome(&Outcome::RpcError { error }, &c).envelope
+}
+
+#[test]
+fn json_rpc_error_codes() {
+    let cases = [
+        (-32001, ErrorType::Timeout),
+        (-32603, ErrorType::ServerError),
+        (-32000, ErrorType::ServerError),
+        (-32601, ErrorType::NotFound),
+        (-32002, ErrorType::NotFound),
+        (-32602, ErrorType::InvalidArgument),
+        (-32700, ErrorType::ServerError),
+        (42, ErrorType::ServerError),
+    ];
+    for (code, t) in cases {
+        let env = rpc(json!({"code": code, "message": "Unknown tool: foo"}));
+        assert_error(
+            &env,
+            t,
+            &format!("{t}: server 'time' answered error {code}: Unknown tool: foo"),
+        );
+    }
+    assert_error(
+        &rpc(json!({"code": -32603})),
+        ErrorType::ServerError,
+        "server_error: server 'time' answered error -32603",
+    );
+    assert_error(
+        &rpc(json!("boom")),
+        ErrorType::ServerError,
+        "server_error: server 'time' answered an error that is not a JSON-RPC error object: \"boom\"",
+    );
+    assert_error(
+        &rpc(json!({"message": "no code"})),
+        ErrorType::ServerError,
+        "server_error: server 'time' answered an error that is not a JSON-RPC error object: {\"message\":\"no code\"}",
+    );
+}
+
+#[test]
+fn rate_limit_and_overloaded_via_json_rpc_data() {
+    assert_error(
+        &rpc(
+            json!({"code": -32000, "message": "slow down", "data": {"type": "rate_limit", "retry_after": 3}}),
+        ),
+        ErrorType::RateLimit,
+        "rate_limit: server 'time' answered error -32000: slow down",
+    );
+    assert_error(
+        &rpc(json!({"code": -32603, "message": "busy", "data": {"error": {"type": "overloaded"}}})),
+        ErrorType::Overloaded,
+        "overloaded: server 'time' answered error -32603: busy",
+    );
+    // Other data types do not change the code's mapping.
+    assert_error(
+        &rpc(json!({"code": -32602, "message": "bad", "data": {"type": "validation"}})),
+        ErrorType::InvalidArgument,
+        "invalid_argument: server 'time' answered error -32602: bad",
+    );
+}
+
+#[test]
+fn rate_limit_and_overloaded_via_structured_content() {
+    let env = ok(
+        json!({"content": [text("Too many requests")], "structuredContent": {"error": {"type": "rate_limit", "message": "10 requests per minute exceeded"}}, "isError": true}),
+        500,
+    );
+    assert_error(
+        &env,
+        ErrorType::RateLimit,
+        "rate_limit: server 'git' reported: 10 requests per minute exceeded",
+    );
+    let env = ok(
+        json!({"content": [], "structuredContent": {"error": {"type": "overloaded"}}, "isError": true}),
+        500,
+    );
+    assert_error(
+        &env,
+        ErrorType::Overloaded,
+        "overloaded: server 'git' is overloaded",
+    );
+    // Without isError it is data.
+    let env = ok(
+        json!({"content": [], "structuredContent": {"error": {"type": "rate_limit"}}}),
+        500,
+    );
+    assert_eq!(env.content, r#"error={"type":"rate_limit"}"#);
+}
+
+#[test]
+fn is_error_results_are_tool_errors_with_their_text() {
+    let env = ok(
+        json!({"content": [text("fatal: not a git repository"), image("TWFu"), text("(or any parent)")], "isError": true}),
+        500,
+    );
+    assert_error(
+        &env,
+        ErrorType::ToolError,
+        "tool_error: server 'git' reported: fatal: not a git repository\n(or any parent)",
+    );
+    let mapped = map_result_with(
+        json!({"content": [text("x"), image("TWFu")], "isError": true}),
+        500,
+        MediaMode::Passthrough,
+    );
+    assert!(mapped.media.is_empty());
+    let env = ok(json!({"content": [], "isError": true}), 500);
+    assert_error(
+        &env,
+        ErrorType::ToolError,
+        "tool_error: tool 'git_log' on server 'git' reported an error without a message",
+    );
+    let env = ok(
+        json!({"content": [], "structuredContent": {"error": {"type": "quota", "message": "quota exhausted"}}, "isError": true}),
+        500,
+    );
+    assert_error(
+        &env,
+        ErrorType::ToolError,
+        "tool_error: server 'git' reported: quota exhausted",
+    );
+}
+
+#[test]
+fn mcp_error_32602_text_is_invalid_argument() {
+    let env = ok(
+        json!({"content": [text("MCP error -32602: Invalid arguments for tool get_current_time: timezone required")], "isError": true}),
+        500,
+    );
+    assert_error(
+        &env,
+        ErrorType::InvalidArgument,
+        "invalid_argument: server 'git' reported: MCP error -32602: Invalid arguments for tool get_current_time: timezone required",
+    );
+    // Not an error result: just text.
+    let env = ok(json!({"content": [text("MCP error -32602: x")]}), 500);
+    assert_eq!(env.status, Status::Ok);
+}
+
+#[test]
+fn error_types_vocabulary() {
+    let names: Vec<&str> = ErrorType::ALL.iter().map(|t| t.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "timeout",
+            "rate_limit",
+            "server_error",
+            "overloaded",
+            "not_found",
+            "invalid_argument",
+            "unavailable",
+            "tool_error"
+        ]
+    );
+    for t in ErrorType::ALL {
+        assert_eq!(ErrorType::parse(t.as_str()), Some(t));
+    }
+    assert_eq!(ErrorType::parse("Timeout"), None);
+    let retryable: Vec<bool> = ErrorType::ALL.iter().map(|t| t.is_retryable()).collect();
+    assert_eq!(
+        retryable,
+        [true, true, true, true, false, false, false, false]
+    );
+}
+
+// ---- cutting long messages -------------------------------------------------------------
+
+#[test]
+fn long_error_message_is_cut_with_marker() {
+    let text_1234 = "e".repeat(1234);
+    let env = ok(json!({"content": [text(&text_1234)], "isError": true}), 100);
+    let message = env.content.strip_prefix("tool_error: ").unwrap();
+    assert_eq!(message.chars().count(), 100);
+    // "server 'git' reported: " (23) + text: a four-digit count makes a 23-character
+    // marker, so 77 characters are kept (the 23 of the prefix and 54 of the text).
+    assert_eq!(
+        message,
+        format!(
+            "server 'git' reported: {}… [1180 characters cut]",
+            "e".repeat(54)
+        )
+    );
+}
+
+#[test]
+fn long_rpc_error_messages_are_cut_naming_the_server() {
+    // Through the RPC path, naming the server.
+    let env = rpc(json!({"code": -32603, "message": "ł".repeat(1000)}));
+    let message = env.content.strip_prefix("server_error: ").unwrap();
+    assert_eq!(message.chars().count(), 500);
+    assert!(message.starts_with("server 'time' answered error -32603: łł"));
+    assert!(message.ends_with("characters cut]"));
+}
+
+// ---- answering -------------------------------------------------------------------------
+
+#[test]
+fn call_tool_result_shape() {
+    let mapped = map_result_with(
+        json!({"content": [text("hello"), image("TWFu"), image("TQ==")]}),
+        100,
+        MediaMode::Passthrough,
+    );
+    let answer = call_tool_result(&mapped);
+    let envelope = mapped.envelope.to_value();
+    assert_eq!(
+        answer,
+        json!({
+            "content": [
+                {"type": "text", "text": mapped.envelope.to_json()},
+                image("TWFu"),
+                image("TQ==")
+            ],
+            "structuredContent": envelope,
+            "isError": false
+        })
+    );
+    assert_eq!(
+        answer["content"][0]["text"],
+        r#"{"call_id":"c7","tool":"git_log","status":"ok","content":"hello","omitted":0,"retryable":false}"#
+    );
+    assert_eq!(mapped.clone().into_call_tool_result(), answer);
+    let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["content", "structuredContent", "isError"]);
+
+    let mapped = map(Outcome::Timeout { timeout_ms: 2000 }, 100);
+    let answer = call_tool_result(&mapped);
+    assert_eq!(answer["isError"], true);
+    assert_eq!(answer["content"].as_array().unwrap().len(), 1);
+    assert_eq!(answer["structuredContent"], mapped.envelope.to_value());
+}
+
+#[test]
+fn outcome_serde_round_trip() {
+    let all = [
+        (
+            Outcome::Result {
+                result: json!({"content": [text("x")]}),
+            },
+            json!({"kind": "result", "result": {"content": [{"type": "text", "text": "x"}]}}),
+        ),
+        (
+            Outcome::RpcError {
+                error: json!({"code": -32602, "message": "m"}),
+            },
+            json!({"kind": "rpc_error", "error": {"code": -32602, "message": "m"}}),
+        ),
+        (
+            Outcome::Timeout { timeout_ms: 10_000 },
+            json!({"kind": "timeout", "timeout_ms": 10000}),
+        ),
+        (
+            Outcome::ServerExited { detail: "d".into() },
+            json!({"kind": "server_exited", "detail": "d"}),
+        ),
+        (
+            Outcome::InvalidResponse { detail: "d".into() },
+            json!({"kind": "invalid_response", "detail": "d"}),
+        ),
+        (
+            Outcome::Unavailable { reason: "r".into() },
+            json!({"kind": "unavailable", "reason": "r"}),
+        ),
+        (Outcome::NoSuchTool, json!({"kind": "no_such_tool"})),
+    ];
+    for (outcome, wire) in all {
+        assert_eq!(serde_json::to_value(&outcome).unwrap(), wire);
+        let back: Outcome = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, outcome);
+        let text = serde_json::to_string(&outcome).unwrap();
+        assert_eq!(serde_json::from_str::<Outcome>(&text).unwrap(), outcome);
+    }
+    assert_eq!(
+        serde_json::to_value(MediaMode::Describe).unwrap(),
+        json!("describe")
+    );
+    assert_eq!(MediaMode::default(), MediaMode::Passthrough);
+}
