@@ -176,8 +176,23 @@ fn skip_unknown_and_bad_page_calls() {
         assert!(env["content"].as_str().unwrap().starts_with(error), "{env}");
         assert_eq!(env["retryable"], false);
     }
-    // The skip past the end said how many rows remain, and dropped none of them.
-    let left = skipped["omitted"].as_u64().unwrap();
+    skip_past_the_end_drops_nothing(&mut p, skipped["omitted"].as_u64().unwrap());
+    common::finish_session(p);
+
+    // Page calls are recorded like any call, and replay recomputes them from the paged call.
+    let out = std::process::Command::new(common::bin())
+        .args(["replay", transcript.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("9 passed, 0 failed"), "{stdout}");
+    assert_eq!(stdout.matches(PAGE_TOOL).count(), 8, "{stdout}");
+}
+
+/// A page call of call_id "1" (with `left` rows still to come) whose skip is past the end says
+/// how many rows remain, and the next page call still gets all of them.
+fn skip_past_the_end_drops_nothing(p: &mut RawProxy, left: u64) {
     let env = envelope_of(&p.call(
         json!(17),
         PAGE_TOOL,
@@ -198,17 +213,6 @@ fn skip_unknown_and_bad_page_calls() {
             + next["omitted"].as_u64().unwrap(),
         left
     );
-    common::finish_session(p);
-
-    // Page calls are recorded like any call, and replay recomputes them from the paged call.
-    let out = std::process::Command::new(common::bin())
-        .args(["replay", transcript.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("9 passed, 0 failed"), "{stdout}");
-    assert_eq!(stdout.matches(PAGE_TOOL).count(), 8, "{stdout}");
 }
 
 #[test]
