@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 /// The modern-only fixture server (tests/fixtures/modern_server.mjs).
-fn modern_server(name: &str, extra: &str) -> String {
+pub(super) fn modern_server(name: &str, extra: &str) -> String {
     let sdk = root().join(".tools/npm-sdk2/node_modules/@modelcontextprotocol/server");
     assert!(
         sdk.exists(),
@@ -187,18 +187,18 @@ fn every_era_reached(mode: &str, out: &Value) {
 }
 
 /// Sends a modern request with `meta` as its `_meta`.
-fn modern_request(id: Value, method: &str, mut params: Value, meta: Value) -> Value {
+pub(super) fn modern_request(id: Value, method: &str, mut params: Value, meta: Value) -> Value {
     params["_meta"] = meta;
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// Sends a modern request (see [`modern_request`]) and waits up to 60 s for its answer.
-fn ask(p: &mut RawProxy, id: Value, method: &str, params: Value, meta: Value) -> Value {
+pub(super) fn ask(p: &mut RawProxy, id: Value, method: &str, params: Value, meta: Value) -> Value {
     p.send(&modern_request(id.clone(), method, params, meta));
     p.response(&id, Duration::from_secs(60)).0
 }
 
-fn good_meta() -> Value {
+pub(super) fn good_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -530,217 +530,4 @@ fn typescript_client_pinned_to_2026_07_28() {
         out["handled"],
         json!(["elicitation/create", "elicitation/create", "roots/list"])
     );
-}
-
-/// A modern tools/call of `name` with `args`, `extra` keys in its params and `meta`: its answer.
-fn modern_call(
-    p: &mut RawProxy,
-    id: &str,
-    name: &str,
-    args: Value,
-    extra: Value,
-    meta: &Value,
-) -> Value {
-    let mut params = json!({"name": name, "arguments": args});
-    for (k, v) in extra.as_object().unwrap() {
-        params[k] = v.clone();
-    }
-    ask(p, json!(id), "tools/call", params, meta.clone())
-}
-
-/// A modern server's own input_required reaches the client unchanged, and the retry with the
-/// server's state is forwarded intact.
-fn a_modern_servers_input_required_passes_through(p: &mut RawProxy, elicit: &Value) {
-    let go = || json!({"message": "go?"});
-    let first = modern_call(p, "b1", "m_ask", go(), json!({}), elicit);
-    assert_eq!(first["result"]["requestState"], "ask-round-1", "{first}");
-    let asked = &first["result"]["inputRequests"]["answer"];
-    assert_eq!(asked["method"], "elicitation/create");
-    let retry = json!({"requestState": "ask-round-1", "inputResponses": {"answer": {"action": "accept", "content": {"ok": true}}}});
-    let done = modern_call(p, "b2", "m_ask", go(), retry, elicit);
-    let content = envelope_of(&done)["content"].as_str().unwrap().to_owned();
-    assert!(content.contains("state=ask-round-1"), "{done}");
-}
-
-fn modern_meta(capabilities: Value) -> Value {
-    let mut meta = good_meta();
-    meta["io.modelcontextprotocol/clientCapabilities"] = capabilities;
-    meta
-}
-
-/// Retries with a bad `requestState` are refused with -32602 and the call parked with `state`
-/// survives each: a forged state; the right state on another tool (the message names the
-/// right one); a state no server issued, sent to a legacy server. Other calls go on meanwhile.
-fn bad_request_states_are_refused(p: &mut RawProxy, state: &str, answer: &Value, elicit: &Value) {
-    let forged = format!("mcp-envelope/{}", "0".repeat(32));
-    for (id, tool, bad_state, names) in [
-        ("a2", "fx_elicit", forged.as_str(), ""),
-        ("a3", "fx_echo", state, "fx_elicit"),
-        ("a4", "fx_echo", "made-up", ""),
-    ] {
-        let args = if tool == "fx_echo" {
-            json!({"text": "x"})
-        } else {
-            json!({"message": "sure?"})
-        };
-        let retry = json!({"requestState": bad_state, "inputResponses": answer});
-        let e = modern_call(p, id, tool, args, retry, elicit);
-        assert_eq!(e["error"]["code"], -32602, "{id}: {e}");
-        assert!(
-            e["error"]["message"].to_string().contains(names),
-            "{id}: {e}"
-        );
-    }
-    let other = modern_call(
-        p,
-        "a5",
-        "fx_echo",
-        json!({"text": "unaffected"}),
-        json!({}),
-        &good_meta(),
-    );
-    assert_eq!(envelope_of(&other)["content"], "unaffected");
-}
-
-/// No elicitation declared in a request: the client is never asked.
-fn undeclared_elicitation_is_not_asked(p: &mut RawProxy) {
-    let refused = modern_call(
-        p,
-        "a8",
-        "fx_elicit",
-        json!({"message": "x"}),
-        json!({}),
-        &good_meta(),
-    );
-    assert!(
-        refused["result"].get("inputRequests").is_none(),
-        "{refused}"
-    );
-    let env = envelope_of(&refused);
-    assert!(
-        env["content"].as_str().unwrap().contains("-32601"),
-        "{refused}"
-    );
-}
-
-#[test]
-fn parked_calls_resume_once_and_bad_request_states_are_refused() {
-    // A short tool timeout: the parked call outlives it (the clock stops while parked).
-    let (_dir, config) = write_config(&format!(
-        "{}{}",
-        fixture_server("fx", &[], "tool_prefix = \"fx_\"\ntool_timeout_sec = 2"),
-        modern_server("modern", "tool_prefix = \"m_\"")
-    ));
-    let mut p = RawProxy::start(&config, &[]);
-    let elicit = modern_meta(json!({"elicitation": {}}));
-    let call = modern_call;
-    let sure = || json!({"message": "sure?"});
-    let first = call(&mut p, "a1", "fx_elicit", sure(), json!({}), &elicit);
-    let r = &first["result"];
-    assert_eq!(r["resultType"], "input_required", "{first}");
-    assert_eq!(r["inputRequests"]["1"]["method"], "elicitation/create");
-    assert_eq!(r["inputRequests"]["1"]["params"]["message"], "sure?");
-    let state = r["requestState"].as_str().unwrap().to_owned();
-    assert!(state.starts_with("mcp-envelope/"), "{state}");
-
-    let answer = json!({"1": {"action": "accept", "content": {"ok": true}}});
-    bad_request_states_are_refused(&mut p, &state, &answer, &elicit);
-
-    std::thread::sleep(Duration::from_secs(3));
-    let retry = json!({"requestState": state, "inputResponses": answer});
-    let done = call(&mut p, "a6", "fx_elicit", sure(), retry.clone(), &elicit);
-    let env = envelope_of(&done);
-    assert_eq!(env["call_id"], "a6", "{done}");
-    assert_eq!(env["status"], "ok", "not timed out while parked: {done}");
-    assert!(
-        env["content"].as_str().unwrap().contains("accept"),
-        "{done}"
-    );
-    // The same retry again: its call has ended.
-    let e = call(&mut p, "a7", "fx_elicit", sure(), retry, &elicit);
-    assert_eq!(e["error"]["code"], -32602, "{e}");
-    let message = e["error"]["message"].as_str().unwrap();
-    assert!(message.contains("already ended"), "{e}");
-
-    undeclared_elicitation_is_not_asked(&mut p);
-    a_modern_servers_input_required_passes_through(&mut p, &elicit);
-    finish_session(p);
-}
-
-#[test]
-fn a_legacy_client_is_not_asked_for_what_it_did_not_declare() {
-    let (_dir, config) = write_config(&modern_server("modern", ""));
-    let mut p = RawProxy::start(&config, &[]);
-    p.send(
-        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-        "clientInfo": {"name": "raw", "version": "1"}}}),
-    );
-    p.response(&json!("init"), Duration::from_secs(60));
-    p.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sample", "arguments": {"prompt": "p"}}}));
-    let (done, others) = p.response(&json!(1), Duration::from_secs(60));
-    assert!(
-        others
-            .iter()
-            .all(|m| m.get("method").is_none() || m.get("id").is_none()),
-        "the client was asked: {others:?}"
-    );
-    let env = envelope_of(&done);
-    assert_eq!(env["status"], "error", "{done}");
-    // The server saw the capabilities the client declared (no sampling) and refused itself.
-    assert!(
-        env["content"].as_str().unwrap().contains("sampling"),
-        "{done}"
-    );
-    // Elicitation it declared: asked through an ordinary request, then the call is retried.
-    p.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {"message": "q"}}}));
-    let ask = p.recv(Duration::from_secs(60));
-    assert_eq!(ask["method"], "elicitation/create", "{ask}");
-    p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"ok": true}}}));
-    let (done, _) = p.response(&json!(2), Duration::from_secs(60));
-    assert!(
-        envelope_of(&done)["content"]
-            .as_str()
-            .unwrap()
-            .contains("action=accept"),
-        "{done}"
-    );
-    finish_session(p);
-}
-
-#[test]
-fn log_messages_reach_only_modern_requests_that_asked() {
-    let (_dir, config) = write_config(&fixture_server("fx", &["--features"], ""));
-    let mut p = RawProxy::start(&config, &[]);
-    let t = Duration::from_secs(60);
-    let log_call = |p: &mut RawProxy, id: &str, meta: Value| {
-        let params = json!({"name": "log", "arguments": {}});
-        p.send(&modern_request(json!(id), "tools/call", params, meta));
-        let (answer, others) = p.response(&json!(id), t);
-        assert_eq!(envelope_of(&answer)["status"], "ok", "{answer}");
-        let mut seen = others;
-        while let Some(m) = p.try_recv(Duration::from_millis(500)) {
-            seen.push(m);
-        }
-        seen.iter()
-            .filter(|m| m["method"] == "notifications/message")
-            .count()
-    };
-    assert_eq!(
-        log_call(&mut p, "quiet", good_meta()),
-        0,
-        "no logLevel, no log messages"
-    );
-    let mut debug = good_meta();
-    debug["io.modelcontextprotocol/logLevel"] = json!("debug");
-    assert_eq!(log_call(&mut p, "loud", debug), 1);
-    let mut errors_only = good_meta();
-    errors_only["io.modelcontextprotocol/logLevel"] = json!("error");
-    assert_eq!(
-        log_call(&mut p, "strict", errors_only),
-        0,
-        "an info message is below `error`"
-    );
-    finish_session(p);
 }
