@@ -153,6 +153,12 @@ impl Channel {
         self.input.lock().unwrap().is_none() || self.routes.lock().unwrap().closed
     }
 
+    /// Whether a request is waiting for its answer or the GET stream is open.
+    pub fn is_busy(&self) -> bool {
+        let routes = self.routes.lock().unwrap();
+        !routes.waiting.is_empty() || routes.stream.as_ref().is_some_and(|s| !s.is_closed())
+    }
+
     /// Hands a notification or a response (to a server-to-client request) to the session.
     pub async fn deliver(&self, json: Vec<u8>) -> Result<(), SubmitError> {
         let tx = self.sender().ok_or(SubmitError::Closed)?;
@@ -370,6 +376,16 @@ impl Channel {
         if let Some(tx) = tx {
             let _ = tx.send(Out { json, last: false }).await;
         }
+    }
+}
+
+impl super::sessions::Live for Channel {
+    fn is_busy(&self) -> bool {
+        Channel::is_busy(self)
+    }
+
+    fn is_closed(&self) -> bool {
+        Channel::is_closed(self)
     }
 }
 

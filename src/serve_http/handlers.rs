@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -34,6 +35,18 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub fn refuse(status: StatusCode, id: Value, error: Value) -> Response {
     let body = serde_json::to_vec(&jsonrpc::error_response(id, error)).expect("JSON serializes");
     json_response(status, body, None)
+}
+
+/// 503 with `Retry-After` ([`super::RETRY_AFTER_SECS`]) and a JSON-RPC error -32000 (a server
+/// error, JSON-RPC 2.0 §5.1) carrying `message`: the server cannot take the request now (it is
+/// stopping, or has as many sessions as it may) and a later retry may succeed.
+pub fn unavailable(id: Value, message: &str) -> Response {
+    let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, id, error(-32000, message));
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(super::RETRY_AFTER_SECS),
+    );
+    response
 }
 
 fn refusal(refusal: Refusal, id: Value) -> Response {
@@ -69,12 +82,17 @@ fn accepts(headers: &HeaderMap, wanted: &[&str]) -> bool {
     accept.contains("*/*") || wanted.iter().all(|w| accept.contains(w))
 }
 
-/// POST /mcp.
-pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
-    if app.is_closing() {
-        let e = error(-32603, "the server is shutting down");
-        return refuse(StatusCode::SERVICE_UNAVAILABLE, Value::Null, e);
-    }
+/// POST /mcp. A body over the limit is answered with 413 and a JSON-RPC error (id `null`)
+/// naming the limit in bytes.
+pub async fn post(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return unreadable(&rejection, app.options.max_body_bytes),
+    };
     if !accepts(&headers, &["application/json", "text/event-stream"]) {
         let e = error(
             -32600,
@@ -104,6 +122,20 @@ pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     } else {
         legacy_post(&app, &headers, message, body.to_vec()).await
     }
+}
+
+/// The answer to a body that could not be read: 413 when it is over `limit` bytes.
+fn unreadable(rejection: &BytesRejection, limit: usize) -> Response {
+    let status = rejection.status();
+    let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        format!("the request body is larger than this server's limit of {limit} bytes")
+    } else {
+        format!(
+            "the request body could not be read: {}",
+            rejection.body_text()
+        )
+    };
+    refuse(status, Value::Null, error(-32600, &message))
 }
 
 /// A 2026-07-28 message: checked headers, then the shared stateless session.
@@ -141,7 +173,16 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
     let method = message.get("method").and_then(Value::as_str);
     let session = mcp::header(headers, mcp::SESSION_ID);
     if let (Some("initialize"), Some(id), None) = (method, &id, session) {
-        let (session_id, channel) = app.open_session();
+        let (session_id, channel) = match app.open_session() {
+            Ok(opened) => opened,
+            Err(full) => {
+                let message = format!(
+                    "too many sessions: all {} are in use; retry later",
+                    full.max
+                );
+                return unavailable(id.clone(), &message);
+            }
+        };
         return match channel.submit(message, raw, false).await {
             Ok(ticket) => answer(ticket, Some(&session_id), false, id.clone()).await,
             Err(_) => closed(id.clone()),
@@ -155,8 +196,7 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
         return refuse(StatusCode::BAD_REQUEST, id.unwrap_or(Value::Null), e);
     };
     let Some(channel) = app.session(session) else {
-        let e = error(-32600, "unknown or ended session");
-        return refuse(StatusCode::NOT_FOUND, id.unwrap_or(Value::Null), e);
+        return ended_session(id.unwrap_or(Value::Null));
     };
     match (method, id) {
         (Some(_), Some(id)) => match channel.submit(message, raw, false).await {
@@ -172,6 +212,16 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
             Err(_) => closed(Value::Null),
         },
     }
+}
+
+/// 404 for a session id that is unknown, ended or expired (MCP 2025-11-25 "Transports:
+/// Session Management": the client then opens a new session with `initialize`).
+fn ended_session(id: Value) -> Response {
+    let e = error(
+        -32600,
+        "unknown, ended or expired session: send initialize (without Mcp-Session-Id) to open a new one",
+    );
+    refuse(StatusCode::NOT_FOUND, id, e)
 }
 
 /// The answer to one POSTed request: JSON when the first message for it is its response, else
@@ -255,10 +305,7 @@ fn named_session(
     }
     match app.session(session) {
         Some(channel) => Ok((session.to_owned(), channel)),
-        None => {
-            let e = error(-32600, "unknown or ended session");
-            Err(Box::new(refuse(StatusCode::NOT_FOUND, Value::Null, e)))
-        }
+        None => Err(Box::new(ended_session(Value::Null))),
     }
 }
 

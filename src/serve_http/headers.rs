@@ -51,20 +51,24 @@ pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// Whether a POSTed message is served statelessly (2026-07-28): its `MCP-Protocol-Version`
-/// header names a modern revision, or it is a request (not `initialize`) whose body is modern
-/// and it carries no `Mcp-Session-Id`.
+/// header names a modern revision; or it is a request (not `initialize`) without an
+/// `Mcp-Session-Id` whose header names a revision of neither era (a newer client: it gets the
+/// `UnsupportedProtocolVersionError` listing ours) or, with no such header, whose body is
+/// modern. A request with `_meta` modern keys and a legacy header is stateless too (and
+/// refused as a mismatch).
 pub fn is_stateless(headers: &HeaderMap, message: &Value) -> bool {
-    if header(headers, PROTOCOL_VERSION).is_some_and(|v| MODERN_VERSIONS.contains(&v)) {
+    let version = header(headers, PROTOCOL_VERSION);
+    if version.is_some_and(|v| MODERN_VERSIONS.contains(&v)) {
         return true;
     }
     let Some(method) = message.get("method").and_then(Value::as_str) else {
         return false;
     };
-    headers.get(SESSION_ID).is_none()
-        && message.get("id").is_some()
-        && method != "initialize"
-        && header(headers, PROTOCOL_VERSION).is_none()
-        && !matches!(
+    if headers.get(SESSION_ID).is_some() || message.get("id").is_none() || method == "initialize" {
+        return false;
+    }
+    version.is_some_and(|v| !LEGACY_VERSIONS.contains(&v))
+        || !matches!(
             era::classify_request(method, message.get("params")),
             RequestEra::Legacy
         )
@@ -86,26 +90,32 @@ pub fn check_legacy_version(headers: &HeaderMap) -> Result<(), Refusal> {
 }
 
 /// The 2026-07-28 request metadata headers of a request, checked against its body.
+///
+/// The protocol version is checked first: a version we do not serve statelessly in the body's
+/// `_meta` (else one of neither era in the header) is refused with the
+/// `UnsupportedProtocolVersionError` (-32022) listing the versions we speak, the same error as
+/// over stdio, so that a client retries at one of them. Only then are the headers compared with
+/// the body (`HeaderMismatch`, -32020): which headers a request must carry is defined by its
+/// protocol version (MCP 2026-07-28 "Versioning: Protocol Version Negotiation"; "Streamable
+/// HTTP: Server Validation" has intermediaries check the version before trusting the headers).
 pub fn check_modern(headers: &HeaderMap, message: &Value) -> Result<(), Refusal> {
     let mismatch = |text: String| Refusal::bad_request(HEADER_MISMATCH, text);
-    let version = header(headers, PROTOCOL_VERSION)
-        .ok_or_else(|| mismatch("the MCP-Protocol-Version header is missing".into()))?;
-    if !MODERN_VERSIONS.contains(&version) && !LEGACY_VERSIONS.contains(&version) {
-        let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
-        supported.extend(LEGACY_VERSIONS.iter().rev());
-        return Err(Refusal {
-            status: StatusCode::BAD_REQUEST,
-            error: json!({
-                "code": era::UNSUPPORTED_PROTOCOL_VERSION,
-                "message": format!("unsupported protocol version {version:?}"),
-                "data": {"supported": supported, "requested": version},
-            }),
-        });
-    }
+    let version = header(headers, PROTOCOL_VERSION);
     let body_version = message
         .pointer("/params/_meta")
         .and_then(|m| m.get(era::META_PROTOCOL_VERSION))
         .and_then(Value::as_str);
+    let unsupported = body_version
+        .filter(|v| !MODERN_VERSIONS.contains(v))
+        .or(version.filter(|v| !MODERN_VERSIONS.contains(v) && !LEGACY_VERSIONS.contains(v)));
+    if let Some(requested) = unsupported {
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            error: era::unsupported_version(requested),
+        });
+    }
+    let version =
+        version.ok_or_else(|| mismatch("the MCP-Protocol-Version header is missing".into()))?;
     if body_version != Some(version) {
         return Err(mismatch(format!(
             "MCP-Protocol-Version header \"{version}\" does not match the body's _meta protocolVersion ({})",
@@ -255,6 +265,46 @@ mod tests {
         let refusal = check_modern(&headers(&unknown), &call).unwrap_err();
         assert_eq!(refusal.error["code"], era::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(refusal.error["data"]["supported"][0], "2026-07-28");
+    }
+
+    #[test]
+    fn an_unsupported_version_is_reported_before_any_header_mismatch() {
+        let mut future = modern_call("echo");
+        future["params"]["_meta"][era::META_PROTOCOL_VERSION] = json!("2099-01-01");
+        let cases: [&[(&'static str, &str)]; 4] = [
+            &[
+                (PROTOCOL_VERSION, "2099-01-01"),
+                (METHOD, "tools/call"),
+                (NAME, "echo"),
+            ],
+            &[(METHOD, "tools/call")],
+            &[(PROTOCOL_VERSION, "2026-07-28"), (METHOD, "tools/list")],
+            &[(PROTOCOL_VERSION, "2025-11-25")],
+        ];
+        for given in cases {
+            let refusal = check_modern(&headers(given), &future).unwrap_err();
+            assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
+            assert_eq!(
+                refusal.error,
+                era::unsupported_version("2099-01-01"),
+                "{given:?}"
+            );
+        }
+        // A client of a newer revision without a session is served statelessly, even when its
+        // body has no modern `_meta`, so that it learns the versions we speak.
+        let bare = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let newer = headers(&[(PROTOCOL_VERSION, "2099-01-01")]);
+        assert!(is_stateless(&newer, &bare));
+        assert!(is_stateless(&newer, &future));
+        let refusal = check_modern(&newer, &bare).unwrap_err();
+        assert_eq!(refusal.error["code"], era::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(refusal.error["data"]["requested"], "2099-01-01");
+        let in_session = headers(&[(PROTOCOL_VERSION, "2099-01-01"), (SESSION_ID, "abc")]);
+        assert!(!is_stateless(&in_session, &bare));
+        assert!(!is_stateless(
+            &headers(&[(PROTOCOL_VERSION, "2025-11-25")]),
+            &bare
+        ));
     }
 
     #[test]

@@ -9,8 +9,13 @@
 //!   id is minted, so replicas behind a load balancer answer alike.
 //! - Who may connect: loopback binds by default; any other address needs a bearer token
 //!   ([`guard`]); a foreign `Origin` is refused with 403; bodies above the limit get 413.
-//! - On the stop signal new requests get 503, GET streams end, every session finishes what is
-//!   in flight and stops its servers, then the listener closes.
+//! - A 2025-era session idle (no request in flight, no GET stream open) for
+//!   [`HttpOptions::session_idle`] is ended, and its id answered with 404 from then on; at most
+//!   [`HttpOptions::max_sessions`] are live, an `initialize` beyond that replaces the idle
+//!   session used longest ago, or gets 503 with `Retry-After` when all are busy ([`sessions`]).
+//! - On the stop signal the endpoint keeps accepting connections but answers every new request
+//!   with 503, `Retry-After` and a JSON-RPC error, GET streams end, every session finishes what
+//!   is in flight (up to [`DRAIN`]), then the listener closes.
 //!
 //! Files: [`channel`] routes one session's messages to HTTP responses, [`handlers`] serves
 //! POST/GET/DELETE, [`headers`] checks the MCP request headers, [`guard`] the bind address,
@@ -22,14 +27,16 @@ mod guard;
 mod handlers;
 mod headers;
 mod host;
+mod sessions;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_lifecycle;
 
-use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -40,16 +47,23 @@ use axum::Router;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use channel::Channel;
 pub use guard::{bearer_matches, check_bind, origin_allowed};
 pub use host::{CoreHost, Host};
+use sessions::{Full, SessionLimits, Sessions};
 
 /// The default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// How long in-flight work gets after the stop signal before connections are dropped.
 pub const DRAIN: Duration = Duration::from_secs(10);
+/// The default idle limit of a 2025-era session: 30 minutes, in seconds.
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 1800;
+/// The default number of 2025-era sessions live at once.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// The `Retry-After` of a 503 (shutting down, or too many sessions), in seconds.
+pub const RETRY_AFTER_SECS: u64 = 5;
 
 /// The `serve` flags for HTTP.
 #[derive(Debug, Clone, clap::Args)]
@@ -69,10 +83,22 @@ pub struct HttpArgs {
     /// The largest request body accepted, in bytes; a larger one is answered with 413.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// End a client session (2025-era clients, Mcp-Session-Id) after this many seconds with no
+    /// request in flight and no GET stream open; its later requests get 404, so the client
+    /// opens a new session.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_SESSION_IDLE_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_idle_secs: u64,
+    /// The most client sessions (2025-era clients) live at once. A new one beyond it replaces
+    /// the idle session used longest ago; when every session is busy it gets 503 with
+    /// Retry-After.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_sessions: usize,
 }
 
 /// What the HTTP endpoint enforces.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct HttpOptions {
     /// The bearer token requests must carry, when one is required.
     pub auth_token: Option<String>,
@@ -80,6 +106,23 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The request body limit in bytes.
     pub max_body_bytes: usize,
+    /// How long a 2025-era session may be idle before it is ended.
+    pub session_idle: Duration,
+    /// The most 2025-era sessions live at once.
+    pub max_sessions: usize,
+}
+
+impl Default for HttpOptions {
+    /// No token, no extra origins, and the defaults of the flags.
+    fn default() -> HttpOptions {
+        HttpOptions {
+            auth_token: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -88,6 +131,8 @@ impl std::fmt::Debug for HttpOptions {
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("session_idle", &self.session_idle)
+            .field("max_sessions", &self.max_sessions)
             .finish()
     }
 }
@@ -116,6 +161,8 @@ impl HttpArgs {
             auth_token,
             allowed_origins: self.allow_origin.clone(),
             max_body_bytes: self.max_body_bytes,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+            max_sessions: self.max_sessions,
         };
         Ok(Some((addr, options)))
     }
@@ -125,44 +172,87 @@ impl HttpArgs {
 pub(crate) struct App {
     host: Arc<dyn Host>,
     options: HttpOptions,
-    sessions: Mutex<HashMap<String, Arc<Channel>>>,
+    sessions: Mutex<Sessions<Channel>>,
     stateless: Mutex<Option<Arc<Channel>>>,
     closing: watch::Sender<bool>,
     finished: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl App {
+    fn new(host: Arc<dyn Host>, options: HttpOptions) -> App {
+        let limits = SessionLimits {
+            idle: options.session_idle,
+            max: options.max_sessions,
+        };
+        App {
+            host,
+            options,
+            sessions: Mutex::new(Sessions::new(limits)),
+            stateless: Mutex::new(None),
+            closing: watch::channel(false).0,
+            finished: Mutex::new(Vec::new()),
+        }
+    }
+
     fn open(&self, shared: bool) -> Arc<Channel> {
         let (channel, finished) = Channel::start(self.host.open(), shared);
-        self.finished.lock().unwrap().push(finished);
+        let mut all = self.finished.lock().unwrap();
+        all.retain(|f| !f.is_finished());
+        all.push(finished);
+        drop(all);
+        if self.is_closing() {
+            channel.close();
+        }
         channel
     }
 
-    /// Opens a legacy session under a new id.
-    fn open_session(&self) -> (String, Arc<Channel>) {
+    /// Opens a legacy session under a new id, in place of the idle session used longest ago
+    /// when the limit is reached; [`Full`] when every live session is busy.
+    fn open_session(&self) -> Result<(String, Arc<Channel>), Full> {
+        let evicted = self.sessions.lock().unwrap().admit()?;
+        if let Some(evicted) = evicted {
+            info!(
+                max_sessions = self.options.max_sessions,
+                "session limit reached: the idle session used longest ago is ended"
+            );
+            evicted.close();
+        }
         let id = new_session_id();
         let channel = self.open(false);
-        self.sessions
-            .lock()
-            .unwrap()
-            .insert(id.clone(), channel.clone());
-        (id, channel)
+        let mut sessions = self.sessions.lock().unwrap();
+        sessions.insert(id.clone(), channel.clone(), Instant::now());
+        Ok((id, channel))
     }
 
-    /// The live legacy session `id` (one that ended on its own is forgotten).
+    /// The live legacy session `id`, marked used (one that ended or expired is forgotten).
     fn session(&self, id: &str) -> Option<Arc<Channel>> {
-        let mut sessions = self.sessions.lock().unwrap();
-        let channel = sessions.get(id)?.clone();
-        if channel.is_closed() {
-            sessions.remove(id);
-            return None;
-        }
-        Some(channel)
+        self.sessions.lock().unwrap().get(id, Instant::now())
     }
 
     fn end_session(&self, id: &str) {
         if let Some(channel) = self.sessions.lock().unwrap().remove(id) {
             channel.close();
+        }
+    }
+
+    /// Ends the sessions idle for the limit, every [`SessionLimits::sweep_every`] until the
+    /// stop signal.
+    async fn expire_idle_sessions(&self) {
+        let every = self.sessions.lock().unwrap().limits().sweep_every();
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = closed(self.closing_signal()) => return,
+            }
+            let expired = self.sessions.lock().unwrap().sweep(Instant::now());
+            for channel in &expired {
+                channel.close();
+            }
+            if !expired.is_empty() {
+                debug!(sessions = expired.len(), "idle sessions ended");
+            }
         }
     }
 
@@ -186,7 +276,7 @@ impl App {
     /// The stop signal arrived: refuse new requests, end GET streams, close every session.
     fn begin_close(&self) {
         self.closing.send_replace(true);
-        for (_, channel) in self.sessions.lock().unwrap().drain() {
+        for channel in self.sessions.lock().unwrap().drain() {
             channel.close();
         }
         if let Some(channel) = self.stateless.lock().unwrap().take() {
@@ -212,8 +302,8 @@ fn new_session_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Refuses a foreign `Origin` (403) and, when a token is required, a request without it (401
-/// with `WWW-Authenticate: Bearer`).
+/// Refuses a foreign `Origin` (403), when a token is required a request without it (401 with
+/// `WWW-Authenticate: Bearer`), and after the stop signal every request (503).
 async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let origin = request
         .headers()
@@ -242,6 +332,10 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
             return response;
         }
     }
+    if app.is_closing() {
+        let message = "the server is shutting down; retry later";
+        return handlers::unavailable(Value::Null, message);
+    }
     next.run(request).await
 }
 
@@ -262,46 +356,45 @@ fn router(app: Arc<App>) -> Router {
 }
 
 /// Serves the endpoint on `listener` with sessions from `host` until `stop` completes, then
-/// drains (see the module documentation) and returns once every session has stopped.
+/// drains (see the module documentation) and returns once every session has stopped and every
+/// answer is sent, or [`DRAIN`] after `stop`.
 pub async fn serve(
     listener: TcpListener,
     host: Arc<dyn Host>,
     options: HttpOptions,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let (closing, _) = watch::channel(false);
-    let app = Arc::new(App {
-        host,
-        options,
-        sessions: Mutex::new(HashMap::new()),
-        stateless: Mutex::new(None),
-        closing,
-        finished: Mutex::new(Vec::new()),
+    let app = Arc::new(App::new(host, options));
+    let (halt, halted) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(async move {
+        let _ = halted.await;
     });
-    let closer = app.clone();
-    let shutdown = async move {
-        stop.await;
-        info!("stopping: finishing requests in flight");
-        closer.begin_close();
-    };
-    let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(shutdown);
     let mut served = tokio::spawn(server.into_future());
-    let overdue = async {
-        closed(app.closing_signal()).await;
-        tokio::time::sleep(DRAIN).await;
-    };
+    let expiring = app.clone();
+    tokio::spawn(async move { expiring.expire_idle_sessions().await });
     tokio::select! {
-        result = &mut served => result.map_err(std::io::Error::other)??,
-        _ = overdue => {
-            warn!("connections still open {}s after the stop signal; closing them", DRAIN.as_secs());
-            served.abort();
-        }
+        result = &mut served => return result.map_err(std::io::Error::other)?,
+        _ = stop => {}
     }
+    info!("stopping: finishing requests in flight; new requests get 503");
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    app.begin_close();
     let finished: Vec<_> = std::mem::take(&mut *app.finished.lock().unwrap());
     for session in finished {
-        let _ = tokio::time::timeout(DRAIN, session).await;
+        let _ = tokio::time::timeout_at(deadline, session).await;
     }
-    Ok(())
+    let _ = halt.send(());
+    match tokio::time::timeout_at(deadline, &mut served).await {
+        Ok(result) => result.map_err(std::io::Error::other)?,
+        Err(_) => {
+            warn!(
+                "connections still open {}s after the stop signal; closing them",
+                DRAIN.as_secs()
+            );
+            served.abort();
+            Ok(())
+        }
+    }
 }
 
 /// Binds `addr` and serves the proxy there until `stop`: one shared core whose servers are

@@ -13,18 +13,20 @@ use super::*;
 
 /// What the fake sessions were told: every line each received, in order.
 #[derive(Default, Clone)]
-struct Seen(Arc<Mutex<Vec<Value>>>);
+pub(super) struct Seen(pub(super) Arc<Mutex<Vec<Value>>>);
 
 /// A session that answers a few methods (see [`fake_session`]).
 struct FakeHost {
     seen: Seen,
+    release: Arc<tokio::sync::Notify>,
 }
 
 impl Host for FakeHost {
     fn open(&self) -> SessionIo {
         let (in_tx, in_rx) = mpsc::channel(16);
         let (out_tx, out_rx) = mpsc::channel(16);
-        let finished = tokio::spawn(fake_session(in_rx, out_tx, self.seen.clone()));
+        let release = self.release.clone();
+        let finished = tokio::spawn(fake_session(in_rx, out_tx, self.seen.clone(), release));
         SessionIo {
             input: in_tx,
             output: out_rx,
@@ -40,10 +42,16 @@ fn line(v: Value) -> Vec<u8> {
 /// `initialize` and `echo` answer at once; `slow` sends progress first when asked; `ask` sends
 /// a server-to-client request and answers with the client's reply; `tell` logs an unrelated
 /// message first; `hang` never answers; `subscriptions/listen` acknowledges and completes when
-/// the input ends.
-async fn fake_session(mut input: mpsc::Receiver<Vec<u8>>, out: mpsc::Sender<Vec<u8>>, seen: Seen) {
+/// the input ends; `late` answers once the test releases it (the session ends after that).
+async fn fake_session(
+    mut input: mpsc::Receiver<Vec<u8>>,
+    out: mpsc::Sender<Vec<u8>>,
+    seen: Seen,
+    release: Arc<tokio::sync::Notify>,
+) {
     let mut asked: Option<Value> = None;
     let mut listening: Vec<Value> = vec![];
+    let mut late = vec![];
     while let Some(bytes) = input.recv().await {
         let msg: Value = serde_json::from_slice(&bytes).unwrap();
         seen.0.lock().unwrap().push(msg.clone());
@@ -84,6 +92,13 @@ async fn fake_session(mut input: mpsc::Receiver<Vec<u8>>, out: mpsc::Sender<Vec<
                 let _ = out.send(line(ack)).await;
                 listening.push(id);
             }
+            Some("late") => {
+                let (release, out, answer) = (release.clone(), out.clone(), reply(json!({})));
+                late.push(tokio::spawn(async move {
+                    release.notified().await;
+                    let _ = out.send(answer).await;
+                }));
+            }
             Some("unknown") => {
                 let e =
                     json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}});
@@ -99,6 +114,9 @@ async fn fake_session(mut input: mpsc::Receiver<Vec<u8>>, out: mpsc::Sender<Vec<
             _ => {}
         }
     }
+    for task in late {
+        let _ = task.await;
+    }
     for id in listening {
         let done = json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
             "_meta": {"io.modelcontextprotocol/subscriptionId": id}}});
@@ -106,19 +124,24 @@ async fn fake_session(mut input: mpsc::Receiver<Vec<u8>>, out: mpsc::Sender<Vec<
     }
 }
 
-struct Server {
-    url: String,
-    seen: Seen,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-    http: reqwest::Client,
+pub(super) struct Server {
+    pub(super) url: String,
+    pub(super) seen: Seen,
+    pub(super) release: Arc<tokio::sync::Notify>,
+    pub(super) stop: Option<tokio::sync::oneshot::Sender<()>>,
+    pub(super) task: tokio::task::JoinHandle<std::io::Result<()>>,
+    pub(super) http: reqwest::Client,
 }
 
-async fn start(options: HttpOptions) -> Server {
+pub(super) async fn start(options: HttpOptions) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let seen = Seen::default();
-    let host = Arc::new(FakeHost { seen: seen.clone() });
+    let release = Arc::new(tokio::sync::Notify::new());
+    let host = Arc::new(FakeHost {
+        seen: seen.clone(),
+        release: release.clone(),
+    });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let stop = async move {
         let _ = stop_rx.await;
@@ -127,13 +150,14 @@ async fn start(options: HttpOptions) -> Server {
     Server {
         url,
         seen,
+        release,
         stop: Some(stop_tx),
         task,
         http: reqwest::Client::new(),
     }
 }
 
-fn defaults() -> HttpOptions {
+pub(super) fn defaults() -> HttpOptions {
     HttpOptions {
         max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         ..HttpOptions::default()
@@ -143,7 +167,7 @@ fn defaults() -> HttpOptions {
 const BOTH: &str = "application/json, text/event-stream";
 
 impl Server {
-    fn post(&self, body: &Value, session: Option<&str>) -> reqwest::RequestBuilder {
+    pub(super) fn post(&self, body: &Value, session: Option<&str>) -> reqwest::RequestBuilder {
         let mut request = self
             .http
             .post(&self.url)
@@ -156,7 +180,7 @@ impl Server {
         request
     }
 
-    async fn get_stream(&self, session: &str) -> reqwest::Response {
+    pub(super) async fn get_stream(&self, session: &str) -> reqwest::Response {
         self.http
             .get(&self.url)
             .header("accept", "text/event-stream")
@@ -166,7 +190,7 @@ impl Server {
             .unwrap()
     }
 
-    async fn initialize(&self) -> String {
+    pub(super) async fn initialize(&self) -> String {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}});
         let response = self.post(&init, None).send().await.unwrap();
         assert_eq!(response.status(), 200);
@@ -181,11 +205,11 @@ impl Server {
     }
 }
 
-fn request(id: Value, method: &str, params: Value) -> Value {
+pub(super) fn request(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-async fn json_of(response: reqwest::Response) -> Value {
+pub(super) async fn json_of(response: reqwest::Response) -> Value {
     serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
 }
 
@@ -322,7 +346,11 @@ async fn unrelated_messages_wait_for_and_use_the_get_stream() {
     assert_eq!(sse_messages(&text)[0]["params"]["data"], "hello");
 }
 
-fn modern(id: Value, method: &str, mut params: Value) -> (Value, Vec<(&'static str, String)>) {
+pub(super) fn modern(
+    id: Value,
+    method: &str,
+    mut params: Value,
+) -> (Value, Vec<(&'static str, String)>) {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}});
     let mut headers = vec![
@@ -336,7 +364,7 @@ fn modern(id: Value, method: &str, mut params: Value) -> (Value, Vec<(&'static s
 }
 
 impl Server {
-    fn post_modern(
+    pub(super) fn post_modern(
         &self,
         (body, headers): &(Value, Vec<(&'static str, String)>),
     ) -> reqwest::RequestBuilder {

@@ -253,7 +253,15 @@ fn sdk_clients_over_http_get_the_same_envelopes_as_over_stdio_two_at_once() {
 #[test]
 fn foreign_origin_unknown_session_and_large_body_are_refused() {
     let (_dir, config) = write_config(&real_server("everything", ""));
-    let proxy = HttpProxy::start(&config, &["--max-body-bytes", "2000"], &[]);
+    let limits = [
+        "--max-body-bytes",
+        "2000",
+        "--session-idle-secs",
+        "60",
+        "--max-sessions",
+        "4",
+    ];
+    let proxy = HttpProxy::start(&config, &limits, &[]);
     let init = initialize_body();
     let (accept, json_type) = (ACCEPT, JSON_TYPE);
     let foreign = proxy.raw(
@@ -276,6 +284,7 @@ fn foreign_origin_unknown_session_and_large_body_are_refused() {
     .to_string();
     let large = proxy.raw("POST", &[accept, json_type], &big);
     assert_eq!(large.0, 413, "{large:?}");
+    assert!(large.1.contains("limit of 2000 bytes"), "{large:?}");
     let local = proxy.raw(
         "POST",
         &[accept, json_type, ("Origin", "http://localhost:6274")],

@@ -1,0 +1,193 @@
+//! The HTTP layer's limits against the in-memory fake session of [`super::tests`]: idle
+//! sessions expire, the session cap, answers while stopping, the body limit, and the
+//! protocol version error of a newer client.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::tests::{defaults, json_of, modern, request, start, Server};
+use super::*;
+
+/// Polls `session` with `echo` until it is answered with `status` (at most ~10 s).
+async fn wait_for_status(server: &Server, session: &str, status: u16) -> reqwest::Response {
+    let echo = request(json!(1), "echo", json!({}));
+    for _ in 0..200 {
+        let response = server.post(&echo, Some(session)).send().await.unwrap();
+        if response.status() == status {
+            return response;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("session never answered {status}");
+}
+
+fn echo_status(response: &reqwest::Response) -> u16 {
+    response.status().as_u16()
+}
+
+#[tokio::test]
+async fn an_idle_session_expires_and_its_id_gets_404_a_busy_one_stays() {
+    let mut options = defaults();
+    options.session_idle = Duration::from_millis(300);
+    let server = start(options).await;
+    let idle = server.initialize().await;
+    let busy = server.initialize().await;
+    let stream = server.get_stream(&busy).await;
+    assert_eq!(stream.status(), 200);
+    // Nothing more is asked of `idle`: it is ended after its idle time.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let echo = request(json!(5), "echo", json!({}));
+    let gone = server.post(&echo, Some(&idle)).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+    let error = json_of(gone).await;
+    assert_eq!(error["id"], 5);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("expired") && message.contains("initialize"),
+        "{message}"
+    );
+    // The session with its GET stream open stays; a new initialize opens a fresh session.
+    let kept = server.post(&echo, Some(&busy)).send().await.unwrap();
+    assert_eq!(echo_status(&kept), 200);
+    let again = server.initialize().await;
+    assert_ne!(again, idle);
+    drop(stream);
+}
+
+#[tokio::test]
+async fn beyond_the_cap_the_oldest_idle_session_goes_then_initialize_gets_503() {
+    let mut options = defaults();
+    options.max_sessions = 2;
+    let server = start(options).await;
+    let first = server.initialize().await;
+    let _first_stream = server.get_stream(&first).await;
+    let second = server.initialize().await;
+    // `second` is idle: it makes room for `third`.
+    let third = server.initialize().await;
+    wait_for_status(&server, &second, 404).await;
+    let _third_stream = server.get_stream(&third).await;
+    // Both live sessions have their GET stream open: no room.
+    let init = json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {}});
+    let refused = server.post(&init, None).send().await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "5");
+    assert!(refused.headers().get("mcp-session-id").is_none());
+    let error = json_of(refused).await;
+    assert_eq!(error["id"], 9);
+    assert_eq!(error["error"]["code"], -32000);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("too many sessions") && message.contains('2'),
+        "{message}"
+    );
+    let echo = request(json!(1), "echo", json!({}));
+    for live in [&first, &third] {
+        let answer = server.post(&echo, Some(live)).send().await.unwrap();
+        assert_eq!(answer.status(), 200);
+    }
+}
+
+#[tokio::test]
+async fn while_stopping_new_requests_get_503_and_the_call_in_flight_finishes() {
+    let mut server = start(defaults()).await;
+    let session = server.initialize().await;
+    let late = request(json!("late-1"), "late", json!({}));
+    let in_flight = tokio::spawn(server.post(&late, Some(&session)).send());
+    for _ in 0..200 {
+        if server
+            .seen
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m["method"] == "late")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.stop.take().unwrap().send(()).unwrap();
+    // New connections are still accepted, and answered with 503 until the call is done.
+    let fresh = || {
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}});
+    let mut refused = None;
+    for _ in 0..200 {
+        let response = fresh()
+            .post(&server.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(init.to_string())
+            .send()
+            .await
+            .expect("the listener still accepts connections while stopping");
+        if response.status() == 503 {
+            refused = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let refused = refused.expect("a request while stopping gets 503");
+    assert_eq!(refused.headers()["retry-after"], "5");
+    assert_eq!(refused.headers()["content-type"], "application/json");
+    let error = json_of(refused).await;
+    assert_eq!(error["error"]["code"], -32000);
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("shutting down"));
+    server.release.notify_one();
+    let answer = in_flight.await.unwrap().unwrap();
+    assert_eq!(answer.status(), 200);
+    let answer = json_of(answer).await;
+    assert_eq!(answer["id"], "late-1");
+    assert!(answer["result"].is_object(), "{answer}");
+    tokio::time::timeout(Duration::from_secs(20), &mut server.task)
+        .await
+        .expect("the server stops once the call is answered")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_gets_413_with_a_json_rpc_error_naming_it() {
+    let mut options = defaults();
+    options.max_body_bytes = 1000;
+    let server = start(options).await;
+    let big = request(json!(1), "echo", json!({"pad": "x".repeat(5000)}));
+    let response = server.post(&big, None).send().await.unwrap();
+    assert_eq!(response.status(), 413);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let error = json_of(response).await;
+    assert_eq!(error["id"], Value::Null);
+    assert_eq!(error["error"]["code"], -32600);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("1000 bytes"), "{message}");
+}
+
+#[tokio::test]
+async fn a_newer_clients_version_gets_the_unsupported_version_error_with_our_versions() {
+    let server = start(defaults()).await;
+    let (mut body, mut headers) = modern(json!(4), "tools/list", json!({}));
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    headers[0].1 = "2099-01-01".into();
+    let response = server.post_modern(&(body, headers)).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    let error = json_of(response).await;
+    assert_eq!(error["id"], 4);
+    // The same error object as over stdio.
+    assert_eq!(
+        error["error"],
+        crate::era::unsupported_version("2099-01-01")
+    );
+    assert_eq!(error["error"]["data"]["supported"][0], "2026-07-28");
+    assert!(
+        server.seen.0.lock().unwrap().is_empty(),
+        "refused before any session"
+    );
+}
