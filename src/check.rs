@@ -191,9 +191,8 @@ fn server_report(
 /// The catalog's tools of server `name`, with their settings.
 fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolReport> {
     catalog
-        .tools()
+        .names()
         .iter()
-        .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
         .filter_map(|exposed| {
             let route = catalog.route(exposed)?;
             (route.server == name).then(|| {

@@ -25,7 +25,7 @@ use crate::jsonrpc;
 /// prompt keeps its name for the session, as tools do).
 #[derive(Debug, Clone, Default)]
 pub struct PromptCatalog {
-    catalog: Catalog,
+    catalog: Catalog<Value>,
     names: ExposedNames,
 }
 

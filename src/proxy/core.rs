@@ -41,6 +41,8 @@ pub struct Core {
     /// Each server's name, its own stop switch and its supervising task.
     pub(super) server_tasks: Mutex<Vec<ServerTask>>,
     catalog: RwLock<Arc<Catalog>>,
+    /// The `tools/list` answer's tools, serialized once per catalog.
+    pub(super) tools_list: super::tools_list::ToolsListCache,
     pub(super) shutdown: watch::Sender<bool>,
     pub(super) transcript: Option<TranscriptWriter>,
     /// Start order of `tools/call`s across sessions (the transcript's `seq`).
@@ -84,6 +86,7 @@ impl Core {
             started: OnceLock::new(),
             server_tasks: Mutex::new(Vec::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
+            tools_list: Default::default(),
             shutdown,
             transcript,
             call_counter: AtomicU64::new(0),
@@ -275,6 +278,12 @@ impl Core {
             lists.sort_by_key(|(name, _)| rank(name).unwrap_or(usize::MAX));
         }
         lists
+    }
+
+    /// Whether the first start of every server has settled and its catalog was built: before
+    /// that, a server's tool change needs no rebuild (the first start ends with one).
+    pub(super) fn catalog_settled(&self) -> bool {
+        self.names_given.load(Ordering::Acquire)
     }
 
     /// Rebuilds the catalog from every server's last tool list; returns whether the exposed set

@@ -112,7 +112,7 @@ impl Session {
         let mut answer = self
             .handle_request(id, &method, params, slot, admission)
             .await;
-        if stamp {
+        if stamp && !answer.stamped {
             answer.json = crate::era::stamp_response_json(&method, answer.json);
         }
         let still_ours = self.inflight.lock().unwrap().remove(&key).is_some();

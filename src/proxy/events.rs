@@ -68,7 +68,8 @@ impl Core {
                 core.list_changed(method).await;
             }
         });
-        if self.rebuild_catalog() {
+        // While the servers first start, one rebuild once all settled serves (not one per server).
+        if self.catalog_settled() && self.rebuild_catalog() {
             info!(%server, tools = self.catalog().len(), "tool list changed");
             self.list_changed("notifications/tools/list_changed").await;
         }

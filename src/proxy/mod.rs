@@ -58,6 +58,7 @@ mod session;
 mod stdio;
 #[cfg(test)]
 mod tests;
+mod tools_list;
 
 pub use self::core::Core;
 pub use self::session::SessionOutput;

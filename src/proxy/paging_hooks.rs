@@ -25,16 +25,6 @@ impl Core {
         }
     }
 
-    /// The tools a session offers: the catalog's, then the page tool when paging is on.
-    pub(super) fn listed_tools(&self, pager: Option<&Pager>) -> Vec<Value> {
-        let mut tools = self.catalog().tools().to_vec();
-        if let Some(pager) = pager {
-            tools.retain(|t| t.get("name").and_then(Value::as_str) != Some(pager.tool_name()));
-            tools.push(pager.tool_definition());
-        }
-        tools
-    }
-
     /// When `name` is the page tool: the page's `(server, server's tool name, settings,
     /// answer)` for the transcript record; the settings are those of the paged call's tool.
     pub(super) fn page_call(

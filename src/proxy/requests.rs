@@ -26,10 +26,12 @@ pub(super) struct Admission {
 }
 
 /// A response ready to be sent: its JSON text (without the newline) and, for a `tools/call`,
-/// the call's log line, written once the response is queued.
+/// the call's log line, written once the response is queued; `stamped` when its result already
+/// carries what an MCP 2026-07-28 result needs ([`crate::era::stamp_result`]).
 pub(super) struct Answer {
     pub json: Vec<u8>,
     pub call: Option<CallSummary>,
+    pub stamped: bool,
 }
 
 impl Answer {
@@ -37,6 +39,7 @@ impl Answer {
         Answer {
             json: serde_json::to_vec(message).expect("a JSON value always serializes"),
             call: None,
+            stamped: false,
         }
     }
 }
@@ -92,8 +95,13 @@ impl Session {
         match method {
             "tools/list" => match crate::passthrough::check_cursor(params.as_ref()) {
                 Ok(()) => {
-                    let tools = self.core.listed_tools(self.pager());
-                    Answer::of(&jsonrpc::response(id, json!({ "tools": tools })))
+                    let tools = self.core.listed_tools_json(self.pager());
+                    let modern = admission.modern.is_some();
+                    Answer {
+                        json: super::tools_list::response_json(&id, &tools, modern),
+                        call: None,
+                        stamped: modern,
+                    }
                 }
                 Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
             },
@@ -110,6 +118,7 @@ impl Session {
                     Ok((mapped, summary)) => Answer {
                         json: mapped.response_json(&id),
                         call: Some(summary),
+                        stamped: false,
                     },
                     Err(NotEnveloped::Error(err)) => Answer::of(&jsonrpc::error_response(id, err)),
                     Err(NotEnveloped::Result(r)) => Answer::of(&jsonrpc::response(id, r)),

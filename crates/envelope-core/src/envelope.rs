@@ -108,20 +108,22 @@ impl Envelope {
         serde_json::to_value(self).expect("an envelope always serializes")
     }
 
-    /// A JSON Schema (draft 2020-12) describing every envelope; advertised as each tool's
-    /// `outputSchema` (MCP specification 2025-06-18, "Tools: Output Schema").
+    /// A JSON Schema (draft 2020-12, the dialect MCP 2025-11-25 "Tools" assumes for a schema
+    /// without `$schema`) describing every envelope: the six keys, their types, `status`'s three
+    /// values, nothing else allowed. Advertised as each tool's `outputSchema` (MCP
+    /// specification 2025-06-18, "Tools: Output Schema"), so it is kept compact (346 bytes
+    /// of JSON): no titles or descriptions repeated in every tool of a `tools/list` answer; the
+    /// proxy's `instructions` explain the envelope once.
     pub fn json_schema() -> Value {
         serde_json::json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "mcp-envelope tool result envelope",
             "type": "object",
             "properties": {
-                "call_id": {"type": "string", "description": "The JSON-RPC id of the tools/call request, as a string."},
-                "tool": {"type": "string", "description": "The tool name the client called."},
+                "call_id": {"type": "string"},
+                "tool": {"type": "string"},
                 "status": {"type": "string", "enum": ["ok", "truncated", "error"]},
-                "content": {"type": "string", "description": "Rendered result rows, or '<type>: <message>' when status is error."},
-                "omitted": {"type": "integer", "minimum": 0, "description": "Rows left out to fit the character budget."},
-                "retryable": {"type": "boolean", "description": "Whether retrying the same call could plausibly succeed."}
+                "content": {"type": "string"},
+                "omitted": {"type": "integer", "minimum": 0},
+                "retryable": {"type": "boolean"}
             },
             "required": ["call_id", "tool", "status", "content", "omitted", "retryable"],
             "additionalProperties": false
