@@ -23,7 +23,7 @@
 //! | [`era`] (core) | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes | no |
 //! | [`modern`] | the upstream side of MCP 2026-07-28: `server/discover`, `subscriptions/listen` streams, which notifications reach a modern client | no |
 //! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, our `requestState` keys, `InputRequiredResult` and retry params | draws random `requestState` keys; the rules are in the core |
-//! | [`downstream`] | one supervised task per server over any transport: start, handshake (era probe on stdio: `server/discover`, else `initialize`), restarts, shutdown | yes |
+//! | [`downstream`] | one supervised task per server over any transport: start, handshake (era probe: `server/discover`, else `initialize`), restarts, shutdown | yes |
 //! | [`proxy`] | the shared core (servers, catalog, routing, the `tools/call` path, paging store) and one session per client (dispatch, era, in-flight ids, cancellation, server-to-client requests); [`proxy::serve`] runs them over stdin/stdout | yes |
 //! | [`transport`] | how lines travel: our own stdin/stdout (reactor-driven when pipes), a server's child process and pipes, a remote server over HTTP | yes |
 //! | [`serve_http`] | `serve --http`: the proxy over streamable HTTP at `/mcp`, both eras (legacy sessions with `Mcp-Session-Id`, stateless 2026-07-28), bind/Origin/token guards, body limit, draining shutdown | yes |

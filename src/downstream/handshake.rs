@@ -1,6 +1,9 @@
 //! Opening a server: which era it speaks, and what every later request to it must carry.
 //!
-//! The probe (MCP 2026-07-28 "Transports: stdio, Backward Compatibility"): `server/discover` at
+//! The probe (MCP 2026-07-28 "Transports: stdio, Backward Compatibility"; over HTTP the same
+//! request with the request metadata headers, "Transports: Streamable HTTP, Backward
+//! Compatibility", where a 4xx without a modern JSON-RPC error body counts as any other
+//! error): `server/discover` at
 //! the newest modern version first. A `DiscoverResult` naming a modern version we speak makes
 //! the server modern; a -32022 naming such a version too (we retry at it); any other error, a
 //! result without such a version, or no answer within [`probe_timeout`] makes it legacy, and
@@ -222,21 +225,14 @@ pub fn notification_allowed(era: Option<&ServerEra>, method: &str) -> bool {
         )
 }
 
-/// Opens a freshly started server (see the module doc): stores its era and its
-/// `initialize`/`discover` result on `conn`. Without `probe_era` (remote servers) it sends
-/// `initialize` only. `Err` is the reason the start failed.
+/// Opens a freshly started server or a new connection to a remote one (see the module doc):
+/// stores its era and its `initialize`/`discover` result on `conn`. `Err` is the reason the
+/// start failed.
 pub async fn open(
     conn: &Connection,
     client: &ClientInit,
     startup_timeout: Duration,
-    probe_era: bool,
 ) -> Result<(), String> {
-    if !probe_era {
-        return match initialize(conn, client, startup_timeout).await? {
-            None => Ok(()),
-            Some(_) => Err("the server speaks only MCP 2026-07-28, which mcp-envelope does not yet speak to remote servers".into()),
-        };
-    }
     let mut version = LATEST_MODERN_VERSION.to_owned();
     for _attempt in 0..2 {
         let probe = conn

@@ -185,7 +185,7 @@ pub(super) async fn start(
         reader_done: Some(done_rx),
         stderr_done: Some(stderr_done_rx),
     };
-    let handshake = run_handshake(ds, &conn, client, true);
+    let handshake = run_handshake(ds, &conn, client);
     // A server that exits during the handshake fails the start at once (`check` reports its
     // exit status instead of waiting out startup_timeout_sec).
     let (outcome, ended_by_exit) =

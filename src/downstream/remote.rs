@@ -107,8 +107,10 @@ impl Drop for RemoteRunning {
     }
 }
 
-/// Connects to a remote server and performs the handshake (opened with `initialize`: the era
-/// probe runs on stdio only).
+/// Connects to a remote server and performs the handshake: the era probe (`server/discover`
+/// with the 2026-07-28 request headers; a 2025-era server refuses it and is opened with
+/// `initialize`), then `tools/list`; a modern server that announces list changes gets a
+/// `subscriptions/listen` stream.
 pub(super) async fn connect(
     ds: &Downstream,
     remote: &RemoteConfig,
@@ -151,11 +153,14 @@ pub(super) async fn connect(
         reader,
     };
     debug!(server = %spec.name, url = %remote.display_url(), "connecting");
-    let handshake = run_handshake(ds, &conn, client, false);
+    let handshake = run_handshake(ds, &conn, client);
     let (outcome, _) =
         settle_startup(spec.startup_timeout, handshake, running.closed(), shutdown).await;
     match outcome {
-        Ok(()) => Ok(running),
+        Ok(()) => {
+            super::handshake::listen_for_changes(&conn);
+            Ok(running)
+        }
         Err(reason) => {
             running.stop().await;
             Err(StartError {

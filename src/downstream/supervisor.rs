@@ -241,17 +241,16 @@ pub(super) async fn settle_startup(
     }
 }
 
-/// The MCP handshake on a new connection: the era probe when `probe_era` ([`handshake::open`]:
-/// `server/discover`, else `initialize` and `notifications/initialized`), then every page of
+/// The MCP handshake on a new connection: the era probe ([`handshake::open`]: `server/discover`,
+/// else `initialize` and `notifications/initialized`), then every page of
 /// `tools/list`, each request within the server's startup timeout.
 pub(super) async fn run_handshake(
     ds: &Downstream,
     conn: &Connection,
     client: &ClientInit,
-    probe_era: bool,
 ) -> Result<(), String> {
     let timeout = ds.inner.spec.startup_timeout;
-    handshake::open(conn, client, timeout, probe_era).await?;
+    handshake::open(conn, client, timeout).await?;
     store_tools(ds, list_all_tools(conn, timeout).await?);
     Ok(())
 }

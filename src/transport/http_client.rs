@@ -21,6 +21,11 @@
 //!   whose first `endpoint` event names the URL to POST messages to (same origin only); every
 //!   answer then comes on that stream.
 //!
+//! MCP 2026-07-28 (`http_client/modern.rs`): a request whose `_meta` carries a 2026-07-28
+//! protocol version is POSTed without session headers and with the request metadata headers
+//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`); an HTTP error answer whose body is a
+//! JSON-RPC error for it is its answer; its cancellation closes its response stream.
+//!
 //! Faults become the calling request's [`Fault`]: a connection that cannot be made or breaks
 //! is [`Fault::Connection`] (and the connection is reported lost, so the supervisor reconnects
 //! with its backoff); an HTTP error status is [`Fault::HttpStatus`], with the `Retry-After`
@@ -30,6 +35,7 @@
 //! Crates: reqwest (HTTP/1.1 client, rustls with the platform's and webpki's root certificates)
 //! and sse-stream (an incremental SSE parser: a large event costs time linear in its size).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -76,32 +82,10 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn is_closed(&self) -> bool;
 }
 
+mod modern;
 mod renew;
 
-/// The `id` and `method` of a message we send.
-#[derive(serde::Deserialize, Default)]
-struct Sent {
-    id: Option<Value>,
-    method: Option<String>,
-    /// Sent again in a new session after the server forgot the first one.
-    #[serde(skip)]
-    again: bool,
-}
-
-impl Sent {
-    fn of(body: &[u8]) -> Sent {
-        serde_json::from_slice(body).unwrap_or_default()
-    }
-
-    /// The id of a request (a message with both `id` and `method`), which waits for an answer.
-    fn request_id(&self) -> Option<&Value> {
-        self.method.as_ref().and(self.id.as_ref())
-    }
-
-    fn is(&self, method: &str) -> bool {
-        self.method.as_deref() == Some(method)
-    }
-}
+use modern::Sent;
 
 /// One remote server's HTTP session: the client with its credentials, the URLs, the session
 /// id and protocol version, and how a lost connection is reported.
@@ -132,6 +116,9 @@ pub struct HttpTransport {
     renewing: tokio::sync::Mutex<()>,
     /// Whether the GET stream of server messages is being read.
     listening: AtomicBool,
+    /// The tasks POSTing 2026-07-28 requests, by request id (JSON text): aborting one closes
+    /// its response stream, which cancels the request.
+    modern_posts: Mutex<HashMap<String, tokio::task::AbortHandle>>,
 }
 
 impl HttpTransport {
@@ -171,6 +158,7 @@ impl HttpTransport {
             initialize_body: Mutex::new(None),
             renewing: tokio::sync::Mutex::new(()),
             listening: AtomicBool::new(false),
+            modern_posts: Mutex::new(HashMap::new()),
         })
     }
 
@@ -239,9 +227,15 @@ impl HttpTransport {
             let sent = Sent::of(&body);
             let body = Bytes::from(body);
             if sent.request_id().is_some() {
-                let (me, sink) = (self.clone(), sink.clone());
-                posts.spawn(async move { me.send(body, sent, &sink).await });
+                self.post_request(&mut posts, body, sent, &sink);
                 continue;
+            }
+            if let Some(id) = sent.cancelled_request() {
+                if let Some(post) = self.modern_posts.lock().unwrap().remove(&id) {
+                    debug!(server = %self.server, request = %id, "request cancelled: its response stream closed");
+                    post.abort();
+                    continue;
+                }
             }
             let initialized = sent.is("notifications/initialized");
             if initialized {
@@ -257,6 +251,36 @@ impl HttpTransport {
         }
     }
 
+    /// POSTs request `sent` in a task of its own; a 2026-07-28 request's task is kept by id,
+    /// so that its cancellation closes its response stream instead of being POSTed (MCP
+    /// 2026-07-28 "Transports: Streamable HTTP", cancellation).
+    fn post_request<S: Inbox>(
+        self: &Arc<Self>,
+        posts: &mut JoinSet<()>,
+        body: Bytes,
+        sent: Sent,
+        sink: &S,
+    ) {
+        let (me, sink) = (self.clone(), sink.clone());
+        let key = sent
+            .modern_version()
+            .and(sent.request_id())
+            .map(Value::to_string);
+        let Some(key) = key else {
+            posts.spawn(async move { me.send(body, sent, &sink).await });
+            return;
+        };
+        let mut modern_posts = self.modern_posts.lock().unwrap();
+        let post = posts.spawn({
+            let key = key.clone();
+            async move {
+                me.send(body, sent, &sink).await;
+                me.modern_posts.lock().unwrap().remove(&key);
+            }
+        });
+        modern_posts.insert(key, post);
+    }
+
     /// POSTs one message and handles what comes back.
     async fn send<S: Inbox>(self: &Arc<Self>, body: Bytes, sent: Sent, sink: &S) {
         let initialize = sent.is("initialize");
@@ -268,8 +292,11 @@ impl HttpTransport {
             .clone()
             .filter(|_| !self.legacy());
         let url = self.post_url.read().unwrap().clone();
-        let resp = self
-            .request(Method::POST, url)
+        let mut post = self.request(Method::POST, url);
+        for (name, value) in sent.modern_headers() {
+            post = post.header(name, value);
+        }
+        let resp = post
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, POST_ACCEPT)
             .body(body.clone())
@@ -300,6 +327,12 @@ impl HttpTransport {
             return;
         }
         let answer = ErrorAnswer::read(resp).await;
+        if sent.modern_version().is_some() {
+            let text = answer.text.as_deref().unwrap_or_default();
+            if let Some(rpc_error) = modern::rpc_error_for(text, sent.request_id()) {
+                return sink.dispatch(rpc_error).await;
+            }
+        }
         match session {
             Some(old) if answer.names_the_session() => {
                 Box::pin(self.session_gone(old, body, sent, answer, sink)).await
@@ -634,20 +667,5 @@ pub fn describe(e: &reqwest::Error) -> String {
 impl super::Close for Arc<HttpTransport> {
     async fn close(&mut self, grace: Duration) {
         self.end_session(grace).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sent_messages_are_told_apart() {
-        let req = Sent::of(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#);
-        assert_eq!(req.request_id(), Some(&Value::from(3)));
-        let note = Sent::of(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        assert!(note.request_id().is_none() && note.is("notifications/initialized"));
-        let resp = Sent::of(br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#);
-        assert!(resp.request_id().is_none());
     }
 }

@@ -299,9 +299,12 @@ fn http_faults_map_to_their_error_types() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(requests[0]["rpc"], "initialize");
-    assert_eq!(requests[0]["session"], Value::Null);
-    for r in &requests[1..] {
+    // The era probe first (this server answers it without a version list: 2025 era).
+    assert_eq!(requests[0]["rpc"], "server/discover");
+    assert_eq!(requests[0]["version"], "2026-07-28");
+    assert_eq!(requests[1]["rpc"], "initialize");
+    assert_eq!(requests[1]["session"], Value::Null);
+    for r in &requests[2..] {
         assert_eq!(r["session"], "fault-session-1", "{r}");
         assert_eq!(r["version"], "2025-11-25", "{r}");
     }
@@ -390,4 +393,74 @@ fn an_imported_remote_entry_works_once_its_moved_token_is_set() {
     let env = call_envelope(&mut p, 1, "add", json!({"a": 20, "b": 22}));
     assert_ok(&env, "42");
     finish_session(p);
+}
+
+/// The Python SDK server serves both eras: the proxy's `server/discover` probe finds it speaks
+/// MCP 2026-07-28, so every request goes as a stateless POST with the request metadata headers
+/// and no session; server-everything (2025 era only) refuses the probe and gets a session.
+/// `check` shows each server's era.
+#[test]
+fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("headers.jsonl");
+    let log_flag = log.to_str().unwrap();
+    let modern = sdk_server(None, &["--log", log_flag]);
+    let legacy = everything("streamableHttp");
+    let (_d, cfg) = write_config(&format!(
+        "[mcp_servers.modern]\nurl = {:?}\nbearer_token_env_var = \"REMOTE_TOKEN\"\nchar_budget = 300\n\
+         [mcp_servers.legacy]\nurl = {:?}\n",
+        modern.url("/mcp"),
+        legacy.url("/mcp")
+    ));
+    let out = check_with(&cfg, &[("REMOTE_TOKEN", SECRET)]);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{table}");
+    let row = |name: &str| {
+        let row = table.lines().find(|l| l.trim_start().starts_with(name));
+        row.unwrap_or_else(|| panic!("no row {name}:\n{table}"))
+            .to_owned()
+    };
+    assert!(row("modern").contains("2026-07-28 (modern)"), "{table}");
+    assert!(row("legacy").contains("2025-11-25 (legacy)"), "{table}");
+    std::fs::write(&log, "").unwrap();
+
+    let mut p = RawProxy::start_env(&cfg, &[], &[("REMOTE_TOKEN", SECRET)]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "modern__echo", json!({"text": "stateless"}));
+    assert_ok(&env, "stateless");
+    let env = call_envelope(&mut p, 2, "rows", json!({"n": 500}));
+    assert_eq!(env["status"], "truncated", "{env}");
+    assert!(env["content"].as_str().unwrap().contains("row-0"), "{env}");
+    let env = call_envelope(&mut p, 3, "legacy__echo", json!({"message": "session"}));
+    assert_ok(&env, "Echo: session");
+    finish_session(p);
+
+    // What the modern server saw: POSTs only, each with the version and method headers (the
+    // tool's name for calls), never a session id; no `initialize`.
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["mcp-method"].as_str())
+        .collect();
+    assert!(
+        methods.contains(&"server/discover") && methods.contains(&"tools/list"),
+        "{requests:?}"
+    );
+    assert!(!methods.contains(&"initialize"), "{requests:?}");
+    for r in &requests {
+        assert_eq!(r["method"], "POST", "{r}");
+        assert_eq!(r["mcp-session-id"], Value::Null, "{r}");
+        assert_eq!(r["mcp-protocol-version"], "2026-07-28", "{r}");
+    }
+    let calls: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["mcp-method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "{requests:?}");
+    assert_eq!(calls[0]["mcp-name"], "echo");
+    assert_eq!(calls[1]["mcp-name"], "rows");
 }
