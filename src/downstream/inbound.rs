@@ -56,6 +56,7 @@ impl Handler for ServerInbound {
     /// [`MAX_OUTSTANDING_SERVER_REQUESTS`] waiting; never answered once the server cancels it.
     fn request(&self, id: Value, method: String, params: Option<Value>) {
         let (server, conn) = (self.ds.name(), &self.conn);
+        let cause = conn.server_requests.take_cause(&id);
         if !conn.server_requests.begin(&id) {
             warn!(%server, %id, %method, "server request refused: too many waiting for the client");
             let error = jsonrpc::error_object(
@@ -75,6 +76,7 @@ impl Handler for ServerInbound {
             id: id.clone(),
             method,
             params,
+            cause,
             reply: tx,
         });
         let (task_conn, task_id) = (conn.clone(), id.clone());

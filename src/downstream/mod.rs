@@ -150,6 +150,9 @@ pub enum DownstreamEvent {
         method: String,
         /// Its params.
         params: Option<Value>,
+        /// Our request (its id on this connection) on whose response stream it came, when the
+        /// transport links them (streamable HTTP); `None` on stdio, which has no such link.
+        cause: Option<u64>,
         /// Where the client's answer goes.
         reply: oneshot::Sender<Result<Value, Value>>,
     },

@@ -17,7 +17,7 @@ use super::supervisor::{run_handshake, settle_startup, StartError};
 use super::{ClientInit, Connection, Downstream, DownstreamEvent};
 use crate::config::RemoteConfig;
 use crate::rpc::{peer, CallError, Reply};
-use crate::transport::http_client::{HttpTransport, Inbox};
+use crate::transport::http_client::{Caused, HttpTransport, Inbox};
 use crate::transport::Close as _;
 use crate::transport::{Delivery, Fault, Outbox};
 
@@ -33,7 +33,10 @@ struct RemoteInbox {
 }
 
 impl Inbox for RemoteInbox {
-    async fn dispatch(&self, line: Vec<u8>) {
+    async fn dispatch(&self, line: Vec<u8>, caused: Option<Caused>) {
+        if let Some(caused) = caused {
+            self.conn.server_requests.link(&caused.request, &caused.by);
+        }
         let _ = self.queue.send(Delivery::Message(line)).await;
     }
 

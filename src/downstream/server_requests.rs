@@ -19,9 +19,30 @@ pub const MAX_OUTSTANDING_SERVER_REQUESTS: usize = 64;
 #[derive(Debug, Default)]
 pub struct ServerRequests {
     waiting: Mutex<HashMap<String, Option<AbortHandle>>>,
+    /// Requests that came on the response stream of one of our requests (HTTP), by the
+    /// server's id: our request's id. Taken when the request is handled.
+    causes: Mutex<HashMap<String, u64>>,
 }
 
 impl ServerRequests {
+    /// Links server request `id` to our request `by` (an id we gave, on this connection) on
+    /// whose response stream it arrived. At most [`MAX_OUTSTANDING_SERVER_REQUESTS`] links
+    /// are kept (more are not links, only best guesses later).
+    pub fn link(&self, id: &Value, by: &Value) {
+        let Some(by) = by.as_u64() else {
+            return;
+        };
+        let mut causes = self.causes.lock().unwrap();
+        if causes.len() < MAX_OUTSTANDING_SERVER_REQUESTS {
+            causes.insert(id.to_string(), by);
+        }
+    }
+
+    /// Takes the link of server request `id`: our request that caused it, if known.
+    pub fn take_cause(&self, id: &Value) -> Option<u64> {
+        self.causes.lock().unwrap().remove(&id.to_string())
+    }
+
     /// Registers request `id`; `false` when [`MAX_OUTSTANDING_SERVER_REQUESTS`] are already
     /// waiting or one with the same id is (the request is then refused).
     pub fn begin(&self, id: &Value) -> bool {
@@ -83,6 +104,16 @@ mod tests {
             r.waiting.lock().unwrap().len(),
             MAX_OUTSTANDING_SERVER_REQUESTS - 1
         );
+    }
+
+    #[test]
+    fn a_linked_request_names_its_cause_once() {
+        let r = ServerRequests::default();
+        r.link(&json!("s-1"), &json!(12));
+        r.link(&json!("s-2"), &json!("not ours"));
+        assert_eq!(r.take_cause(&json!("s-1")), Some(12));
+        assert_eq!(r.take_cause(&json!("s-1")), None);
+        assert_eq!(r.take_cause(&json!("s-2")), None);
     }
 
     #[tokio::test]

@@ -171,7 +171,8 @@ impl Core {
                     .and_then(|m| m.get("progressToken"))
                     .map(Value::to_string);
                 let session = call.session.map(|s| s.id());
-                _in_flight = Some(self.calls.enter(seq, &route.server, session, token));
+                let slot = Some(call.slot.clone());
+                _in_flight = Some(self.calls.enter(seq, &route.server, session, token, slot));
                 let leg = Leg {
                     slot: &call.slot,
                     modern: call.modern,

@@ -2,15 +2,23 @@
 //! made it, its `progressToken`, and (when recording a transcript) the notifications and
 //! server-to-client requests that belong to it.
 //!
-//! stdio carries no link between a server's request and the call that caused it, so a request
-//! belongs to the oldest call in flight on that server (a documented heuristic); a progress
-//! notification belongs to the call whose `_meta.progressToken` it names (MCP 2025-11-25,
-//! "Utilities: Progress").
+//! A server's request belongs to the call whose downstream request's response stream it came on
+//! when the transport saw that (streamable HTTP: messages on a POST's SSE stream relate to that
+//! POST's request, MCP 2025-11-25 "Transports: Streamable HTTP"); exact. stdio carries no such
+//! link (MCP 2025-11-25 gives a server's request no field naming the client request it serves,
+//! except `io.modelcontextprotocol/related-task` for task-augmented calls, which the proxy does
+//! not make), so there it belongs to the oldest call in flight on that server: exact when one
+//! session alone has calls there, a best guess when several have. A progress notification
+//! belongs to the call whose `_meta.progressToken` it names (MCP 2025-11-25, "Utilities:
+//! Progress").
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use tracing::debug;
+
+use super::DownstreamSlot;
 
 /// One call in flight.
 struct CallTrack {
@@ -19,6 +27,8 @@ struct CallTrack {
     session: Option<u64>,
     /// Its `_meta.progressToken` as JSON text.
     progress_token: Option<String>,
+    /// Where its downstream request went (the id it has there, once sent).
+    slot: Option<DownstreamSlot>,
     events: Vec<Value>,
 }
 
@@ -43,13 +53,15 @@ impl Drop for CallGuard {
 }
 
 impl CallsInFlight {
-    /// Records call `seq` to `server` from `session` until the guard is dropped.
+    /// Records call `seq` to `server` from `session` until the guard is dropped; `slot` is
+    /// where its downstream request's id will be.
     pub(super) fn enter(
         &self,
         seq: u64,
         server: &str,
         session: Option<u64>,
         progress_token: Option<String>,
+        slot: Option<DownstreamSlot>,
     ) -> CallGuard {
         self.calls.lock().unwrap().insert(
             seq,
@@ -57,6 +69,7 @@ impl CallsInFlight {
                 server: server.to_owned(),
                 session,
                 progress_token,
+                slot,
                 events: Vec::new(),
             },
         );
@@ -83,6 +96,28 @@ impl CallsInFlight {
         }
     }
 
+    /// The call a server's request on `server` belongs to (see the module doc): the one whose
+    /// downstream request is `cause` (the id the transport linked it to), else the oldest on
+    /// `server`.
+    pub(super) fn caller(&self, server: &str, cause: Option<u64>) -> Option<u64> {
+        let calls = self.calls.lock().unwrap();
+        let on_server: Vec<(&u64, &CallTrack)> =
+            calls.iter().filter(|(_, t)| t.server == server).collect();
+        if let Some(cause) = cause {
+            let exact = on_server
+                .iter()
+                .find(|(_, t)| t.slot.as_ref().and_then(slot_id) == Some(cause));
+            if let Some((seq, _)) = exact {
+                return Some(**seq);
+            }
+        }
+        let (seq, oldest) = on_server.iter().min_by_key(|(seq, _)| **seq)?;
+        if on_server.iter().any(|(_, t)| t.session != oldest.session) {
+            debug!(%server, "a server request without a link to its call: the oldest call's session is a guess");
+        }
+        Some(**seq)
+    }
+
     /// The session that made call `seq`.
     pub(super) fn session_of(&self, seq: u64) -> Option<u64> {
         self.calls.lock().unwrap().get(&seq)?.session
@@ -106,6 +141,11 @@ impl CallsInFlight {
     }
 }
 
+/// The id a downstream request has at its server, once sent.
+pub(super) fn slot_id(slot: &DownstreamSlot) -> Option<u64> {
+    slot.lock().unwrap().as_ref().map(|(_, id)| *id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,9 +153,9 @@ mod tests {
     #[test]
     fn events_belong_to_the_call_with_the_token_else_the_oldest_on_the_server() {
         let calls = CallsInFlight::default();
-        let a = calls.enter(3, "s", Some(1), None);
-        let _b = calls.enter(5, "s", Some(2), Some("\"tok\"".into()));
-        let _c = calls.enter(1, "other", None, None);
+        let a = calls.enter(3, "s", Some(1), None, None);
+        let _b = calls.enter(5, "s", Some(2), Some("\"tok\"".into()), None);
+        let _c = calls.enter(1, "other", None, None, None);
         assert_eq!(calls.owner("s", None), Some(3));
         assert_eq!(calls.owner("s", Some("\"tok\"")), Some(5));
         assert_eq!(calls.owner("x", None), None);
@@ -129,5 +169,25 @@ mod tests {
         calls.push_event(5, Value::from(1));
         assert_eq!(calls.take_events(5), vec![Value::from(1)]);
         assert!(calls.take_events(5).is_empty());
+    }
+
+    #[test]
+    fn a_linked_request_belongs_to_the_call_that_sent_it_else_the_oldest() {
+        let (outbox, _rx) = crate::transport::Outbox::channel();
+        let conn = Arc::new(crate::downstream::Connection::new("s", outbox));
+        let sent = |id| -> DownstreamSlot { Arc::new(Mutex::new(Some((conn.clone(), id)))) };
+        let calls = CallsInFlight::default();
+        let _a = calls.enter(3, "s", Some(1), None, Some(sent(40)));
+        let _b = calls.enter(5, "s", Some(2), None, Some(sent(41)));
+        let _c = calls.enter(7, "other", Some(2), None, Some(sent(41)));
+        assert_eq!(calls.caller("s", Some(41)), Some(5), "exact");
+        assert_eq!(
+            calls.caller("s", Some(99)),
+            Some(3),
+            "no such call: the oldest"
+        );
+        assert_eq!(calls.caller("s", None), Some(3), "stdio: the oldest");
+        assert_eq!(calls.caller("other", None), Some(7));
+        assert_eq!(calls.caller("none", Some(41)), None);
     }
 }

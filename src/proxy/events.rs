@@ -1,8 +1,9 @@
 //! What the servers report, routed to sessions: tool-list changes and notifications go to
 //! every session (each applies its own era filter) — a progress notification only to the
 //! session whose call carried its `progressToken`; a server's request goes to the session whose
-//! call caused it (the oldest call in flight on that server: stdio carries no better link),
-//! else to a session that declared the capability it needs, else it is refused (-32601).
+//! call caused it (the call whose HTTP response stream it came on; on stdio, which carries no
+//! link, the oldest call in flight on that server: see `calls_in_flight.rs`), else to a session
+//! that declared the capability it needs, else it is refused (-32601).
 
 use std::sync::Arc;
 
@@ -43,6 +44,7 @@ impl Core {
                     id,
                     method,
                     params,
+                    cause,
                     reply,
                 } => {
                     let request = ServerRequest {
@@ -50,6 +52,7 @@ impl Core {
                         id,
                         method,
                         params,
+                        cause,
                     };
                     tokio::spawn(self.clone().server_request(request, reply));
                 }
@@ -133,20 +136,19 @@ impl Core {
             id,
             method,
             params,
+            cause,
         } = request;
-        let seq = self
-            .transcript
-            .as_ref()
-            .and_then(|_| self.calls.owner(&server, None));
+        let caller = self.calls.caller(&server, cause);
+        let seq = caller.filter(|_| self.transcript.is_some());
         if let Some(seq) = seq {
             let event = jsonrpc::request(id.clone(), &method, params.clone());
             self.calls
                 .push_event(seq, transcript::event("server_to_client", event));
         }
-        let answer = match self.multi_round.waiter_for(&server) {
+        let answer = match self.multi_round.waiter_for(&server, cause) {
             // A modern client's call takes it (as an input request).
             Some(call) => multi_round::ask_call(call, method, params).await,
-            None => match self.session_for_request(&server, &method) {
+            None => match self.session_for_request(&method, caller) {
                 Ok(session) => session.ask_client(&server, &id, &method, params).await,
                 Err(refusal) => Err(refusal),
             },
@@ -162,18 +164,20 @@ impl Core {
         let _ = reply.send(answer);
     }
 
-    /// The session to put a server's request `method` to: the one whose call on `server` is
-    /// the oldest in flight (when it may be asked), else the first legacy session that declared
+    /// The session to put a server's request `method` to: the one that made call `caller` (the call
+    /// it belongs to, when it may be asked), else the first legacy session that declared
     /// the capability the method needs, else the only session there is (it answers as a lone
     /// client always has). `Err` is the -32601 error object the server gets.
-    fn session_for_request(&self, server: &str, method: &str) -> Result<Arc<Session>, Value> {
+    fn session_for_request(
+        &self,
+        method: &str,
+        caller: Option<u64>,
+    ) -> Result<Arc<Session>, Value> {
         let capability = mrtr::capability_for(method);
         let may_ask = |s: &Session| {
             capability.map_or(true, |c| s.declares(c)) || s.protocol_version().is_none()
         };
-        let caller = self
-            .calls
-            .owner(server, None)
+        let caller = caller
             .and_then(|seq| self.calls.session_of(seq))
             .and_then(|id| self.session(id));
         if let Some(session) = caller {
@@ -214,4 +218,5 @@ struct ServerRequest {
     id: Value,
     method: String,
     params: Option<Value>,
+    cause: Option<u64>,
 }

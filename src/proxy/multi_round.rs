@@ -26,6 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, info};
 
 use super::calls::Leg;
+use super::calls_in_flight::slot_id;
 use super::session::Session;
 use super::{Core, DownstreamSlot};
 use crate::downstream::{CallError, Downstream, ResultBody, ServerEra, ServerState};
@@ -60,7 +61,9 @@ pub(super) struct InputAsk {
 }
 
 /// The calls that take a server's requests: (our key, server, where to hand a request).
-type Waiters = Arc<Mutex<Vec<(u64, String, mpsc::UnboundedSender<InputAsk>)>>>;
+/// Calls that take their server's requests: (waiter id, server, where the call's downstream
+/// request went, the call's queue).
+type Waiters = Arc<Mutex<Vec<(u64, String, DownstreamSlot, mpsc::UnboundedSender<InputAsk>)>>>;
 
 /// A call in progress for a modern client: its downstream request and what it waits for.
 struct Running {
@@ -97,27 +100,39 @@ impl Drop for WaiterGuard {
         self.waiters
             .lock()
             .unwrap()
-            .retain(|(id, _, _)| *id != self.id);
+            .retain(|(id, ..)| *id != self.id);
     }
 }
 
 impl MultiRound {
-    /// The oldest call of a modern client on `server` that takes its requests, if any.
-    pub(super) fn waiter_for(&self, server: &str) -> Option<mpsc::UnboundedSender<InputAsk>> {
+    /// The call of a modern client on `server` that takes a request of it: the one whose
+    /// downstream request is `cause` when the transport linked the request to one (none when
+    /// that call is not a modern client's), else the oldest.
+    pub(super) fn waiter_for(
+        &self,
+        server: &str,
+        cause: Option<u64>,
+    ) -> Option<mpsc::UnboundedSender<InputAsk>> {
         let waiters = self.waiters.lock().unwrap();
-        waiters
-            .iter()
-            .find(|(_, s, _)| s == server)
-            .map(|(_, _, tx)| tx.clone())
+        let mut on_server = waiters.iter().filter(|(_, s, ..)| s == server);
+        let waiter = match cause {
+            Some(cause) => on_server.find(|(_, _, slot, _)| slot_id(slot) == Some(cause)),
+            None => on_server.next(),
+        };
+        waiter.map(|(.., tx)| tx.clone())
     }
 
-    fn register(&self, server: &str) -> (WaiterGuard, mpsc::UnboundedReceiver<InputAsk>) {
+    fn register(
+        &self,
+        server: &str,
+        slot: &DownstreamSlot,
+    ) -> (WaiterGuard, mpsc::UnboundedReceiver<InputAsk>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let id = self.next_waiter.fetch_add(1, Ordering::Relaxed);
         self.waiters
             .lock()
             .unwrap()
-            .push((id, server.to_owned(), tx));
+            .push((id, server.to_owned(), slot.clone(), tx));
         let guard = WaiterGuard {
             id,
             waiters: self.waiters.clone(),
@@ -193,7 +208,7 @@ impl Core {
             let error = crate::era::invalid_params("`requestState` was not issued for this call: unknown to this server and to mcp-envelope");
             return Flow::Refused(error);
         }
-        let (waiter, asks) = self.multi_round.register(ds.name());
+        let (waiter, asks) = self.multi_round.register(ds.name(), slot);
         let running = Running {
             tool: tool.to_owned(),
             future: start_request(ds, params, slot),

@@ -374,17 +374,23 @@ async fn a_session_pages_only_its_own_results() {
     core.shutdown().await;
 }
 
-#[tokio::test]
-async fn a_servers_request_goes_to_the_session_whose_call_caused_it() {
-    let core = Core::new(config(&fixture_server("fx")), None);
-    let mut a = Client::open(&core);
-    let mut b = Client::open(&core);
+/// Two sessions of `core`, each initialized at 2025-11-25 (sampling and roots declared).
+async fn two_ready_clients(core: &Arc<Core>) -> (Client, Client) {
+    let mut a = Client::open(core);
+    let mut b = Client::open(core);
     a.ask(&initialize(json!(1), "2025-11-25")).await;
     b.ask(&initialize(json!(1), "2025-11-25")).await;
     for c in [&a, &b] {
         let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         c.session.feed_line(ready.to_string().into_bytes()).await;
     }
+    (a, b)
+}
+
+#[tokio::test]
+async fn a_servers_request_goes_to_the_session_whose_call_caused_it() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    let (mut a, mut b) = two_ready_clients(&core).await;
     let sample = call(json!(2), "fx_sample", json!({"prompt": "hi"}));
     b.session.feed_line(sample.to_string().into_bytes()).await;
     let asked = b.recv().await;
@@ -544,3 +550,6 @@ async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
     assert!(content.contains("did not declare `sampling`"), "{done}");
     core.shutdown().await;
 }
+
+#[path = "tests_remote.rs"]
+mod remote;

@@ -60,15 +60,18 @@ const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const POST_ACCEPT: &str = "application/json, text/event-stream";
 const EVENT_STREAM: &str = "text/event-stream";
-/// Delay before the GET stream of server messages is opened again after it ended.
-const LISTEN_RETRY: Duration = Duration::from_secs(1);
 
 /// Where the messages a remote server sends go: the receiving half of this transport, pushed
 /// (the downstream side queues them for the same reader loop a stdio server's stdout feeds).
 pub trait Inbox: Clone + Send + Sync + 'static {
     /// Takes one message (a JSON body or an SSE event's data), in order; the transport reads
-    /// no further on that stream until it has been taken.
-    fn dispatch(&self, line: Vec<u8>) -> impl std::future::Future<Output = ()> + Send;
+    /// no further on that stream until it has been taken. `caused` links a server request
+    /// that came on the response stream of one of our requests to that request.
+    fn dispatch(
+        &self,
+        line: Vec<u8>,
+        caused: Option<Caused>,
+    ) -> impl std::future::Future<Output = ()> + Send;
     /// Fails pending request `id` (if it is one and still waiting) with `fault`, after the
     /// messages dispatched before it.
     fn fail(
@@ -84,8 +87,21 @@ pub trait Inbox: Clone + Send + Sync + 'static {
 
 mod modern;
 mod renew;
+mod resume;
 
 use modern::Sent;
+use resume::{Cursor, Seen, MAX_IDLE_RESUMES};
+
+/// A server request that arrived on the response stream of one of our requests: it belongs
+/// to that request (MCP 2025-11-25 "Transports: Streamable HTTP": messages on a POST's SSE
+/// stream relate to the request that opened it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Caused {
+    /// The server's id for its request.
+    pub request: Value,
+    /// The id of our request whose stream it came on.
+    pub by: Value,
+}
 
 /// One remote server's HTTP session: the client with its credentials, the URLs, the session
 /// id and protocol version, and how a lost connection is reported.
@@ -330,7 +346,7 @@ impl HttpTransport {
         if sent.modern_version().is_some() {
             let text = answer.text.as_deref().unwrap_or_default();
             if let Some(rpc_error) = modern::rpc_error_for(text, sent.request_id()) {
-                return sink.dispatch(rpc_error).await;
+                return sink.dispatch(rpc_error, None).await;
             }
         }
         match session {
@@ -396,14 +412,12 @@ impl HttpTransport {
         }
         match content_type(&resp).as_str() {
             EVENT_STREAM => {
-                if let Err(detail) = self.read_events(resp, id, sink).await {
-                    sink.fail(id, Fault::Connection(detail)).await;
-                    return;
-                }
+                let resumable = sent.modern_version().is_none();
+                return self.follow_stream(resp, id, resumable, sink).await;
             }
             "application/json" => match read_limited(&mut resp, self.max_message_bytes).await {
                 Ok(body) if body.trim_ascii().is_empty() => {}
-                Ok(body) => sink.dispatch(body).await,
+                Ok(body) => sink.dispatch(body, None).await,
                 Err(BodyError::TooLong(len)) => return sink.fail(id, Fault::TooLong(len)).await,
                 Err(BodyError::Http(e)) => {
                     let detail = describe(&e);
@@ -420,23 +434,66 @@ impl HttpTransport {
         sink.fail(id, Fault::Connection(unanswered.into())).await;
     }
 
+    /// Reads request `id`'s SSE response stream to its end. When it ends or breaks before the
+    /// response and the server gave event ids, it is resumed (`http_client/resume.rs`) when
+    /// `resumable` (2025 era); else, or when it cannot be resumed, the request fails as a broken
+    /// connection.
+    async fn follow_stream<S: Inbox>(
+        &self,
+        resp: Response,
+        id: Option<&Value>,
+        resumable: bool,
+        sink: &S,
+    ) {
+        let mut cursor = Cursor::default();
+        let mut read = self.read_events(resp, id, &mut cursor, sink).await;
+        let mut idle = 0;
+        loop {
+            if cursor.answered || id.is_none() {
+                return;
+            }
+            if cursor.events > 0 {
+                idle = 0;
+            }
+            let why = match read {
+                Err(why) => why,
+                Ok(()) => "the server ended its answer without a response to the request".into(),
+            };
+            if !resumable || cursor.last_event_id.is_none() || idle >= MAX_IDLE_RESUMES {
+                return sink.fail(id, Fault::Connection(why)).await;
+            }
+            debug!(server = %self.server, %why, "resuming the SSE stream of a request");
+            idle += 1;
+            cursor.events = 0;
+            tokio::time::sleep(cursor.delay()).await;
+            read = match self.open_get(cursor.last_event_id.as_deref()).await {
+                Ok(resp) => self.read_events(resp, id, &mut cursor, sink).await,
+                Err(e) => Err(format!("{why}; resuming it failed: {e}")),
+            };
+        }
+    }
+
     /// Feeds the `message` events of a response's SSE stream to the sink ([`HttpTransport::pump`]).
     async fn read_events<S: Inbox>(
         &self,
         resp: Response,
         owner: Option<&Value>,
+        cursor: &mut Cursor,
         sink: &S,
     ) -> Result<(), String> {
         let events = std::pin::pin!(SseByteStream::new(resp.bytes_stream()));
-        self.pump(events, owner, sink).await
+        self.pump(events, owner, cursor, sink).await
     }
 
     /// Feeds the `message` events of an SSE stream to the sink until it ends (`Ok`) or breaks
-    /// (`Err` with why). An event longer than `max_message_bytes` answers `owner` as too long.
+    /// (`Err` with why), noting event ids, `retry` and whether `owner`'s response came in
+    /// `cursor`. An event longer than `max_message_bytes` answers `owner` as too long; a
+    /// server request on `owner`'s stream is dispatched as caused by it.
     async fn pump<E, S: Inbox>(
         &self,
         mut events: E,
         owner: Option<&Value>,
+        cursor: &mut Cursor,
         sink: &S,
     ) -> Result<(), String>
     where
@@ -444,6 +501,7 @@ impl HttpTransport {
     {
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| format!("the SSE stream broke: {e}"))?;
+            cursor.saw(&event);
             let Some(data) = event.data.filter(|d| !d.is_empty()) else {
                 continue;
             };
@@ -457,9 +515,21 @@ impl HttpTransport {
             if data.len() > self.max_message_bytes {
                 warn!(server = %self.server, bytes = data.len(), "message longer than max_message_bytes rejected");
                 sink.fail(owner, Fault::TooLong(data.len())).await;
+                cursor.answered = owner.is_some();
                 continue;
             }
-            sink.dispatch(data.into_bytes()).await;
+            let caused = match owner.map(|o| (o, resume::seen(&data, o))) {
+                Some((_, Seen::Answer)) => {
+                    cursor.answered = true;
+                    None
+                }
+                Some((by, Seen::Request(request))) => Some(Caused {
+                    request,
+                    by: by.clone(),
+                }),
+                _ => None,
+            };
+            sink.dispatch(data.into_bytes(), caused).await;
         }
         Ok(())
     }
@@ -499,34 +569,27 @@ impl HttpTransport {
         self.readers.lock().unwrap().push(listen.abort_handle());
     }
 
-    /// Opens the GET stream of server-initiated messages and reads it, again after it ends,
+    /// Opens the GET stream of server-initiated messages and reads it, again after it ends
+    /// (with `Last-Event-ID` when the server gave event ids, after the `retry` it asked for),
     /// until the connection closes; stops for good on an error status (405: none offered).
     async fn listen<S: Inbox>(self: Arc<Self>, sink: S) {
+        let mut cursor = Cursor::default();
         loop {
-            let resp = self
-                .request(Method::GET, self.endpoint.clone())
-                .header(ACCEPT, EVENT_STREAM)
-                .send()
-                .await;
-            match resp {
-                Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => {
-                    if let Err(e) = self.read_events(r, None, &sink).await {
+            match self.open_get(cursor.last_event_id.as_deref()).await {
+                Ok(r) => {
+                    if let Err(e) = self.read_events(r, None, &mut cursor, &sink).await {
                         debug!(server = %self.server, error = %e, "GET stream ended");
                     }
                 }
-                Ok(r) => {
-                    debug!(server = %self.server, status = %r.status(), "no GET stream for server messages");
-                    return;
-                }
-                Err(e) => {
-                    debug!(server = %self.server, error = %describe(&e), "GET stream failed");
+                Err(why) => {
+                    debug!(server = %self.server, %why, "no GET stream for server messages");
                     return;
                 }
             }
             if sink.is_closed() {
                 return;
             }
-            tokio::time::sleep(LISTEN_RETRY).await;
+            tokio::time::sleep(cursor.delay()).await;
         }
     }
 
@@ -565,7 +628,8 @@ impl HttpTransport {
         self.legacy.store(true, Ordering::Release);
         let (me, reader_sink) = (self.clone(), sink.clone());
         let reader = tokio::spawn(async move {
-            let why = match me.pump(events, None, &reader_sink).await {
+            let mut cursor = Cursor::default();
+            let why = match me.pump(events, None, &mut cursor, &reader_sink).await {
                 Ok(()) => "the server closed its SSE stream".to_owned(),
                 Err(e) => e,
             };

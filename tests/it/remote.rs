@@ -464,3 +464,98 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     assert_eq!(calls[0]["mcp-name"], "echo");
     assert_eq!(calls[1]["mcp-name"], "rows");
 }
+
+/// A TCP relay to `upstream` on 127.0.0.1 that cuts the first connection whose bytes from the
+/// client contain `needle`, `after` they were seen (both ways, as a dropped network would);
+/// every other connection is relayed untouched. Returns the relay's port.
+fn cutting_relay(upstream: u16, needle: &'static str, after: Duration) -> u16 {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let cut_once = Arc::new(AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            let (mut c_read, mut s_write) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut s_read, mut c_write) =
+                (server.try_clone().unwrap(), client.try_clone().unwrap());
+            let cut_once = cut_once.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16384];
+                while let Ok(n) = c_read.read(&mut buf) {
+                    if n == 0 || s_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                    let seen = String::from_utf8_lossy(&buf[..n]).contains(needle);
+                    if seen && !cut_once.swap(true, Ordering::SeqCst) {
+                        let (c, s) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                        std::thread::spawn(move || {
+                            std::thread::sleep(after);
+                            let _ = c.shutdown(std::net::Shutdown::Both);
+                            let _ = s.shutdown(std::net::Shutdown::Both);
+                        });
+                    }
+                }
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s_read, &mut c_write);
+                let _ = c_write.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+/// server-everything keeps the events of its SSE streams (an event store) and gives them ids:
+/// when the connection carrying a call's SSE answer is cut after the first progress event, the
+/// proxy resumes the stream with GET and `Last-Event-ID` (after the `retry` delay, 1 s when
+/// the server names none), and the call still gets its result.
+#[test]
+fn a_cut_sse_answer_is_resumed_with_last_event_id() {
+    let server = everything("streamableHttp");
+    // Progress at 0.5 s, the result at 1 s; the cut at 0.7 s. (This server's example event
+    // store replays what was stored after the id but sends nothing live on the resumed
+    // stream, so the resume, a second after the cut, must come after the result.)
+    let relay = cutting_relay(
+        server.port,
+        "trigger-long-running-operation",
+        Duration::from_millis(700),
+    );
+    let url = format!("http://127.0.0.1:{relay}/mcp");
+    let (_d, cfg) = remote_config(&url, "tool_timeout_sec = 12");
+    let mut p = RawProxy::start(&cfg, &["--log-level", "debug"]);
+    p.initialize("2025-11-25");
+    let args = json!({"duration": 1, "steps": 2});
+    let env = call_envelope(&mut p, 1, "trigger-long-running-operation", args);
+    let stderr = p.stderr();
+    assert_eq!(env["status"], "ok", "{env}\n{stderr}");
+    assert_ok(&env, "completed");
+    assert!(stderr.contains("SSE stream resumed"), "{stderr}");
+    let env = call_envelope(&mut p, 2, "echo", json!({"message": "still here"}));
+    assert_ok(&env, "still here");
+    finish_session(p);
+}
+
+/// A server that gives its SSE events no ids cannot resume a cut stream: the call fails as a
+/// retryable `server_error`, and the next call goes through.
+#[test]
+fn a_cut_sse_answer_without_event_ids_fails_retryably() {
+    let server = sdk_server(None, &["--legacy-only"]);
+    let relay = cutting_relay(server.port, "\"slow\"", Duration::from_millis(700));
+    let url = format!("http://127.0.0.1:{relay}/mcp");
+    let extra = "bearer_token_env_var = \"REMOTE_TOKEN\"\ntool_timeout_sec = 30";
+    let (_d, cfg) = remote_config(&url, extra);
+    let mut p = RawProxy::start_env(&cfg, &[], &[("REMOTE_TOKEN", SECRET)]);
+    p.initialize("2025-11-25");
+    let env = call_envelope(&mut p, 1, "slow", json!({"seconds": 5}));
+    assert_error(&env, "server_error", "server 'remote'", true);
+    let env = call_envelope(&mut p, 2, "echo", json!({"text": "after the cut"}));
+    assert_ok(&env, "after the cut");
+    finish_session(p);
+}
