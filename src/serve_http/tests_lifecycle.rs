@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::tests::{defaults, json_of, modern, request, start, Server};
-use super::*;
 
 /// Polls `session` with `echo` until it is answered with `status` (at most ~10 s).
 async fn wait_for_status(server: &Server, session: &str, status: u16) -> reqwest::Response {
