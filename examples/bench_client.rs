@@ -10,7 +10,9 @@
 //! - `conc`: `--n` calls with `--inflight` outstanding at all times; calls per second.
 //! - `big`: one call (`--args`, e.g. `{"n":1000000}`); time from the request written to the
 //!   whole answer line read, the answer's size, and the spawned process's memory: VmRSS before
-//!   the call, VmHWM (peak) and VmRSS after it, and VmRSS again after `--settle-ms`.
+//!   the call, VmHWM (peak) and VmRSS after it, and VmRSS again after `--settle-ms`; the
+//!   process's CPU time for the call (its threads included; taken when the answer is read, so
+//!   freeing memory after the answer is not counted).
 //! - `startup`: time from spawn to the `initialize` answer.
 //!
 //! The tool is found by `tools/list`: the first tool named exactly `--tool`, else one ending in
@@ -389,11 +391,13 @@ impl Run {
         thread::sleep(Duration::from_millis(200));
         let rss_before = proc_kib(pid, "VmRSS:");
         let hwm_before = proc_kib(pid, "VmHWM:");
+        let cpu0 = proc_cpu_us(pid);
         let id = self.id();
         let t = self.peer.send(id, "tools/call", &self.params);
         let a = self.peer.wait(id);
         self.errors += u64::from(a.failed);
         let (hwm, rss_after) = (proc_kib(pid, "VmHWM:"), proc_kib(pid, "VmRSS:"));
+        out["cpu_us_per_call"] = json!(cpu_per_call(cpu0, proc_cpu_us(pid), 1));
         thread::sleep(Duration::from_millis(settle_ms));
         out["seconds"] = json!(a.at.duration_since(t).as_secs_f64());
         out["answer_bytes"] = json!(a.bytes);

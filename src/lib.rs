@@ -10,7 +10,7 @@
 //! | [`message_cut`] (core) | error messages cut to a character or token budget with one marker | no |
 //! | [`runtime`] | CPU-heavy parsing of very large messages moved to the blocking pool; memory given back after large messages (`malloc_trim`) | runs work elsewhere |
 //! | [`outcome`] (core: `envelope_core::mapping`) | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
-//! | [`wire`] | JSON-RPC 2.0 messages and error codes ([`wire::jsonrpc`]), line framing as a tokio-util codec with a maximum length ([`wire::codec`]), a response's head without its body, `tools/call` arguments kept as written, what can be read of a line that is not JSON | the codec reads any `AsyncRead` |
+//! | [`wire`] | JSON-RPC 2.0 messages and error codes ([`wire::jsonrpc`]), line framing with a maximum length ([`wire::codec`]: a long line read straight into the buffer it is handed over in), a response's head without its body, `tools/call` arguments kept as written, what can be read of a line that is not JSON | the line reader reads any `AsyncRead` |
 //! | [`exposed_names`] (core) | the names given to tools, kept for the session | no |
 //! | [`paging`] | the bounded store of truncated results (LRU, time-to-live, per session) | no |
 //! | [`page_tool`] | the page tool: its definition, arguments, the next page of a kept result | no |

@@ -1,26 +1,26 @@
-//! Newline-delimited framing with a maximum line length, as a tokio-util codec.
+//! Newline-delimited framing with a maximum line length.
 //!
 //! Source: MCP specification 2025-06-18, "Transports: stdio": one JSON-RPC message per line,
 //! UTF-8, no embedded newlines. A line longer than the maximum is read and dropped (only its
 //! first [`TOO_LONG_HEAD_BYTES`] bytes are kept, to find its id for the error answer), so a
 //! peer can never make us hold more than the maximum (plus one read buffer) of a line.
 //!
-//! [`LineCodec`] is the `Decoder`/`Encoder`; [`LineReader`] reads frames from any `AsyncRead`
-//! through `FramedRead`; [`write_lines`] writes a queue of lines, one flush per burst.
+//! [`LineReader`] reads frames from any `AsyncRead` (a long line is read straight into the
+//! buffer it is returned in); [`write_lines`] writes a queue of lines with [`LineCodec`] (a
+//! tokio-util `Encoder`), one flush per burst.
 
 use std::future::Future;
 use std::io;
 
-use bytes::{Buf, BufMut, BytesMut};
-use futures_util::StreamExt;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use bytes::{BufMut, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio_util::codec::{Decoder, Encoder, FramedRead};
+use tokio_util::codec::Encoder;
 
 /// How much of an over-long line is kept (bytes), to find its id for the error answer.
 pub const TOO_LONG_HEAD_BYTES: usize = 4096;
 
-/// Read buffer of a [`LineReader`] and write buffer of [`write_lines`] (bytes).
+/// The least a [`LineReader`] reads at once, and the write buffer of [`write_lines`] (bytes).
 pub const IO_BUFFER_BYTES: usize = 256 * 1024;
 
 /// One frame read from a newline-delimited stream.
@@ -38,89 +38,9 @@ pub enum Frame {
     },
 }
 
-/// The line codec: decodes [`Frame`]s (empty lines skipped, a trailing `\r` dropped, lines
-/// over `max_line_bytes` bytes become [`Frame::TooLong`]); encodes a message as its bytes and
-/// one `\n`. All partial state lives in the codec, so a cancelled read loses nothing.
-#[derive(Debug)]
-pub struct LineCodec {
-    max_line_bytes: usize,
-    /// The current line so far (or its head while discarding).
-    buf: Vec<u8>,
-    /// Bytes of the current line read so far, kept or discarded.
-    line_len: usize,
-    /// Whether the current line has gone over the maximum.
-    discarding: bool,
-}
-
-impl LineCodec {
-    /// A codec whose lines may be at most `max_line_bytes` bytes long (without the newline).
-    pub fn new(max_line_bytes: usize) -> LineCodec {
-        LineCodec {
-            max_line_bytes,
-            buf: Vec::new(),
-            line_len: 0,
-            discarding: false,
-        }
-    }
-
-    /// Ends the current line: `None` for an empty line.
-    fn finish_frame(&mut self) -> Option<Frame> {
-        let len = std::mem::take(&mut self.line_len);
-        if std::mem::take(&mut self.discarding) {
-            return Some(Frame::TooLong {
-                len,
-                head: std::mem::take(&mut self.buf),
-            });
-        }
-        let mut line = std::mem::take(&mut self.buf);
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-        (!line.is_empty()).then_some(Frame::Line(line))
-    }
-}
-
-impl Decoder for LineCodec {
-    type Item = Frame;
-    type Error = io::Error;
-
-    /// Takes every byte of `src` (up to the first complete line): the line so far moves into
-    /// the codec, so the read buffer stays small however long a line is.
-    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Frame>> {
-        while !src.is_empty() {
-            let newline = memchr::memchr(b'\n', src);
-            let chunk = &src[..newline.unwrap_or(src.len())];
-            let new_len = self.line_len + chunk.len();
-            if !self.discarding && new_len > self.max_line_bytes {
-                self.discarding = true;
-                self.buf.truncate(TOO_LONG_HEAD_BYTES);
-            }
-            if self.discarding {
-                let room = TOO_LONG_HEAD_BYTES.saturating_sub(self.buf.len());
-                self.buf.extend_from_slice(&chunk[..room.min(chunk.len())]);
-            } else {
-                self.buf.extend_from_slice(chunk);
-            }
-            self.line_len = new_len;
-            let consumed = chunk.len() + usize::from(newline.is_some());
-            src.advance(consumed);
-            if newline.is_some() {
-                if let Some(frame) = self.finish_frame() {
-                    return Ok(Some(frame));
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// A last line without a trailing newline is a frame too.
-    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<Frame>> {
-        match self.decode(src)? {
-            Some(frame) => Ok(Some(frame)),
-            None => Ok(self.finish_frame()),
-        }
-    }
-}
+/// The line encoder of [`write_lines`]: a message as its bytes and one `\n`.
+#[derive(Debug, Default)]
+pub struct LineCodec;
 
 impl Encoder<&[u8]> for LineCodec {
     type Error = io::Error;
@@ -140,27 +60,125 @@ impl Encoder<&[u8]> for LineCodec {
     }
 }
 
-/// Reads newline-delimited frames from any `AsyncRead` with [`LineCodec`].
+/// Reads newline-delimited frames from any `AsyncRead`: empty lines skipped, a trailing `\r`
+/// dropped, lines over `max_line_bytes` bytes reported as [`Frame::TooLong`].
 ///
-/// Cancel safety: all partial state lives in the reader, so dropping a pending
-/// [`LineReader::next_frame`] future loses nothing.
+/// Bytes are read straight into the buffer a line is returned in: a line larger than the rest
+/// of what was read with it is handed over without a copy (a 50 MB answer is never copied
+/// after the kernel wrote it), and a read takes whatever the buffer has room for (at least
+/// [`IO_BUFFER_BYTES`]), so a long line costs few reads. Short lines are copied out of the
+/// buffer, each into a `Vec` of its own size. The newline is searched for once per byte.
+///
+/// Cancel safety: all partial state lives in the reader and the only await is one read, so
+/// dropping a pending [`LineReader::next_frame`] future loses nothing.
 pub struct LineReader<R> {
-    frames: FramedRead<R, LineCodec>,
+    inner: R,
+    max_line_bytes: usize,
+    /// Bytes read and not yet returned: the current line starts at `start`.
+    buf: Vec<u8>,
+    start: usize,
+    /// `buf[start..scanned]` holds no newline.
+    scanned: usize,
+    /// The line being dropped for being too long: its length so far and its head.
+    discarding: Option<(usize, Vec<u8>)>,
+    eof: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Wraps `inner`; lines longer than `max_line_bytes` bytes become [`Frame::TooLong`].
     pub fn new(inner: R, max_line_bytes: usize) -> Self {
-        let codec = LineCodec::new(max_line_bytes);
         LineReader {
-            frames: FramedRead::with_capacity(inner, codec, IO_BUFFER_BYTES),
+            inner,
+            max_line_bytes,
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
+            discarding: None,
+            eof: false,
         }
     }
 
     /// The next frame; `Ok(None)` at a clean end of stream. A last line without a trailing
     /// newline is returned as a frame. Errors are the underlying reader's.
     pub async fn next_frame(&mut self) -> io::Result<Option<Frame>> {
-        self.frames.next().await.transpose()
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                let end = self.scanned + i;
+                if let Some(frame) = self.take_line(end, end + 1) {
+                    return Ok(Some(frame));
+                }
+                continue;
+            }
+            self.scanned = self.buf.len();
+            self.bound_the_line();
+            if self.eof {
+                let end = self.buf.len();
+                return Ok(self.take_line(end, end));
+            }
+            self.make_room();
+            if self.inner.read_buf(&mut self.buf).await? == 0 {
+                self.eof = true;
+            }
+        }
+    }
+
+    /// Ends the line `buf[start..end]` (the next one starts at `next`): `None` for an empty line.
+    fn take_line(&mut self, end: usize, next: usize) -> Option<Frame> {
+        let start = std::mem::replace(&mut self.start, next);
+        self.scanned = next;
+        let len = end - start;
+        if let Some((before, head)) = self.discarding.take() {
+            return Some(Frame::TooLong {
+                len: before + len,
+                head,
+            });
+        }
+        if len > self.max_line_bytes {
+            let head = self.buf[start..start + len.min(TOO_LONG_HEAD_BYTES)].to_vec();
+            return Some(Frame::TooLong { len, head });
+        }
+        let body = end - usize::from(len > 0 && self.buf[end - 1] == b'\r');
+        let line = if start == 0 && body >= self.buf.capacity() / 2 && body > self.buf.len() - next
+        {
+            // The line is most of the buffer: hand the buffer over, keep what follows it.
+            let rest = self.buf[next..].to_vec();
+            self.start = 0;
+            self.scanned = 0;
+            let mut line = std::mem::replace(&mut self.buf, rest);
+            line.truncate(body);
+            line
+        } else {
+            self.buf[start..body].to_vec()
+        };
+        (!line.is_empty()).then_some(Frame::Line(line))
+    }
+
+    /// A line over the maximum with no newline yet: its head is kept, the rest dropped, so a
+    /// peer never makes us hold more than the maximum and one read of a line.
+    fn bound_the_line(&mut self) {
+        let len = self.buf.len() - self.start;
+        if self.discarding.is_none() && len > self.max_line_bytes {
+            let head = self.buf[self.start..self.start + TOO_LONG_HEAD_BYTES.min(len)].to_vec();
+            self.discarding = Some((0, head));
+        }
+        if let Some((dropped, _)) = &mut self.discarding {
+            *dropped += len;
+            self.buf.truncate(self.start);
+            self.scanned = self.start;
+        }
+    }
+
+    /// Moves the unfinished line to the front and makes room for one read.
+    fn make_room(&mut self) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        if self.buf.is_empty() && self.buf.capacity() > 4 * IO_BUFFER_BYTES {
+            self.buf = Vec::new(); // after a dropped over-long line
+        }
+        self.buf.reserve(IO_BUFFER_BYTES);
     }
 }
 
@@ -178,7 +196,7 @@ where
     W: AsyncWrite + Unpin,
     C: Future<Output = ()>,
 {
-    let mut codec = LineCodec::new(usize::MAX);
+    let mut codec = LineCodec;
     let mut out = BytesMut::with_capacity(IO_BUFFER_BYTES);
     tokio::pin!(close);
     loop {
@@ -223,6 +241,7 @@ async fn put_line<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
         let mut reader = LineReader::new(tokio::io::BufReader::with_capacity(7, input), max);
@@ -270,6 +289,74 @@ mod tests {
         let got = frames(b"12345\n123456\n", 5).await;
         assert_eq!(got[0], Frame::Line(b"12345".to_vec()));
         assert!(matches!(got[1], Frame::TooLong { len: 6, .. }));
+    }
+
+    #[tokio::test]
+    async fn a_line_larger_than_a_read_arrives_whole_between_short_ones() {
+        let big: Vec<u8> = (0..3 * IO_BUFFER_BYTES + 17)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let mut input = b"one\n".to_vec();
+        input.extend_from_slice(&big);
+        input.extend_from_slice(b"\r\ntwo\nthree");
+        let mut reader = LineReader::new(&input[..], usize::MAX);
+        let mut got = Vec::new();
+        while let Some(f) = reader.next_frame().await.unwrap() {
+            got.push(f);
+        }
+        let want = [b"one".to_vec(), big, b"two".to_vec(), b"three".to_vec()];
+        assert_eq!(got, want.map(Frame::Line).to_vec());
+    }
+
+    #[tokio::test]
+    async fn many_short_lines_in_one_read_come_out_one_by_one() {
+        let input: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("{{\"id\":{i}}}\n").into_bytes())
+            .collect();
+        let mut reader = LineReader::new(&input[..], 100);
+        for i in 0..5000 {
+            let want = format!("{{\"id\":{i}}}").into_bytes();
+            assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line(want)));
+        }
+        assert_eq!(reader.next_frame().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_over_many_reads_is_dropped_and_counted() {
+        let long = format!(
+            "{{\"id\":\"k\",\"x\":\"{}\"}}",
+            "y".repeat(2 * IO_BUFFER_BYTES)
+        );
+        let input = format!("{long}\nnext\n{long}");
+        let got = frames(input.as_bytes(), 1000).await;
+        assert_eq!(got.len(), 3);
+        for f in [&got[0], &got[2]] {
+            match f {
+                Frame::TooLong { len, head } => {
+                    assert_eq!(*len, long.len());
+                    assert_eq!(head.len(), TOO_LONG_HEAD_BYTES);
+                    assert_eq!(
+                        crate::wire::jsonrpc::id_from_head(head),
+                        Some(serde_json::json!("k"))
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(got[1], Frame::Line(b"next".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_read_loses_no_bytes() {
+        let (mut tx, rx) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(rx, 1000);
+        tx.write_all(b"{\"a\":").await.unwrap();
+        // The read is pending (no newline yet) when the future is dropped.
+        let pending = tokio::time::timeout(Duration::from_millis(20), reader.next_frame()).await;
+        assert!(pending.is_err());
+        tx.write_all(b"1}\n").await.unwrap();
+        let got = reader.next_frame().await.unwrap();
+        assert_eq!(got, Some(Frame::Line(b"{\"a\":1}".to_vec())));
     }
 
     #[tokio::test]
