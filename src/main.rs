@@ -14,12 +14,17 @@ fn main() -> ExitCode {
         Some(Command::Check | Command::Install(_) | Command::Uninstall(_)) => LogLevel::Warn,
         _ => LogLevel::Info,
     };
-    if let Err(e) = cli::init_logging(&cli.global, default_level) {
-        eprintln!("mcp-envelope: {e:#}");
-        return ExitCode::from(2);
-    }
+    let log = match cli::init_logging(&cli.global, default_level) {
+        Ok(log) => log,
+        Err(e) => {
+            eprintln!("mcp-envelope: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
     let name = cli::subcommand_name(cli.command.as_ref());
-    match cli::run(cli) {
+    let result = cli::run(cli);
+    drop(log); // the log lines still held are written before an error message
+    match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("mcp-envelope {name}: {err:#}");

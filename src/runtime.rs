@@ -6,8 +6,11 @@
 //! that is cheaper than handing every message between worker threads; see BENCHMARKS.md).
 //! Parsing or mapping a message of many megabytes takes tens of milliseconds, during which that
 //! thread would answer nothing else; such work goes to tokio's blocking thread pool instead.
+//! The log lines of that thread are written in bursts ([`log_lines`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+pub mod log_lines;
 
 /// Messages at least this long (bytes) are parsed or mapped on the blocking pool.
 pub const OFFLOAD_MIN_BYTES: usize = 1 << 20;

@@ -58,9 +58,12 @@ pub(super) fn transcript_writer(
 /// The async runtime: one thread for every task. Handing each message between worker threads
 /// cost more than the work itself (issue 6, BENCHMARKS.md); parsing very large messages goes
 /// to the blocking pool instead (`crate::runtime`).
+/// Its log lines are held and written when it waits for I/O (`crate::runtime::log_lines`).
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    crate::runtime::log_lines::hold_on_this_thread();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(crate::runtime::log_lines::flush)
         .build()
         .context("cannot start the async runtime")
 }

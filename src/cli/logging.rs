@@ -1,15 +1,16 @@
 //! Logging: to stderr or `--log-file`, never to stdout (it carries the protocol).
 
-use std::sync::Mutex;
-
 use anyhow::Context;
+
+use crate::runtime::log_lines::LogWriter;
 
 use super::{GlobalArgs, LogLevel};
 
 /// Sets up logging at `--log-level` (else `default_level`; `RUST_LOG` overrides both): to
 /// `--log-file` when given, else to stderr (colours only on a terminal without `NO_COLOR`);
-/// never to stdout (it carries the protocol). Errors when the log file cannot be opened.
-pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<()> {
+/// never to stdout (it carries the protocol). Returns the guard that writes the lines still
+/// held when dropped. Errors when the log file cannot be opened.
+pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<LogGuard> {
     use tracing_subscriber::EnvFilter;
     let level = global.log_level.unwrap_or(default_level);
     // The HTTP stack's own debug lines name request URLs, which may carry a secret: they are
@@ -32,15 +33,28 @@ pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Res
                 .with_context(|| format!("cannot open log file {}", path.display()))?;
             builder
                 .with_ansi(false)
-                .with_writer(Mutex::new(file))
+                .with_writer(LogWriter::new(Box::new(file)))
                 .init();
         }
         // Colours only on a terminal: clients capture stderr into log files (issue 7).
         None => {
             use std::io::IsTerminal;
             let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            builder.with_ansi(ansi).with_writer(std::io::stderr).init()
+            builder
+                .with_ansi(ansi)
+                .with_writer(LogWriter::new(Box::new(std::io::stderr())))
+                .init()
         }
     }
-    Ok(())
+    Ok(LogGuard)
+}
+
+/// Writes the log lines still held (see `crate::runtime::log_lines`) when dropped: keep it
+/// until the command has run, and drop it before printing the command's error.
+pub struct LogGuard;
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        crate::runtime::log_lines::flush();
+    }
 }

@@ -18,7 +18,7 @@ mod setup;
 mod transcripts;
 
 pub use args::*;
-pub use logging::init_logging;
+pub use logging::{init_logging, LogGuard};
 
 use common::usage;
 
