@@ -82,12 +82,14 @@ impl Session {
         }
         let session = self.clone();
         let task_key = key.clone();
-        let task = tokio::spawn(async move {
+        // Boxed: the request's future is kilobytes, and an unboxed task moves it on every
+        // spawn and when it completes (memmove was the proxy's top symbol under load).
+        let task = tokio::spawn(Box::pin(async move {
             session
                 .answer_request(id, method, params, slot, admission, task_key)
                 .await;
             drop(permit);
-        });
+        }));
         if let Some(entry) = self.inflight.lock().unwrap().get_mut(&key) {
             entry.task = Some(task.abort_handle());
         }
@@ -200,14 +202,14 @@ impl Session {
             Message::Request { id, method, params } if method != "initialize" => {
                 let (permit, admission) = self.admit_when_free(&method).await;
                 let session = self.clone();
-                BatchMember::Pending(tokio::spawn(async move {
+                BatchMember::Pending(tokio::spawn(Box::pin(async move {
                     let slot = Arc::new(Mutex::new(None));
                     let r = session
                         .handle_request(id, &method, params, slot, admission)
                         .await;
                     drop(permit);
                     r
-                }))
+                })))
             }
             Message::Request { id, .. } => {
                 error(id, "`initialize` cannot be part of a batch".into())
