@@ -12,7 +12,7 @@
 //! listings one after another, each timed from its requests written to the last byte of its
 //! last page (each page is then scanned to count its tools and find `nextCursor`; the scans of
 //! pages before the last are part of the time, as a client paging must make them). Prints one JSON line: start-up
-//! (ms), listing p50/p99 (ms), tools and bytes of one listing, pages, CPU of the spawned
+//! (ms) and the CPU the spawned processes used until then (ms), listing p50/p99 (ms), tools and bytes of one listing, pages, CPU of the spawned
 //! processes per listing (ms, from `/proc/PID/task/*/schedstat`, all threads), and their memory
 //! (VmHWM, VmRSS in kB, summed over the processes).
 
@@ -281,6 +281,7 @@ fn main() {
     let out = json!({
         "arm": o.arm,
         "startup_ms": startup.as_secs_f64() * 1e3,
+        "startup_cpu_ms": cpu_before as f64 / 1e6,
         "p50_ms": percentile(&times, 0.5),
         "p99_ms": percentile(&times, 0.99),
         "tools": last.tools,

@@ -267,13 +267,14 @@ pub(super) async fn list_all_tools(
     let mut seen = std::collections::HashSet::new();
     for _page in 0..MAX_TOOL_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let result = conn
+        let mut result = conn
             .request("tools/list", params.as_ref(), timeout, &mut |_| {})
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?
             .map_err(|e| format!("tools/list was refused: {e}"))?;
-        match result.get("tools") {
-            Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
+        // The page's tools are moved out of the answer, not copied.
+        match result.get_mut("tools").map(Value::take) {
+            Some(Value::Array(page)) => tools.extend(page),
             _ => return Err("tools/list answer has no `tools` array".into()),
         }
         let next = match result.get("nextCursor") {

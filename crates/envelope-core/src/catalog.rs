@@ -301,9 +301,8 @@ impl NewTool<'_> {
 /// Whether a tool must be called as a task (`execution.taskSupport == "required"`, MCP
 /// 2025-11-25 "Tools"): the proxy does not pass tasks through, so such a tool is not listed.
 pub fn requires_task(tool: &Value) -> bool {
-    tool.pointer("/execution/taskSupport")
-        .and_then(Value::as_str)
-        == Some("required")
+    let support = tool.get("execution").and_then(|e| e.get("taskSupport"));
+    support.and_then(Value::as_str) == Some("required")
 }
 
 /// The envelope's JSON Schema ([`Envelope::json_schema`]) as compact JSON text, made once.

@@ -14,16 +14,15 @@ pub type ToolKey = (String, String);
 /// Every exposed name given so far, both ways.
 #[derive(Debug, Clone, Default)]
 pub struct ExposedNames {
-    by_tool: HashMap<ToolKey, String>,
+    /// Server → its tool → the tool's name (looked up without allocating).
+    by_tool: HashMap<String, HashMap<String, String>>,
     by_name: HashMap<String, ToolKey>,
 }
 
 impl ExposedNames {
     /// The name given to `tool` of `server`, if any.
     pub fn get(&self, server: &str, tool: &str) -> Option<&str> {
-        self.by_tool
-            .get(&(server.to_owned(), tool.to_owned()))
-            .map(String::as_str)
+        self.by_tool.get(server)?.get(tool).map(String::as_str)
     }
 
     /// Whether `name` was given to some tool other than `tool` of `server`.
@@ -36,22 +35,23 @@ impl ExposedNames {
     /// Records that `tool` of `server` is exposed as `name`. A tool keeps its first name: a
     /// second call for the same tool, or for a name already given, changes nothing.
     pub fn assign(&mut self, server: &str, tool: &str, name: &str) {
-        let key = (server.to_owned(), tool.to_owned());
-        if self.by_tool.contains_key(&key) || self.by_name.contains_key(name) {
+        if self.get(server, tool).is_some() || self.by_name.contains_key(name) {
             return;
         }
-        self.by_name.insert(name.to_owned(), key.clone());
-        self.by_tool.insert(key, name.to_owned());
+        let key = (server.to_owned(), tool.to_owned());
+        self.by_name.insert(name.to_owned(), key);
+        let tools = self.by_tool.entry(server.to_owned()).or_default();
+        tools.insert(tool.to_owned(), name.to_owned());
     }
 
     /// How many names were given.
     pub fn len(&self) -> usize {
-        self.by_tool.len()
+        self.by_name.len()
     }
 
     /// Whether no name was given yet.
     pub fn is_empty(&self) -> bool {
-        self.by_tool.is_empty()
+        self.by_name.is_empty()
     }
 }
 
