@@ -6,7 +6,8 @@
 //! A valid new config applies at once ([`crate::proxy::Core::apply_config`]): budgets,
 //! timeouts, media, allow/deny lists, prefixes and tool tables from the next call and the next
 //! `tools/list` on; a server whose launch changed (see [`server_changes`]) restarts; added (or
-//! newly enabled) servers start, removed (or disabled) ones stop; every connected client gets
+//! newly enabled) servers start, removed (or disabled) ones stop (a restarted or removed one
+//! drains first: [`crate::downstream::Retirement`]); every connected client gets
 //! `notifications/tools/list_changed` when the tools it sees changed (MCP 2025-11-25, "Server
 //! Features: Tools: List Changed Notification"), and the prompts and resources ones when those
 //! may have changed. `[transcript]` and `[paging]` changes need a restart of the proxy.

@@ -28,6 +28,8 @@ pub struct Connection {
     pub(super) era: OnceLock<ServerEra>,
     /// Set once the handshake is done and the server serves calls.
     serving: AtomicBool,
+    /// Requests sent through [`super::Downstream::request`] and not answered yet.
+    pub(super) in_flight: super::retire::InFlight,
 }
 
 impl Connection {
@@ -40,6 +42,7 @@ impl Connection {
             initialize_result: RwLock::new(Value::Null),
             era: OnceLock::new(),
             serving: AtomicBool::new(false),
+            in_flight: Default::default(),
         }
     }
 

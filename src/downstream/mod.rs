@@ -6,6 +6,7 @@
 //! | [`supervisor`] | start, watch, restart with backoff, give up, stop: over any transport |
 //! | `local.rs` | a stdio server: its child process, stdout reader, stderr tail, exit |
 //! | `remote.rs` | a remote server: its HTTP session (a lost session counts as an exit) |
+//! | `retire.rs` | an instance a config reload restarted or removed: it drains, then stops |
 //! | [`handshake`] | the era probe (`server/discover`, else `initialize`), `_meta` stamping |
 //! | `connection.rs` | one connection: the JSON-RPC peer plus era, `initialize` result |
 //! | `inbound.rs` | what a server sends: notifications, its requests to the client |
@@ -30,6 +31,7 @@ pub mod handshake;
 mod inbound;
 mod local;
 mod remote;
+mod retire;
 mod server_requests;
 mod stderr;
 pub mod supervisor;
@@ -38,6 +40,7 @@ mod tests;
 
 pub use connection::Connection;
 pub use handshake::ServerEra;
+pub use retire::Retirement;
 
 pub use crate::rpc::{CallError, RawResponse, ResultBody};
 pub use crate::runtime::{release_memory_after_large_message, trim_heap, LARGE_MESSAGE_BYTES};
@@ -180,6 +183,8 @@ struct Shared {
     redactor: Redactor,
     /// Why tools of the last listing were dropped (malformed, too many, endless paging).
     tool_warnings: Mutex<Vec<String>>,
+    /// Set when a config reload retired this instance ([`retire`]).
+    retired: std::sync::OnceLock<Retirement>,
 }
 
 impl Downstream {
@@ -201,6 +206,7 @@ impl Downstream {
             inner: Arc::new(Shared {
                 redactor,
                 tool_warnings: Mutex::new(Vec::new()),
+                retired: Default::default(),
                 spec,
                 state,
                 tools: RwLock::new(None),
@@ -266,6 +272,22 @@ impl Downstream {
         &self,
         deadline: tokio::time::Instant,
     ) -> Result<Arc<Connection>, CallError> {
+        // A config reload may retire the instance waited for: its successor is waited for.
+        let mut target = self.clone();
+        loop {
+            target = target.current().map_err(CallError::Unavailable)?;
+            match target.wait_ready_here(deadline).await {
+                r if !target.is_retired() => return r,
+                _ => continue,
+            }
+        }
+    }
+
+    /// [`Downstream::wait_ready`] for this instance alone.
+    async fn wait_ready_here(
+        &self,
+        deadline: tokio::time::Instant,
+    ) -> Result<Arc<Connection>, CallError> {
         let mut rx = self.inner.state.subscribe();
         loop {
             match &*rx.borrow_and_update() {
@@ -292,6 +314,18 @@ impl Downstream {
     /// [`Downstream::wait_ready`] it does not wait through restarts, so one broken server never
     /// holds up the client's `initialize` beyond its own first attempt.
     pub async fn wait_started(&self, deadline: tokio::time::Instant) -> Result<(), String> {
+        let mut target = self.clone();
+        loop {
+            target = target.current()?;
+            match target.wait_started_here(deadline).await {
+                r if !target.is_retired() => return r,
+                _ => continue,
+            }
+        }
+    }
+
+    /// [`Downstream::wait_started`] for this instance alone.
+    async fn wait_started_here(&self, deadline: tokio::time::Instant) -> Result<(), String> {
         let mut rx = self.inner.state.subscribe();
         loop {
             match &*rx.borrow_and_update() {
@@ -325,6 +359,8 @@ impl Downstream {
             other => other,
         })?;
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        // Counted while it runs: a retired instance drains until its count is 0.
+        let _in_flight = conn.in_flight.enter();
         let conn2 = conn.clone();
         conn.request_body(method, params, remaining, &mut |id| on_sent(&conn2, id))
             .await

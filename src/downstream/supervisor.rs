@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::local::Running;
 use super::remote::RemoteRunning;
@@ -65,7 +65,7 @@ pub(super) enum Started {
 
 impl Started {
     /// The connection requests go through.
-    fn conn(&self) -> &Arc<Connection> {
+    pub(super) fn conn(&self) -> &Arc<Connection> {
         match self {
             Started::Process(r) => r.conn(),
             Started::Remote(r) => r.conn(),
@@ -73,7 +73,7 @@ impl Started {
     }
 
     /// Resolves when the server exited or the connection was lost; returns why.
-    async fn ended(&mut self) -> String {
+    pub(super) async fn ended(&mut self) -> String {
         match self {
             Started::Process(r) => r.closed().await,
             Started::Remote(r) => r.closed().await,
@@ -186,7 +186,10 @@ async fn run_once(
             Next::Restart { reason }
         }
         _ = wait_true(shutdown) => {
-            running.stop().await;
+            // Retired by a config reload: its requests in flight end first.
+            if !super::retire::drain(ds, &mut running).await {
+                running.stop().await;
+            }
             Next::Stop
         }
     }
@@ -251,8 +254,19 @@ pub(super) async fn run_handshake(
 ) -> Result<(), String> {
     let timeout = ds.inner.spec.startup_timeout;
     handshake::open(conn, client, timeout).await?;
-    store_tools(ds, list_all_tools(conn, timeout).await?);
+    let listed = list_all_tools(conn, timeout).await?;
+    log_task_only(ds, &listed.0);
+    store_tools(ds, listed);
     Ok(())
+}
+
+/// Logs (at debug, once per start) the tools that need task-augmented execution: they are not
+/// offered, and `check` lists them as warnings.
+fn log_task_only(ds: &Downstream, tools: &[Value]) {
+    let task_only = tools.iter().filter(|t| crate::catalog::requires_task(t));
+    for name in task_only.filter_map(|t| t.get("name")?.as_str()) {
+        debug!(server = %ds.name(), tool = %name, "tool requires task-augmented execution, which is not proxied; not listed");
+    }
 }
 
 /// Fetches every page of `tools/list` (MCP "Utilities: Pagination"): stops early, keeping the

@@ -239,20 +239,30 @@ impl Core {
         Some(ds)
     }
 
-    /// Waits for each server's first start, up to its own `startup_timeout_sec`.
+    /// Waits for each server's first start, up to its own `startup_timeout_sec`; servers a
+    /// config reload starts meanwhile are waited for too (a restarted one's new instance, up to
+    /// the old one's deadline; an added one from when it is seen).
     async fn wait_first_start(&self) {
-        let started = tokio::time::Instant::now();
-        let config = self.config();
-        for ds in self.servers().iter() {
-            let deadline = started + config.startup_timeout(ds.name()).value;
-            if let Err(e) = ds.wait_started(deadline).await {
-                let what = match ds.state() {
-                    ServerState::Unavailable { .. } => "server unavailable; its tools are not offered",
-                    ServerState::Stopped => "server stopped",
-                    _ => "server not ready yet; it is retried and its tools will appear when it is ready",
-                };
-                warn!(server = %ds.name(), error = %e, stderr = %ds.stderr_tail().join(" | "), "{what}");
+        let mut since = tokio::time::Instant::now();
+        let mut waited: Vec<Downstream> = Vec::new();
+        loop {
+            let servers = self.servers();
+            let new: Vec<&Downstream> = servers
+                .iter()
+                .filter(|ds| !waited.iter().any(|w| w.is_same_instance(ds)))
+                .collect();
+            if new.is_empty() {
+                return;
             }
+            let config = self.config();
+            for ds in new {
+                let deadline = since + config.startup_timeout(ds.name()).value;
+                if let Err(e) = ds.wait_started(deadline).await {
+                    warn_not_started(ds, &e);
+                }
+                waited.push(ds.clone());
+            }
+            since = tokio::time::Instant::now();
         }
     }
 
@@ -473,6 +483,19 @@ impl Core {
             session.list_changed(method).await;
         }
     }
+}
+
+/// Logs why `ds` did not start (`error`) and what follows, unless a config reload retired it.
+fn warn_not_started(ds: &Downstream, error: &str) {
+    if ds.is_retired() {
+        return;
+    }
+    let what = match ds.state() {
+        ServerState::Unavailable { .. } => "server unavailable; its tools are not offered",
+        ServerState::Stopped => "server stopped",
+        _ => "server not ready yet; it is retried and its tools will appear when it is ready",
+    };
+    warn!(server = %ds.name(), %error, stderr = %ds.stderr_tail().join(" | "), "{what}");
 }
 
 /// Config keys that name tools their server does not offer (typos).

@@ -2,40 +2,47 @@
 //! running one, servers stop, restart and start, and every session is told what changed.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::core::ServerTask;
 use super::Core;
 use crate::config::Config;
+use crate::downstream::{Downstream, Retirement};
 use crate::reload::{server_changes, Changes};
+
+/// Added to the longest tools/call timeout of a retired server's calls: how long its instance
+/// may drain at most (its calls end by their own timeouts before that).
+pub const DRAIN_MARGIN: Duration = Duration::from_secs(5);
 
 impl Core {
     /// Applies `new` to the running proxy and returns which servers it started, stopped and
     /// restarted. Settings (budgets, timeouts, media, allow/deny lists, prefixes, tool tables)
     /// apply from the next call and the next `tools/list` on; servers whose launch changed
-    /// restart, added ones start, removed ones stop (their calls in flight end with an error
-    /// envelope). Every session gets `notifications/tools/list_changed` when the exposed tools
-    /// changed, `notifications/prompts/list_changed` when the prompts did, and
+    /// restart, added ones start, removed ones stop. A restarted or removed server's instance
+    /// drains first ([`crate::downstream::Retirement`]): the calls already sent to it run on to
+    /// their answers, new calls go to the new instance (a removed server's tools are gone),
+    /// then its process stops. Every session gets `notifications/tools/list_changed` when the
+    /// exposed tools changed, `notifications/prompts/list_changed` when the prompts did, and
     /// `notifications/resources/list_changed` when servers came or went (MCP 2025-11-25,
     /// "Server Features"). Servers still starting report their tools when ready, as at start.
-    /// Before the first start only the config is replaced: the first start uses it.
+    /// Before the first start only the config (and the catalog it filters) is replaced: the
+    /// first start uses it.
     pub async fn apply_config(self: &Arc<Self>, new: Config) -> Changes {
         let new = Arc::new(new);
-        let changes = server_changes(&self.config(), &new);
+        let old = self.config();
+        let changes = server_changes(&old, &new);
         self.set_config(new.clone());
         if !self.can_start_later() {
-            self.rebuild_catalog();
+            if self.rebuild_catalog() {
+                self.list_changed("notifications/tools/list_changed").await;
+            }
             return changes;
         }
-        // Removed servers' tools go before their processes do.
-        if self.rebuild_catalog() {
-            self.list_changed("notifications/tools/list_changed").await;
-        }
-        for name in changes.stop.iter().chain(&changes.restart) {
-            self.stop_server(name).await;
-        }
+        let leaving = self.take_server_tasks(&changes);
         let running = self.servers();
-        let servers = new
+        let servers: Vec<Downstream> = new
             .enabled_servers()
             .filter_map(|s| {
                 if changes.start.contains(&s.name) || changes.restart.contains(&s.name) {
@@ -45,6 +52,24 @@ impl Core {
                 }
             })
             .collect();
+        for (name, stop, task) in leaving {
+            if let Some(ds) = running.iter().find(|d| d.name() == name) {
+                let restarted = changes.restart.contains(&name);
+                ds.retire(Retirement {
+                    successor: servers
+                        .iter()
+                        .find(|d| restarted && d.name() == name)
+                        .cloned(),
+                    drain_limit: drain_limit(&old, &new, &name),
+                    cut: self.stopping(),
+                });
+            }
+            let _ = stop.send(true);
+            // Kept, nameless, for the shutdown to wait for; a later reload does not find it.
+            let mut tasks = self.server_tasks.lock().unwrap();
+            tasks.retain(|(n, _, t)| !n.is_empty() || !t.is_finished());
+            tasks.push((String::new(), stop, task));
+        }
         self.set_servers(servers);
         if self.rebuild_catalog() {
             self.list_changed("notifications/tools/list_changed").await;
@@ -60,17 +85,14 @@ impl Core {
         changes
     }
 
-    /// Stops the server `name` alone (stdin closed, SIGTERM, SIGKILL) and waits for its task.
-    async fn stop_server(&self, name: &str) {
-        let entry = {
-            let mut tasks = self.server_tasks.lock().unwrap();
-            let i = tasks.iter().position(|(n, _, _)| n == name);
-            i.map(|i| tasks.remove(i))
-        };
-        if let Some((_, stop, task)) = entry {
-            let _ = stop.send(true);
-            let _ = task.await;
-        }
+    /// Takes the tasks of the servers that stop or restart out of the running ones.
+    fn take_server_tasks(&self, changes: &Changes) -> Vec<ServerTask> {
+        let mut tasks = self.server_tasks.lock().unwrap();
+        let (leaving, staying) = std::mem::take(&mut *tasks)
+            .into_iter()
+            .partition(|(n, _, _)| changes.stop.contains(n) || changes.restart.contains(n));
+        *tasks = staying;
+        leaving
     }
 
     /// Becomes `true` when the core shuts down ([`Core::shutdown`]).
@@ -83,6 +105,22 @@ impl Core {
     pub fn watch_config(self: &Arc<Self>) {
         tokio::spawn(crate::reload::watch(self.clone()));
     }
+}
+
+/// How long a retired instance of `server` may drain: the longest tools/call timeout one of
+/// its calls may have, under the old or the new config, plus [`DRAIN_MARGIN`].
+fn drain_limit(old: &Config, new: &Config, server: &str) -> Duration {
+    let mut longest = Duration::ZERO;
+    for config in [old, new] {
+        let tools = config
+            .server(server)
+            .into_iter()
+            .flat_map(|s| s.tools.keys());
+        for tool in std::iter::once("").chain(tools.map(String::as_str)) {
+            longest = longest.max(config.tool_settings(server, tool).tool_timeout.value);
+        }
+    }
+    longest + DRAIN_MARGIN
 }
 
 #[cfg(test)]

@@ -236,12 +236,10 @@ fn lifecycle_errors() {
 /// 3.4 KB and goes through the same limit.
 #[test]
 fn over_long_lines_from_either_side() {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "[defaults]\nmax_message_bytes = 8192\n{}",
         fixture_server("fx", &[], "")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let long = call_msg(json!("long-1"), "echo", json!({"text": "x".repeat(20_000)}));
     p.send(&long);
     let (r, _) = p.response(&json!("long-1"), T);
@@ -588,12 +586,10 @@ fn unparsable_requests_keep_their_id() {
 /// double holds exactly.
 #[test]
 fn big_numbers_in_arguments_are_forwarded_exactly() {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "[defaults]\nchar_budget = 20000\n{}",
         hostile_server("h", &[], "")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let arguments = r#"{"big":123456789012345678901234567890,"neg":-98765432109876543210987,"dec":3.14159265358979323846264338327950288,"small":1,"s":"é"}"#;
     p.send_raw(&format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"raw_args","arguments":{arguments}}}}}"#

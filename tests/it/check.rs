@@ -191,3 +191,26 @@ fn a_server_failing_without_stderr_says_so_once() {
     let said: Vec<&str> = text.lines().filter(|l| l.contains("stderr")).collect();
     assert_eq!(said, ["  stderr: (none)"], "{text}");
 }
+
+#[test]
+fn a_task_only_tool_is_a_check_warning_and_not_logged_on_every_call() {
+    let (_dir, config) = write_config(&fixture_server("fx", &["--features"], ""));
+    let text = ok_stdout(&check(&config));
+    let warning = "  warning: tool 'task_only' requires task-augmented execution, which is not proxied; not listed\n";
+    assert_eq!(text.matches(warning).count(), 1, "{text}");
+    for text in ["one", "two"] {
+        let out = std::process::Command::new(bin())
+            .args(["call", "--config"])
+            .arg(&config)
+            .args(["echo", &format!("{{\"text\":\"{text}\"}}")])
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{log}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(text));
+        assert!(
+            !log.contains("task"),
+            "a call does not log the task-only tool: {log}"
+        );
+    }
+}

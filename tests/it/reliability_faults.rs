@@ -16,12 +16,10 @@ const T: Duration = Duration::from_secs(30);
 /// the first backoff step, later calls succeed, and the dead child was reaped (no zombie).
 #[test]
 fn sigkill_during_50_inflight_calls_then_restart() {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "[defaults]\ntool_timeout_sec = 60\nchar_budget = 500\n{}",
         fixture_server("fx", &[], "")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let first = live_children(p.pid());
     assert_eq!(first.len(), 1);
     for i in 0..50 {
@@ -85,7 +83,7 @@ fn sigkill_during_50_inflight_calls_then_restart() {
 /// while another server's calls are served meanwhile.
 #[test]
 fn never_answering_server_times_out_others_keep_serving() {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "{}{}",
         fixture_server(
             "hang",
@@ -94,8 +92,6 @@ fn never_answering_server_times_out_others_keep_serving() {
         ),
         fixture_server("ok", &[], "tool_prefix = \"ok_\"")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let started = Instant::now();
     for i in 0..5 {
         p.send(&call_msg(
@@ -142,7 +138,7 @@ fn never_answering_server_times_out_others_keep_serving() {
 /// timeout envelope (the timeout is 3 s, an echo takes milliseconds).
 #[test]
 fn healthy_server_answers_before_hanging_ones_time_out() {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "{}{}",
         fixture_server(
             "hang",
@@ -151,8 +147,6 @@ fn healthy_server_answers_before_hanging_ones_time_out() {
         ),
         fixture_server("ok", &[], "tool_prefix = \"ok_\"")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     p.send(&call_msg(json!("h"), "hang_echo", json!({"text": "x"})));
     let sent = Instant::now();
     let resp = p.call(json!("o"), "ok_echo", json!({"text": "fine"}), T);
@@ -169,9 +163,7 @@ fn healthy_server_answers_before_hanging_ones_time_out() {
 /// A server that prints banners and a non-JSON line before every answer keeps working.
 #[test]
 fn noisy_server_lines_are_skipped() {
-    let (_dir, config) = write_config(&fixture_server("noisy", &["--noisy"], ""));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&fixture_server("noisy", &["--noisy"], ""));
     for i in 0..20 {
         let resp = p.call(json!(i), "echo", json!({"text": format!("n{i}")}), T);
         assert_eq!(envelope_of(&resp)["content"], format!("n{i}"));
@@ -189,13 +181,11 @@ fn noisy_server_lines_are_skipped() {
 /// answers, crashes again, and then its tools answer `unavailable` at once.
 #[test]
 fn crashing_server_becomes_unavailable_after_max_restarts() {
-    let (_dir, config) = write_config(&fixture_server(
+    let (_dir, mut p) = initialized(&fixture_server(
         "crashy",
         &["--crash-after", "1"],
         "max_restarts = 1\ntool_timeout_sec = 30",
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let mut seen = live_children(p.pid());
     let (mut ok, mut server_errors) = (0, 0);
     let mut unavailable = None;
@@ -259,8 +249,7 @@ fn server_exiting_at_start_is_logged_and_others_serve() {
         init_took < Duration::from_secs(8),
         "initialize took {init_took:?}: a dead server must not hold it up for startup_timeout_sec (15 s)"
     );
-    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
-    let (list, _) = p.response(&json!("l"), T);
+    let list = list_tools(&mut p);
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .unwrap()
@@ -294,9 +283,7 @@ fn server_exiting_at_start_is_logged_and_others_serve() {
 /// answer still arrives.
 #[test]
 fn bogus_ids_from_server_are_ignored() {
-    let (_dir, config) = write_config(&fixture_server("fx", &[], ""));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&fixture_server("fx", &[], ""));
     for i in 0..3 {
         let (resp, others) = {
             p.send(&call_msg(json!(i), "bogus_id", json!({})));
@@ -314,13 +301,11 @@ fn bogus_ids_from_server_are_ignored() {
 }
 
 fn signal_shutdown(sig: i32) {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "{}{}",
         fixture_server("a", &[], "tool_prefix = \"a_\""),
         fixture_server("b", &[], "tool_prefix = \"b_\"")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let kids = live_children(p.pid());
     assert_eq!(kids.len(), 2);
     let resp = p.call(json!(1), "a_echo", json!({"text": "x"}), T);
@@ -360,9 +345,7 @@ fn sigint_stops_children_and_exits_zero() {
 /// running after stdin closes: exit 0 and every child gone.
 #[test]
 fn unanswered_server_request_does_not_block_shutdown() {
-    let (_dir, config) = write_config(&fixture_server("fx", &[], "tool_timeout_sec = 60"));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&fixture_server("fx", &[], "tool_timeout_sec = 60"));
     let kids = live_children(p.pid());
     p.send(&call_msg(json!("r"), "roots", json!({})));
     let req = p.recv(T);
@@ -380,9 +363,7 @@ fn unanswered_server_request_does_not_block_shutdown() {
 /// fail) and the proxy's memory does not grow with the unended line.
 #[test]
 fn stderr_with_invalid_utf8_and_an_endless_line_keeps_the_server_alive() {
-    let (_dir, config) = write_config(&hostile_server("h", &[], "tool_timeout_sec = 60"));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&hostile_server("h", &[], "tool_timeout_sec = 60"));
     let kids = live_children(p.pid());
     let before = rss_kib(p.pid());
     let resp = p.call(json!(1), "stderr_junk", json!({"bytes": 20_000_000}), T);
@@ -438,8 +419,7 @@ fn malformed_tool_definitions_are_dropped_not_the_whole_list() {
     // The raw client sees the same and the log names each dropped tool.
     let mut p = RawProxy::start(&config, &[]);
     p.initialize("2025-06-18");
-    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
-    let (list, _) = p.response(&json!("l"), T);
+    let list = list_tools(&mut p);
     assert!(!tool_names(&list).iter().any(|n| n.contains("bad")));
     let log = p.stderr();
     assert!(
@@ -457,13 +437,11 @@ fn malformed_tool_definitions_are_dropped_not_the_whole_list() {
 /// leftover process is stopped.
 #[test]
 fn server_death_is_seen_while_a_grandchild_holds_its_stdout() {
-    let (_dir, config) = write_config(&hostile_server(
+    let (_dir, mut p) = initialized(&hostile_server(
         "h",
         &["--grandchild"],
         "tool_timeout_sec = 8",
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let server = live_children(p.pid());
     assert_eq!(server.len(), 1);
     let grandchildren = children_of(server[0]);
@@ -548,9 +526,7 @@ fn secrets_in_server_stderr_are_redacted_from_envelopes_and_logs() {
 /// server getting an error answer.
 #[test]
 fn server_requests_the_client_never_answers_are_bounded_cancelled_and_timed_out() {
-    let (_dir, config) = write_config(&hostile_server("h", &[], "tool_timeout_sec = 5"));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&hostile_server("h", &[], "tool_timeout_sec = 5"));
     let is_ping = |m: &serde_json::Value| m["method"] == "ping" && m.get("id").is_some();
     let (resp, mut seen) = {
         p.send(&call_msg(json!(1), "ping_client", json!({"n": 200})));
@@ -634,14 +610,12 @@ fn server_requests_the_client_never_answers_are_bounded_cancelled_and_timed_out(
 /// config file order, not alphabetical order.
 #[test]
 fn a_server_cannot_take_over_another_servers_exposed_name() {
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "{}{}{}",
         hostile_server("aaa", &[], ""),
         hostile_server("gh", &[], ""),
         hostile_server("jira", &[], "")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
     let resp = p.call(json!(1), "gh__echo", json!({"text": "to-gh"}), T);
     assert_eq!(envelope_of(&resp)["content"], "to-gh");
     let (resp, others) = {
@@ -663,8 +637,7 @@ fn a_server_cannot_take_over_another_servers_exposed_name() {
             "{changed}"
         );
     }
-    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
-    let (list, _) = p.response(&json!("l"), T);
+    let list = list_tools(&mut p);
     let names = tool_names(&list);
     assert!(names.contains(&"gh__echo__2".to_owned()), "{names:?}");
     let resp = p.call(json!(3), "gh__echo", json!({"text": "still-gh"}), T);
@@ -678,7 +651,7 @@ fn a_server_cannot_take_over_another_servers_exposed_name() {
     finish(p, &[]);
 
     // zeta comes first in the file: it keeps the plain name its prefix makes.
-    let (_dir, config) = write_config(&format!(
+    let (_dir, mut p) = initialized(&format!(
         "{}{}{}",
         hostile_server(
             "zeta",
@@ -688,10 +661,7 @@ fn a_server_cannot_take_over_another_servers_exposed_name() {
         hostile_server("alpha", &[], "enabled_tools = [\"echo\"]"),
         hostile_server("beta", &[], "enabled_tools = [\"echo\"]")
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
-    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
-    let (list, _) = p.response(&json!("l"), T);
+    let list = list_tools(&mut p);
     let mut names = tool_names(&list);
     names.sort();
     assert_eq!(
@@ -721,9 +691,7 @@ fn a_server_cannot_take_over_another_servers_exposed_name() {
 /// (`crashing_server_becomes_unavailable_after_max_restarts`).
 #[test]
 fn a_server_that_runs_fine_between_crashes_keeps_being_restarted() {
-    let (_dir, config) = write_config(&hostile_server("h", &[], "max_restarts = 1"));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&hostile_server("h", &[], "max_restarts = 1"));
     let mut seen = Vec::new();
     for round in 0..2 {
         let kids = wait_children(p.pid(), 1, T);
@@ -749,9 +717,7 @@ fn a_server_that_runs_fine_between_crashes_keeps_being_restarted() {
 /// 2,000: more notifications during a refresh ask for one more refresh after it.
 #[test]
 fn list_changed_storms_are_coalesced() {
-    let (_dir, config) = write_config(&hostile_server("h", &[], ""));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&hostile_server("h", &[], ""));
     let resp = p.call(json!(1), "storm", json!({"n": 2000}), T);
     assert_eq!(envelope_of(&resp)["content"], "stormed");
     std::thread::sleep(Duration::from_secs(1));
@@ -772,15 +738,12 @@ fn list_changed_storms_are_coalesced() {
 /// the server is ready with the tools listed so far, and the log says why.
 #[test]
 fn endless_tools_list_paging_stops_at_a_repeated_cursor() {
-    let (_dir, config) = write_config(&hostile_server(
+    let (_dir, mut p) = initialized(&hostile_server(
         "h",
         &["--endless-pages"],
         "startup_timeout_sec = 10",
     ));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
-    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
-    let (list, _) = p.response(&json!("l"), T);
+    let list = list_tools(&mut p);
     assert_eq!(tool_names(&list), ["echo", "envelope_next_page"]);
     let resp = p.call(json!(1), "echo", json!({"text": "paged"}), T);
     assert_eq!(envelope_of(&resp)["content"], "paged");
@@ -792,9 +755,7 @@ fn endless_tools_list_paging_stops_at_a_repeated_cursor() {
 /// and SIGTERM still dies with it (the parent-death signal).
 #[test]
 fn servers_die_with_a_sigkilled_proxy() {
-    let (_dir, config) = write_config(&hostile_server("h", &["--ignore-stdin-eof"], ""));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&hostile_server("h", &["--ignore-stdin-eof"], ""));
     let resp = p.call(json!(1), "echo", json!({"text": "up"}), T);
     assert_eq!(envelope_of(&resp)["content"], "up");
     let kids = live_children(p.pid());
@@ -815,9 +776,7 @@ fn servers_die_with_a_sigkilled_proxy() {
 /// call at once (`server_error`), instead of leaving it to time out.
 #[test]
 fn an_error_response_with_deeply_nested_data_answers_the_call_at_once() {
-    let (_dir, config) = write_config(&hostile_server("h", &[], "tool_timeout_sec = 20"));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&hostile_server("h", &[], "tool_timeout_sec = 20"));
     let resp = p.call(json!(1), "deep_error", json!({"depth": 1000}), T);
     let env = envelope_of(&resp);
     let content = env["content"].as_str().unwrap();
@@ -832,11 +791,8 @@ fn an_error_response_with_deeply_nested_data_answers_the_call_at_once() {
 /// `tools/list` answer stays far below the longest line a client accepts.
 #[test]
 fn tools_per_server_are_bounded() {
-    let (_dir, config) = write_config(&hostile_server("h", &["--many-tools", "3000"], ""));
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
-    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
-    let (list, _) = p.response(&json!("l"), T);
+    let (_dir, mut p) = initialized(&hostile_server("h", &["--many-tools", "3000"], ""));
+    let list = list_tools(&mut p);
     // The server's tools (the proxy adds its own `envelope_*` tools).
     let names: Vec<String> = tool_names(&list)
         .into_iter()

@@ -2,7 +2,8 @@
 //! broken edit keeps the running config (and says why on stderr, naming file, line and key,
 //! never a secret); SIGHUP reloads even when the file looks unchanged; an added server starts
 //! and a removed one stops, each with `notifications/tools/list_changed`; a changed launch
-//! restarts the server.
+//! restarts the server; calls in flight on a restarted or removed server drain; an edit during
+//! the first start reaches the client's `initialize`.
 use crate::common::faults::signal;
 use crate::common::*;
 use serde_json::{json, Value};
@@ -205,5 +206,113 @@ fn added_servers_start_and_removed_ones_stop_with_list_changed() {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(env["content"], "again", "{env}");
+    finish_session(p);
+}
+
+/// A `sleep` tools/call message.
+fn sleep_call(id: &str, ms: u64, text: &str) -> Value {
+    crate::common::faults::call_msg(json!(id), "sleep", json!({"ms": ms, "text": text}))
+}
+
+/// The envelope of the answer to `id`: among `seen` (messages already read), else the next.
+fn envelope_for(p: &mut RawProxy, id: &str, seen: &[Value]) -> Value {
+    let id = json!(id);
+    match seen
+        .iter()
+        .find(|m| m["id"] == id && m.get("result").is_some())
+    {
+        Some(answer) => envelope_of(answer),
+        None => envelope_of(&p.response(&id, LONG).0),
+    }
+}
+
+/// A call in flight when a reload restarts or removes its server is answered by the old
+/// instance, which drains as on SIGTERM; calls after the reload go to the new instance, or find
+/// the tool gone; then the old process ends.
+#[test]
+fn calls_in_flight_drain_when_a_reload_restarts_or_removes_their_server() {
+    let fx_env = |env: &str| fixture_server("fx", &[], &format!("char_budget = 100\n{env}"));
+    let fy = fixture_server("fy", &[], "tool_prefix = \"y_\"");
+    let (_dir, config, mut p) = serving(&format!("{}{fy}", fx_env("")));
+    let mut id = 0;
+    assert_eq!(
+        call_until(&mut p, &mut id, |_| true)["content"],
+        "0123456789"
+    );
+    let before = children_of(p.pid());
+
+    // A changed launch restarts fx while a call runs on it.
+    p.send(&sleep_call("slow-1", 8000, "drained"));
+    std::thread::sleep(Duration::from_millis(300));
+    rewrite(&config, &format!("{}{fy}", fx_env("env = { A = \"1\" }")));
+    let beside = wait_until(|| children_of(p.pid()).len() == 3);
+    assert!(beside, "the old instance drains beside the new one");
+    // A call made meanwhile goes to the new instance (waiting for it to start).
+    let echo = json!({"text": "after"});
+    p.send(&crate::common::faults::call_msg(
+        json!("after"),
+        "echo",
+        echo,
+    ));
+    let (resp, seen) = p.response(&json!("after"), LONG);
+    assert_eq!(envelope_of(&resp)["content"], "after", "{resp}");
+    let env = envelope_for(&mut p, "slow-1", &seen);
+    assert_eq!(env["status"], "ok", "the call in flight drained: {env}");
+    assert_eq!(env["content"], "drained");
+    let replaced = wait_until(|| {
+        let now = children_of(p.pid());
+        now.len() == 2 && now != before
+    });
+    assert!(
+        replaced,
+        "the old instance stopped: {:?}",
+        children_of(p.pid())
+    );
+
+    // Removing fx while a call runs on it: the call still gets its answer, the tool is gone
+    // for the next one, and the process ends.
+    p.send(&sleep_call("slow-2", 8000, "drained again"));
+    std::thread::sleep(Duration::from_millis(300));
+    rewrite(&config, &fy);
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|m: &Value| m["method"] == "notifications/tools/list_changed")
+    {
+        seen.push(p.recv(LONG));
+    }
+    let env = envelope_for(&mut p, "slow-2", &seen);
+    assert_eq!(env["status"], "ok", "{env}");
+    assert_eq!(env["content"], "drained again");
+    let env = envelope_of(&p.call(json!("gone"), "echo", json!({"text": "x"}), LONG));
+    assert_eq!(env["status"], "error", "{env}");
+    assert!(
+        env["content"].as_str().unwrap().starts_with("not_found: "),
+        "{env}"
+    );
+    assert!(wait_until(|| children_of(p.pid()).len() == 1));
+    finish_session(p);
+}
+
+/// A server slow to start, restarted by an edit made while the client's `initialize` waits
+/// for it: `initialize` waits for the new instance, so the client sees its tools and what it
+/// offers (prompts, resources) from the start.
+#[test]
+fn a_reload_during_the_first_start_reaches_the_client() {
+    let slow =
+        |extra: &str| fixture_server("fx", &["--features", "--startup-delay-ms", "3000"], extra);
+    let (_dir, config) = write_config(&slow(""));
+    let mut p = RawProxy::start(&config, &[]);
+    let edited = slow("env = { A = \"1\" }");
+    let path = config.clone();
+    let editor = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        rewrite(&path, &edited);
+    });
+    let init = p.initialize("2025-06-18");
+    editor.join().unwrap();
+    assert!(init["capabilities"]["prompts"].is_object(), "{init}");
+    assert!(init["capabilities"]["resources"].is_object(), "{init}");
+    assert!(tool_names(&mut p, 1).contains(&"echo".to_string()));
     finish_session(p);
 }

@@ -113,20 +113,10 @@ impl Catalog {
         servers: &[ServerTools<'_>],
         names: &mut ExposedNames,
     ) -> (Catalog, Vec<String>) {
-        let mut warnings = Vec::new();
-        for s in servers {
-            for t in s.tools.iter().filter(|t| requires_task(t)) {
-                let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
-                warnings.push(format!(
-                    "server '{}': tool '{name}' requires task-augmented execution, which is not proxied; not listed",
-                    s.server
-                ));
-            }
-        }
+        // Task-only tools are not listed, and not warned about here (a catalog is rebuilt
+        // often): the server's start logs them once and `check` shows them.
         let callable = |t: &Value| !requires_task(t);
-        let (catalog, more) = build_kept(servers, names, "tool", &callable, rewrite_tool);
-        warnings.extend(more);
-        (catalog, warnings)
+        build_kept(servers, names, "tool", &callable, rewrite_tool)
     }
 }
 

@@ -6,11 +6,26 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{alive, children_of, wait_gone, RawProxy};
+use super::{alive, children_of, wait_gone, write_config, RawProxy};
 
 /// A `tools/call` request.
 pub fn call_msg(id: Value, name: &str, arguments: Value) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":arguments}})
+}
+
+/// A proxy serving `config_text` (written to a temporary directory, returned too), after
+/// `initialize` (protocol 2025-06-18) and `notifications/initialized`.
+pub fn initialized(config_text: &str) -> (tempfile::TempDir, RawProxy) {
+    let (dir, config) = write_config(config_text);
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-06-18");
+    (dir, p)
+}
+
+/// The `tools/list` response (id `"l"`, 30 s at most).
+pub fn list_tools(p: &mut RawProxy) -> Value {
+    p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
+    p.response(&json!("l"), Duration::from_secs(30)).0
 }
 
 /// A `ping` request.
