@@ -14,20 +14,19 @@ use serde_json::{json, Value};
 
 const T: Duration = Duration::from_secs(30);
 
-fn one_fixture() -> (tempfile::TempDir, std::path::PathBuf) {
-    write_config(&format!(
+/// The fixture server `fx` with a budget of 20,000 characters.
+fn one_fixture() -> String {
+    format!(
         "[defaults]\nchar_budget = 20000\n{}",
         fixture_server("fx", &[], "")
-    ))
+    )
 }
 
 /// Negative, zero, i64::MIN/MAX, u64::MAX, 10,000-character, unicode and empty string ids are
 /// echoed exactly, on `ping` and on `tools/call` (whose envelope `call_id` is the id as text).
 #[test]
 fn ids_are_echoed_exactly() {
-    let (_dir, config) = one_fixture();
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&one_fixture());
     let ids = [
         json!(-1),
         json!(0),
@@ -61,9 +60,7 @@ fn ids_are_echoed_exactly() {
 /// still answered with its own result.
 #[test]
 fn duplicate_inflight_id_is_rejected_first_still_answered() {
-    let (_dir, config) = one_fixture();
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&one_fixture());
     for id in [json!(5), json!("dup")] {
         p.send(&call_msg(
             id.clone(),
@@ -88,7 +85,7 @@ fn duplicate_inflight_id_is_rejected_first_still_answered() {
 /// sleep), the fixture received the cancellation for its own id, later calls are fine.
 #[test]
 fn cancelled_request_is_never_answered() {
-    let (_dir, config) = one_fixture();
+    let (_dir, config) = write_config(&one_fixture());
     let mut p = RawProxy::start(&config, &["--log-level", "debug"]);
     p.initialize("2025-06-18");
     p.send(&call_msg(json!("c1"), "sleep", json!({"ms": 1500})));
@@ -128,7 +125,7 @@ fn batch() -> Value {
 /// 2025-03-26 has batches: 3 requests + 1 notification → one array of 3 responses.
 #[test]
 fn batch_answered_as_array_in_2025_03_26() {
-    let (_dir, config) = one_fixture();
+    let (_dir, config) = write_config(&one_fixture());
     let mut p = RawProxy::start(&config, &[]);
     p.initialize("2025-03-26");
     p.send(&batch());
@@ -155,7 +152,7 @@ fn batch_answered_as_array_in_2025_03_26() {
 /// answer with the same id).
 #[test]
 fn duplicate_ids_inside_a_batch_reject_the_second() {
-    let (_dir, config) = one_fixture();
+    let (_dir, config) = write_config(&one_fixture());
     let mut p = RawProxy::start(&config, &[]);
     p.initialize("2025-03-26");
     p.send(&json!([
@@ -183,9 +180,7 @@ fn duplicate_ids_inside_a_batch_reject_the_second() {
 /// 2025-06-18 removed batches: a batch gets one -32600 error.
 #[test]
 fn batch_rejected_in_2025_06_18() {
-    let (_dir, config) = one_fixture();
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&one_fixture());
     p.send(&batch());
     let msg = p.recv(T);
     assert!(msg.is_object(), "{msg}");
@@ -201,7 +196,7 @@ fn batch_rejected_in_2025_06_18() {
 /// error and does not disturb the session.
 #[test]
 fn lifecycle_errors() {
-    let (_dir, config) = one_fixture();
+    let (_dir, config) = write_config(&one_fixture());
     let mut p = RawProxy::start(&config, &[]);
     p.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
     let (r, _) = p.response(&json!(1), T);
@@ -236,10 +231,8 @@ fn lifecycle_errors() {
 /// 3.4 KB and goes through the same limit.
 #[test]
 fn over_long_lines_from_either_side() {
-    let (_dir, mut p) = initialized(&format!(
-        "[defaults]\nmax_message_bytes = 8192\n{}",
-        fixture_server("fx", &[], "")
-    ));
+    let (_dir, mut p) =
+        initialized_with("max_message_bytes = 8192", &fixture_server("fx", &[], ""));
     let long = call_msg(json!("long-1"), "echo", json!({"text": "x".repeat(20_000)}));
     p.send(&long);
     let (r, _) = p.response(&json!("long-1"), T);
@@ -280,9 +273,7 @@ fn over_long_lines_from_either_side() {
 #[test]
 fn answers_that_are_not_valid_json_are_server_errors() {
     // The default tool_timeout_sec (60 s) is far beyond T: an answer in time is not a timeout.
-    let (_dir, config) = one_fixture();
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&one_fixture());
     for (i, bytes) in [10usize, 100_000, 3_000_000].into_iter().enumerate() {
         let started = Instant::now();
         let r = p.call(json!(i), "big_broken", json!({ "bytes": bytes }), T);
@@ -307,13 +298,7 @@ fn answers_that_are_not_valid_json_are_server_errors() {
     // Valid JSON that is not a valid response (wrong "jsonrpc") answers its call too.
     let r = p.call(json!("invalid"), "invalid_answer", json!({}), T);
     let env = envelope_of(&r);
-    assert!(
-        env["content"]
-            .as_str()
-            .unwrap()
-            .starts_with("server_error: "),
-        "{env}"
-    );
+    assert_server_error(&env);
     // Valid large results, members in the order Python servers and the TypeScript SDK use.
     for tool in ["big_rows", "big_rows_ts"] {
         for n in [2_000u64, 100_000] {
@@ -446,7 +431,7 @@ fn probe(
 /// succeeds; the proxy is alive at the end and exits cleanly.
 #[test]
 fn bad_input_never_breaks_the_session() {
-    let (_dir, config) = one_fixture();
+    let (_dir, config) = write_config(&one_fixture());
     let p = RefCell::new(RawProxy::start(&config, &[]));
     let tally = RefCell::new(Tally::default());
     let counter = RefCell::new(0u64);
@@ -461,20 +446,26 @@ fn bad_input_never_breaks_the_session() {
         ..PtConfig::default()
     };
 
+    // Requests of `method` with mangled fields, each under a fresh id it must be answered by.
+    let run_mangled = |method: &'static str, fields| {
+        let mut runner = TestRunner::new(cfg.clone());
+        runner
+            .run(&mangled(method, fields), |mut msg| {
+                let id = fresh();
+                msg["id"] = id.clone();
+                let line = msg.to_string();
+                probe(
+                    &mut p.borrow_mut(),
+                    &mut tally.borrow_mut(),
+                    &line,
+                    Some(&id),
+                )
+            })
+            .unwrap();
+    };
+
     // `initialize` before the session starts (wrong types may still initialize once).
-    let mut runner = TestRunner::new(cfg.clone());
-    runner
-        .run(&mangled("initialize", init_fields()), |mut msg| {
-            let id = fresh();
-            msg["id"] = id.clone();
-            probe(
-                &mut p.borrow_mut(),
-                &mut tally.borrow_mut(),
-                &msg.to_string(),
-                Some(&id),
-            )
-        })
-        .unwrap();
+    run_mangled("initialize", init_fields());
     if tally.borrow().init_successes == 0 {
         p.borrow_mut().initialize("2025-06-18");
     }
@@ -510,21 +501,8 @@ fn bad_input_never_breaks_the_session() {
         .unwrap();
 
     // Wrong types in `tools/list` and `tools/call` params, and in the envelope fields.
-    for (method, fields) in [("tools/list", list_fields()), ("tools/call", call_fields())] {
-        let mut runner = TestRunner::new(cfg.clone());
-        runner
-            .run(&mangled(method, fields), |mut msg| {
-                let id = fresh();
-                msg["id"] = id.clone();
-                probe(
-                    &mut p.borrow_mut(),
-                    &mut tally.borrow_mut(),
-                    &msg.to_string(),
-                    Some(&id),
-                )
-            })
-            .unwrap();
-    }
+    run_mangled("tools/list", list_fields());
+    run_mangled("tools/call", call_fields());
     let p = p.into_inner();
     assert!(p.child.id() > 0 && alive(p.pid()), "proxy died");
     let t = tally.into_inner();
@@ -563,9 +541,7 @@ fn ping_during_a_slow_initialize_is_answered_at_once() {
 /// its recursion limit, a lone surrogate escape) get -32700 under their own id, not `null`.
 #[test]
 fn unparsable_requests_keep_their_id() {
-    let (_dir, config) = one_fixture();
-    let mut p = RawProxy::start(&config, &[]);
-    p.initialize("2025-06-18");
+    let (_dir, mut p) = initialized(&one_fixture());
     let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
     p.send_raw(&format!(
         r#"{{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"x","n":{deep}}}}}}}"#
@@ -586,10 +562,7 @@ fn unparsable_requests_keep_their_id() {
 /// double holds exactly.
 #[test]
 fn big_numbers_in_arguments_are_forwarded_exactly() {
-    let (_dir, mut p) = initialized(&format!(
-        "[defaults]\nchar_budget = 20000\n{}",
-        hostile_server("h", &[], "")
-    ));
+    let (_dir, mut p) = initialized_with("char_budget = 20000", &hostile_server("h", &[], ""));
     let arguments = r#"{"big":123456789012345678901234567890,"neg":-98765432109876543210987,"dec":3.14159265358979323846264338327950288,"small":1,"s":"é"}"#;
     p.send_raw(&format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"raw_args","arguments":{arguments}}}}}"#

@@ -16,10 +16,10 @@ const T: Duration = Duration::from_secs(30);
 /// the first backoff step, later calls succeed, and the dead child was reaped (no zombie).
 #[test]
 fn sigkill_during_50_inflight_calls_then_restart() {
-    let (_dir, mut p) = initialized(&format!(
-        "[defaults]\ntool_timeout_sec = 60\nchar_budget = 500\n{}",
-        fixture_server("fx", &[], "")
-    ));
+    let (_dir, mut p) = initialized_with(
+        "tool_timeout_sec = 60\nchar_budget = 500",
+        &fixture_server("fx", &[], ""),
+    );
     let first = live_children(p.pid());
     assert_eq!(first.len(), 1);
     for i in 0..50 {
@@ -39,13 +39,7 @@ fn sigkill_during_50_inflight_calls_then_restart() {
         assert_eq!(answers.len(), 1, "id {i} answered {} times", answers.len());
         let env = envelope_of(&answers[0]);
         assert_eq!(env["status"], "error");
-        assert!(
-            env["content"]
-                .as_str()
-                .unwrap()
-                .starts_with("server_error: "),
-            "{env}"
-        );
+        assert_server_error(&env);
         assert_eq!(env["retryable"], true);
         assert_eq!(env["call_id"], i.to_string());
     }
@@ -249,14 +243,8 @@ fn server_exiting_at_start_is_logged_and_others_serve() {
         init_took < Duration::from_secs(8),
         "initialize took {init_took:?}: a dead server must not hold it up for startup_timeout_sec (15 s)"
     );
-    let list = list_tools(&mut p);
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(names.contains(&"live_echo"));
+    let names = tool_names(&list_tools(&mut p));
+    assert!(names.iter().any(|n| n == "live_echo"), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("dead_")), "{names:?}");
     let resp = p.call(json!(1), "live_echo", json!({"text": "alive"}), T);
     assert_eq!(envelope_of(&resp)["content"], "alive");

@@ -22,6 +22,17 @@ pub fn initialized(config_text: &str) -> (tempfile::TempDir, RawProxy) {
     (dir, p)
 }
 
+/// [`initialized`] with a `[defaults]` table of `defaults` (TOML lines) before `servers`.
+pub fn initialized_with(defaults: &str, servers: &str) -> (tempfile::TempDir, RawProxy) {
+    initialized(&format!("[defaults]\n{defaults}\n{servers}"))
+}
+
+/// Asserts that `env` (an envelope) is a `server_error`.
+pub fn assert_server_error(env: &Value) {
+    let content = env["content"].as_str().unwrap_or_default();
+    assert!(content.starts_with("server_error: "), "{env}");
+}
+
 /// The `tools/list` response (id `"l"`, 30 s at most).
 pub fn list_tools(p: &mut RawProxy) -> Value {
     p.send(&json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}));
