@@ -30,6 +30,7 @@ pub const INBOX_MESSAGES: usize = 64;
 struct RemoteInbox {
     queue: mpsc::Sender<Delivery>,
     conn: Arc<Connection>,
+    ds: Downstream,
 }
 
 impl Inbox for RemoteInbox {
@@ -54,6 +55,12 @@ impl Inbox for RemoteInbox {
 
     fn is_closed(&self) -> bool {
         self.conn.is_closed()
+    }
+
+    fn input_schema(&self, tool: &str) -> Option<Value> {
+        let tools = self.ds.tools()?;
+        let tool = tools.iter().find(|t| t["name"] == tool)?;
+        tool.get("inputSchema").cloned()
     }
 }
 
@@ -146,6 +153,7 @@ pub(super) async fn connect(
     let inbox = RemoteInbox {
         queue,
         conn: conn.clone(),
+        ds: ds.clone(),
     };
     let task = tokio::spawn(transport.clone().run(inbox, writer_rx));
     let mut running = RemoteRunning {

@@ -83,14 +83,17 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn protocol_version(&self) -> Option<String>;
     /// Whether the connection above has closed (the GET stream is then not reopened).
     fn is_closed(&self) -> bool;
+    /// The `inputSchema` of the server's tool `tool`, as it listed it (for `Mcp-Param-*`).
+    fn input_schema(&self, tool: &str) -> Option<Value>;
 }
 
 mod modern;
+mod param_headers;
 mod renew;
 mod resume;
 
 use modern::Sent;
-use resume::{Cursor, Seen, MAX_IDLE_RESUMES};
+use resume::{Cursor, Seen};
 
 /// A server request that arrived on the response stream of one of our requests: it belongs
 /// to that request (MCP 2025-11-25 "Transports: Streamable HTTP": messages on a POST's SSE
@@ -297,6 +300,28 @@ impl HttpTransport {
         modern_posts.insert(key, post);
     }
 
+    /// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call` whose tool's `inputSchema`
+    /// annotates properties with `x-mcp-header` (`http_client/param_headers.rs`); none when
+    /// the annotations are invalid (said in a warning).
+    fn param_headers<S: Inbox>(&self, sent: &Sent, body: &[u8], sink: &S) -> Vec<(String, String)> {
+        let Some(tool) = sent.modern_tool() else {
+            return Vec::new();
+        };
+        let Some(schema) = sink.input_schema(tool) else {
+            return Vec::new();
+        };
+        let annotations = match param_headers::annotations(&schema) {
+            Ok(found) if !found.is_empty() => found,
+            Ok(_) => return Vec::new(),
+            Err(why) => {
+                warn!(server = %self.server, %tool, %why, "invalid x-mcp-header annotation: no Mcp-Param headers sent");
+                return Vec::new();
+            }
+        };
+        let arguments = modern::arguments_of(body);
+        param_headers::param_headers(&annotations, &arguments)
+    }
+
     /// POSTs one message and handles what comes back.
     async fn send<S: Inbox>(self: &Arc<Self>, body: Bytes, sent: Sent, sink: &S) {
         let initialize = sent.is("initialize");
@@ -310,6 +335,9 @@ impl HttpTransport {
         let url = self.post_url.read().unwrap().clone();
         let mut post = self.request(Method::POST, url);
         for (name, value) in sent.modern_headers() {
+            post = post.header(name, value);
+        }
+        for (name, value) in self.param_headers(&sent, &body, sink) {
             post = post.header(name, value);
         }
         let resp = post
@@ -434,45 +462,6 @@ impl HttpTransport {
         sink.fail(id, Fault::Connection(unanswered.into())).await;
     }
 
-    /// Reads request `id`'s SSE response stream to its end. When it ends or breaks before the
-    /// response and the server gave event ids, it is resumed (`http_client/resume.rs`) when
-    /// `resumable` (2025 era); else, or when it cannot be resumed, the request fails as a broken
-    /// connection.
-    async fn follow_stream<S: Inbox>(
-        &self,
-        resp: Response,
-        id: Option<&Value>,
-        resumable: bool,
-        sink: &S,
-    ) {
-        let mut cursor = Cursor::default();
-        let mut read = self.read_events(resp, id, &mut cursor, sink).await;
-        let mut idle = 0;
-        loop {
-            if cursor.answered || id.is_none() {
-                return;
-            }
-            if cursor.events > 0 {
-                idle = 0;
-            }
-            let why = match read {
-                Err(why) => why,
-                Ok(()) => "the server ended its answer without a response to the request".into(),
-            };
-            if !resumable || cursor.last_event_id.is_none() || idle >= MAX_IDLE_RESUMES {
-                return sink.fail(id, Fault::Connection(why)).await;
-            }
-            debug!(server = %self.server, %why, "resuming the SSE stream of a request");
-            idle += 1;
-            cursor.events = 0;
-            tokio::time::sleep(cursor.delay()).await;
-            read = match self.open_get(cursor.last_event_id.as_deref()).await {
-                Ok(resp) => self.read_events(resp, id, &mut cursor, sink).await,
-                Err(e) => Err(format!("{why}; resuming it failed: {e}")),
-            };
-        }
-    }
-
     /// Feeds the `message` events of a response's SSE stream to the sink ([`HttpTransport::pump`]).
     async fn read_events<S: Inbox>(
         &self,
@@ -551,45 +540,6 @@ impl HttpTransport {
             status,
             retry_after: answer.retry_after,
             detail,
-        }
-    }
-
-    /// Reads the GET stream of server-initiated messages in a task of its own, unless it is
-    /// being read already.
-    fn start_listening<S: Inbox>(self: &Arc<Self>, sink: &S) {
-        if self.listening.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let me = self.clone();
-        let sink = sink.clone();
-        let listen = tokio::spawn(async move {
-            me.clone().listen(sink).await;
-            me.listening.store(false, Ordering::Release);
-        });
-        self.readers.lock().unwrap().push(listen.abort_handle());
-    }
-
-    /// Opens the GET stream of server-initiated messages and reads it, again after it ends
-    /// (with `Last-Event-ID` when the server gave event ids, after the `retry` it asked for),
-    /// until the connection closes; stops for good on an error status (405: none offered).
-    async fn listen<S: Inbox>(self: Arc<Self>, sink: S) {
-        let mut cursor = Cursor::default();
-        loop {
-            match self.open_get(cursor.last_event_id.as_deref()).await {
-                Ok(r) => {
-                    if let Err(e) = self.read_events(r, None, &mut cursor, &sink).await {
-                        debug!(server = %self.server, error = %e, "GET stream ended");
-                    }
-                }
-                Err(why) => {
-                    debug!(server = %self.server, %why, "no GET stream for server messages");
-                    return;
-                }
-            }
-            if sink.is_closed() {
-                return;
-            }
-            tokio::time::sleep(cursor.delay()).await;
         }
     }
 

@@ -433,6 +433,10 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     assert!(env["content"].as_str().unwrap().contains("row-0"), "{env}");
     let env = call_envelope(&mut p, 3, "legacy__echo", json!({"message": "session"}));
     assert_ok(&env, "Echo: session");
+    // The server checks the x-mcp-header parameter's Mcp-Param-Region against the body.
+    let args = json!({"region": "eu-west1", "query": "q"});
+    let env = call_envelope(&mut p, 4, "regional", args);
+    assert_ok(&env, "eu-west1: q");
     finish_session(p);
 
     // What the modern server saw: POSTs only, each with the version and method headers (the
@@ -460,9 +464,11 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
         .iter()
         .filter(|r| r["mcp-method"] == "tools/call")
         .collect();
-    assert_eq!(calls.len(), 2, "{requests:?}");
+    assert_eq!(calls.len(), 3, "{requests:?}");
     assert_eq!(calls[0]["mcp-name"], "echo");
     assert_eq!(calls[1]["mcp-name"], "rows");
+    assert_eq!(calls[2]["mcp-name"], "regional");
+    assert_eq!(calls[2]["mcp-param-region"], "eu-west1");
 }
 
 /// A TCP relay to `upstream` on 127.0.0.1 that cuts the first connection whose bytes from the

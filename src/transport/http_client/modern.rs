@@ -90,6 +90,15 @@ impl Sent {
         meta.version.as_ref()?.as_str()
     }
 
+    /// The tool a 2026-07-28 `tools/call` calls.
+    pub(super) fn modern_tool(&self) -> Option<&str> {
+        self.modern_version()?;
+        if !self.is("tools/call") {
+            return None;
+        }
+        self.params.as_ref()?.name.as_ref()?.as_str()
+    }
+
     /// The request a `notifications/cancelled` withdraws, as JSON text.
     pub(super) fn cancelled_request(&self) -> Option<String> {
         if !self.is("notifications/cancelled") {
@@ -126,6 +135,20 @@ impl Sent {
         }
         headers
     }
+}
+
+/// The `params.arguments` of a request's JSON text (`null` when it has none).
+pub(super) fn arguments_of(body: &[u8]) -> Value {
+    #[derive(Deserialize)]
+    struct Body {
+        params: Args,
+    }
+    #[derive(Deserialize)]
+    struct Args {
+        arguments: Option<Value>,
+    }
+    let body = serde_json::from_slice::<Body>(body).ok();
+    body.and_then(|b| b.params.arguments).unwrap_or(Value::Null)
 }
 
 /// A header value as MCP 2026-07-28 "Value Encoding" sends it: as it is when it is visible

@@ -18,6 +18,8 @@
 //! request ([`Seen::Request`]): the transport tells the [`super::Inbox`] which request caused
 //! them.
 
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::ACCEPT;
@@ -27,7 +29,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tracing::debug;
 
-use super::{content_type, describe, HttpTransport, EVENT_STREAM};
+use super::{content_type, describe, Fault, HttpTransport, Inbox, EVENT_STREAM};
 use crate::wire::head::response_head;
 
 /// `Last-Event-ID`.
@@ -118,6 +120,84 @@ pub(super) fn seen(data: &str, owner: &Value) -> Seen {
 }
 
 impl HttpTransport {
+    /// Reads request `id`'s SSE response stream to its end. When it ends or breaks before the
+    /// response and the server gave event ids, it is resumed (`http_client/resume.rs`) when
+    /// `resumable` (2025 era); else, or when it cannot be resumed, the request fails as a broken
+    /// connection.
+    pub(super) async fn follow_stream<S: Inbox>(
+        &self,
+        resp: Response,
+        id: Option<&Value>,
+        resumable: bool,
+        sink: &S,
+    ) {
+        let mut cursor = Cursor::default();
+        let mut read = self.read_events(resp, id, &mut cursor, sink).await;
+        let mut idle = 0;
+        loop {
+            if cursor.answered || id.is_none() {
+                return;
+            }
+            if cursor.events > 0 {
+                idle = 0;
+            }
+            let why = match read {
+                Err(why) => why,
+                Ok(()) => "the server ended its answer without a response to the request".into(),
+            };
+            if !resumable || cursor.last_event_id.is_none() || idle >= MAX_IDLE_RESUMES {
+                return sink.fail(id, Fault::Connection(why)).await;
+            }
+            debug!(server = %self.server, %why, "resuming the SSE stream of a request");
+            idle += 1;
+            cursor.events = 0;
+            tokio::time::sleep(cursor.delay()).await;
+            read = match self.open_get(cursor.last_event_id.as_deref()).await {
+                Ok(resp) => self.read_events(resp, id, &mut cursor, sink).await,
+                Err(e) => Err(format!("{why}; resuming it failed: {e}")),
+            };
+        }
+    }
+
+    /// Reads the GET stream of server-initiated messages in a task of its own, unless it is
+    /// being read already.
+    pub(super) fn start_listening<S: Inbox>(self: &Arc<Self>, sink: &S) {
+        if self.listening.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        let sink = sink.clone();
+        let listen = tokio::spawn(async move {
+            me.clone().listen(sink).await;
+            me.listening.store(false, Ordering::Release);
+        });
+        self.readers.lock().unwrap().push(listen.abort_handle());
+    }
+
+    /// Opens the GET stream of server-initiated messages and reads it, again after it ends
+    /// (with `Last-Event-ID` when the server gave event ids, after the `retry` it asked for),
+    /// until the connection closes; stops for good on an error status (405: none offered).
+    async fn listen<S: Inbox>(self: Arc<Self>, sink: S) {
+        let mut cursor = Cursor::default();
+        loop {
+            match self.open_get(cursor.last_event_id.as_deref()).await {
+                Ok(r) => {
+                    if let Err(e) = self.read_events(r, None, &mut cursor, &sink).await {
+                        debug!(server = %self.server, error = %e, "GET stream ended");
+                    }
+                }
+                Err(why) => {
+                    debug!(server = %self.server, %why, "no GET stream for server messages");
+                    return;
+                }
+            }
+            if sink.is_closed() {
+                return;
+            }
+            tokio::time::sleep(cursor.delay()).await;
+        }
+    }
+
     /// Opens a GET stream with the session headers: the stream of server messages, or with
     /// `last_event_id` the stream that broke after that event, resumed. `Err` says why the
     /// server would not open it (an error status: 405 when it offers none).

@@ -1,0 +1,191 @@
+//! `Mcp-Param-{Name}` headers: the tool arguments a 2026-07-28 server asks to see mirrored in
+//! HTTP headers, by an `x-mcp-header` annotation on a property of the tool's `inputSchema`.
+//! Pure.
+//!
+//! Source: MCP specification 2026-07-28, "Transports: Streamable HTTP", "Custom Headers from
+//! Tool Parameters": the annotation names the header `Mcp-Param-{value}`; it is valid only on
+//! a property reached from the schema's root through `properties` alone, as an RFC 9110 token,
+//! on a `string`, `integer` or `boolean` property, unique (case-insensitively) in the schema;
+//! the value at that property path in the call's `arguments` is sent (`true`/`false`, decimal
+//! integers, strings as they are; Base64 sentinel when not plain ASCII, "Value Encoding"); a
+//! missing or `null` value sends no header. A schema with an invalid annotation gets no
+//! headers (the server then checks none).
+
+use serde_json::{Map, Value};
+
+use super::modern::encode_header_value;
+
+/// JSON Schema keywords whose value is one schema, a list of schemas, or a map of schemas
+/// (JSON Schema 2020-12 applicators other than `properties`): an annotation inside them is off
+/// the `properties` chain.
+const ONE: [&str; 11] = [
+    "items",
+    "contains",
+    "unevaluatedItems",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+];
+const LIST: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+const MAP: [&str; 4] = [
+    "patternProperties",
+    "dependentSchemas",
+    "$defs",
+    "definitions",
+];
+
+/// One valid annotation: the property path and the header name's suffix.
+pub type Annotation = (Vec<String>, String);
+
+/// The `x-mcp-header` annotations of `input_schema` (see the module doc); `Err` says why the
+/// schema's annotations are invalid.
+pub fn annotations(input_schema: &Value) -> Result<Vec<Annotation>, String> {
+    let mut found = Vec::new();
+    walk(input_schema, Some(Vec::new()), &mut found)?;
+    let mut seen = std::collections::HashSet::new();
+    for (path, token) in &found {
+        if !seen.insert(token.to_ascii_lowercase()) {
+            return Err(format!(
+                "x-mcp-header {token:?} (property {}) is not unique",
+                path.join(".")
+            ));
+        }
+    }
+    Ok(found)
+}
+
+fn walk(
+    schema: &Value,
+    path: Option<Vec<String>>,
+    found: &mut Vec<Annotation>,
+) -> Result<(), String> {
+    let Value::Object(schema) = schema else {
+        return Ok(());
+    };
+    if let Some(token) = schema.get("x-mcp-header") {
+        found.push(check(schema, token, path.as_deref())?);
+    }
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (name, sub) in props {
+            let sub_path = path.clone().map(|mut p| {
+                p.push(name.clone());
+                p
+            });
+            walk(sub, sub_path, found)?;
+        }
+    }
+    for (key, value) in schema {
+        if ONE.contains(&key.as_str()) {
+            walk(value, None, found)?;
+        } else if LIST.contains(&key.as_str()) {
+            for sub in value.as_array().into_iter().flatten() {
+                walk(sub, None, found)?;
+            }
+        } else if MAP.contains(&key.as_str()) {
+            for sub in value.as_object().into_iter().flat_map(Map::values) {
+                walk(sub, None, found)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One annotation checked: on a property of the `properties` chain, a token, on a primitive.
+fn check(
+    schema: &Map<String, Value>,
+    token: &Value,
+    path: Option<&[String]>,
+) -> Result<Annotation, String> {
+    let path = match path {
+        Some(p) if !p.is_empty() => p,
+        _ => return Err("x-mcp-header outside a chain of `properties`".into()),
+    };
+    let at = path.join(".");
+    let Some(token) = token.as_str() else {
+        return Err(format!("property {at}: x-mcp-header is not a string"));
+    };
+    let is_tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if token.is_empty() || !token.chars().all(is_tchar) {
+        return Err(format!(
+            "property {at}: x-mcp-header {token:?} is not an HTTP token"
+        ));
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string" | "integer" | "boolean") => Ok((path.to_vec(), token.to_owned())),
+        _ => Err(format!(
+            "property {at}: x-mcp-header on a property that is not a string, integer or boolean"
+        )),
+    }
+}
+
+/// The `Mcp-Param-*` headers (lower-case names, encoded values) of a call with `arguments`.
+pub fn param_headers(annotations: &[Annotation], arguments: &Value) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    for (path, token) in annotations {
+        let value = path.iter().try_fold(arguments, |node, key| node.get(key));
+        let text = match value {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+            _ => continue,
+        };
+        let name = format!("mcp-param-{}", token.to_ascii_lowercase());
+        headers.push((name, encode_header_value(&text)));
+    }
+    headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn annotated_properties_are_mirrored_as_the_spec_shows() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "query": {"type": "string"},
+            "opts": {"type": "object", "properties": {
+                "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+                "limit": {"type": "integer", "x-mcp-header": "Limit"}}}}});
+        let found = annotations(&schema).unwrap();
+        assert_eq!(found.len(), 3);
+        let args = json!({"region": "us-west1", "query": "SELECT 1",
+            "opts": {"dry": true, "limit": null}});
+        assert_eq!(
+            param_headers(&found, &args),
+            [
+                ("mcp-param-region".to_owned(), "us-west1".to_owned()),
+                ("mcp-param-dry-run".to_owned(), "true".to_owned()),
+            ]
+        );
+        let greeting = json!({"region": "Hello, 世界"});
+        assert_eq!(
+            param_headers(&found, &greeting)[0].1,
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
+        assert!(annotations(&json!({"type": "object"})).unwrap().is_empty());
+    }
+
+    #[test]
+    fn invalid_annotations_are_refused() {
+        let bad = [
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "A B"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": 5}}}),
+            json!({"x-mcp-header": "Root", "type": "string"}),
+            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}}),
+            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"},
+                                  "b": {"type": "string", "x-mcp-header": "x"}}}),
+        ];
+        for schema in bad {
+            assert!(annotations(&schema).is_err(), "{schema}");
+        }
+    }
+}
