@@ -3,7 +3,11 @@
 //!
 //! ```text
 //! bench_http --url URL [--n N] [--tool NAME] [--args JSON] [--label TEXT] [--clients C]
+//!            [--era 2026-07-28]
 //! ```
+//!
+//! With `--era 2026-07-28` there is no `initialize` or session: every call is a stateless
+//! request carrying `_meta` and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers.
 //!
 //! `initialize` (keeping the `Mcp-Session-Id`), `notifications/initialized`, 20 warm-up calls,
 //! then `--n` calls one after another, each timed from the POST being sent to its answer read
@@ -27,6 +31,7 @@ struct Opts {
     args: Value,
     label: String,
     clients: usize,
+    modern: bool,
 }
 
 fn parse_opts() -> Opts {
@@ -37,6 +42,7 @@ fn parse_opts() -> Opts {
         args: json!({"message": "hi"}),
         label: "direct".into(),
         clients: 1,
+        modern: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -48,6 +54,7 @@ fn parse_opts() -> Opts {
             "--args" => o.args = serde_json::from_str(&value).expect("--args is JSON"),
             "--label" => o.label = value,
             "--clients" => o.clients = value.parse().expect("--clients is a number"),
+            "--era" => o.modern = value == "2026-07-28",
             other => panic!("unknown flag {other}"),
         }
     }
@@ -60,6 +67,7 @@ struct Session {
     url: String,
     session: Option<HeaderValue>,
     version: Option<HeaderValue>,
+    modern: bool,
 }
 
 impl Session {
@@ -79,6 +87,13 @@ impl Session {
             if let Some(v) = value {
                 req = req.header(name, v.clone());
             }
+        }
+        if self.modern {
+            let (method, name) = (&message["method"], &message["params"]["name"]);
+            req = req
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", method.as_str().unwrap_or_default())
+                .header("mcp-name", name.as_str().unwrap_or_default());
         }
         let resp = req.send().await.expect("POST");
         if self.session.is_none() {
@@ -132,19 +147,23 @@ async fn one_client(
     n: usize,
     params: Value,
     ready: std::sync::Arc<tokio::sync::Barrier>,
+    modern: bool,
 ) -> (Vec<u64>, u64) {
     let mut s = Session {
         client: reqwest::Client::new(),
         url,
         session: None,
         version: None,
+        modern,
     };
-    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                      "clientInfo": {"name": "bench_http", "version": "1"}});
-    s.post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
-        .await;
-    s.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    if !modern {
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "bench_http", "version": "1"}});
+        s.post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+            .await;
+        s.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
     let mut errors = 0u64;
     let mut lat = Vec::with_capacity(n);
     for i in 0..(20 + n) {
@@ -165,7 +184,12 @@ async fn one_client(
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let o = parse_opts();
-    let params = json!({"name": o.tool, "arguments": o.args});
+    let mut params = json!({"name": o.tool, "arguments": o.args});
+    if o.modern {
+        params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "bench_http", "version": "1"}});
+    }
     let ready = std::sync::Arc::new(tokio::sync::Barrier::new(o.clients + 1));
     let tasks: Vec<_> = (0..o.clients)
         .map(|_| {
@@ -174,6 +198,7 @@ async fn main() {
                 o.n,
                 params.clone(),
                 ready.clone(),
+                o.modern,
             ))
         })
         .collect();

@@ -398,7 +398,8 @@ fn an_imported_remote_entry_works_once_its_moved_token_is_set() {
 /// The Python SDK server serves both eras: the proxy's `server/discover` probe finds it speaks
 /// MCP 2026-07-28, so every request goes as a stateless POST with the request metadata headers
 /// and no session; server-everything (2025 era only) refuses the probe and gets a session.
-/// `check` shows each server's era.
+/// `check` shows each server's era. An `x-mcp-header` argument travels in `Mcp-Param-*`; a
+/// timed-out call is cancelled by closing its stream.
 #[test]
 fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -408,6 +409,7 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     let legacy = everything("streamableHttp");
     let (_d, cfg) = write_config(&format!(
         "[mcp_servers.modern]\nurl = {:?}\nbearer_token_env_var = \"REMOTE_TOKEN\"\nchar_budget = 300\n\
+         [mcp_servers.modern.tools.slow]\ntool_timeout_sec = 1\n\
          [mcp_servers.legacy]\nurl = {:?}\n",
         modern.url("/mcp"),
         legacy.url("/mcp")
@@ -437,6 +439,10 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     let args = json!({"region": "eu-west1", "query": "q"});
     let env = call_envelope(&mut p, 4, "regional", args);
     assert_ok(&env, "eu-west1: q");
+    // A call past its timeout is cancelled by closing its response stream: no
+    // `notifications/cancelled` is POSTed.
+    let env = call_envelope(&mut p, 5, "slow", json!({"seconds": 5}));
+    assert_error(&env, "timeout", "within 1s", true);
     finish_session(p);
 
     // What the modern server saw: POSTs only, each with the version and method headers (the
@@ -457,6 +463,7 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     assert!(!methods.contains(&"initialize"), "{requests:?}");
     for r in &requests {
         assert_eq!(r["method"], "POST", "{r}");
+        assert!(r["mcp-method"].is_string(), "requests only: {r}");
         assert_eq!(r["mcp-session-id"], Value::Null, "{r}");
         assert_eq!(r["mcp-protocol-version"], "2026-07-28", "{r}");
     }
@@ -464,7 +471,7 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
         .iter()
         .filter(|r| r["mcp-method"] == "tools/call")
         .collect();
-    assert_eq!(calls.len(), 3, "{requests:?}");
+    assert_eq!(calls.len(), 4, "{requests:?}");
     assert_eq!(calls[0]["mcp-name"], "echo");
     assert_eq!(calls[1]["mcp-name"], "rows");
     assert_eq!(calls[2]["mcp-name"], "regional");
