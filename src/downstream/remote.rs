@@ -57,6 +57,10 @@ impl Inbox for RemoteInbox {
         self.conn.is_closed()
     }
 
+    fn is_waiting(&self, id: &Value) -> bool {
+        self.conn.peer().is_pending(id)
+    }
+
     fn input_schema(&self, tool: &str) -> Option<Value> {
         let tools = self.ds.tools()?;
         let tool = tools.iter().find(|t| t["name"] == tool)?;

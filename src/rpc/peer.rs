@@ -232,6 +232,12 @@ impl Peer {
         self.closed.store(true, Ordering::Release);
     }
 
+    /// Whether our request `id` still waits for its answer.
+    pub fn is_pending(&self, id: &Value) -> bool {
+        let id = id.as_u64();
+        id.is_some_and(|id| self.pending.lock().unwrap().contains_key(&id))
+    }
+
     /// Fills the slot of pending request `id` with `reply`; `false` when none is pending.
     pub fn deliver(&self, id: &Value, reply: Reply) -> bool {
         let Some(id) = id.as_u64() else { return false };

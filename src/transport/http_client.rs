@@ -83,6 +83,8 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn protocol_version(&self) -> Option<String>;
     /// Whether the connection above has closed (the GET stream is then not reopened).
     fn is_closed(&self) -> bool;
+    /// Whether our request `id` still waits for its answer (a stream is resumed only then).
+    fn is_waiting(&self, id: &Value) -> bool;
     /// The `inputSchema` of the server's tool `tool`, as it listed it (for `Mcp-Param-*`).
     fn input_schema(&self, tool: &str) -> Option<Value>;
 }

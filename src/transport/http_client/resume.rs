@@ -9,7 +9,8 @@
 //! Here: a request's response stream that ends or breaks before its response, after the
 //! server gave an event id, is resumed with GET + `Last-Event-ID` (session headers too), again
 //! while each new stream brings events, at most [`MAX_IDLE_RESUMES`] times in a row without
-//! one. A stream without event ids, or a resume the server refuses, fails the request as a
+//! one, and only while the request still waits (a timed-out call is not resumed). A stream
+//! without event ids, or a resume the server refuses, fails the request as a
 //! broken connection (`server_error`, retryable). The GET stream of server messages is
 //! reopened with `Last-Event-ID` in the same way. 2026-07-28 streams are not resumable (that
 //! revision dropped it) and are never resumed.
@@ -135,7 +136,10 @@ impl HttpTransport {
         let mut read = self.read_events(resp, id, &mut cursor, sink).await;
         let mut idle = 0;
         loop {
-            if cursor.answered || id.is_none() {
+            let Some(owner) = id.filter(|_| !cursor.answered) else {
+                return;
+            };
+            if !sink.is_waiting(owner) {
                 return;
             }
             if cursor.events > 0 {
