@@ -60,6 +60,8 @@ pub struct Core {
     pub(super) calls: CallsInFlight,
     /// Resources, prompts, completion and logging ([`crate::passthrough`]).
     pub(super) passthrough: crate::passthrough::Passthrough,
+    /// Which session subscribed to which resource URI.
+    pub(super) subscriptions: super::subscriptions::Subscriptions,
     /// `serve --cassette`: recorded answers served instead of (or before) the servers'.
     pub(super) cassette: OnceLock<crate::cassette::Playback>,
     /// The tool list last written to the transcript per server, to record only changes.
@@ -96,6 +98,7 @@ impl Core {
             catalog_warnings: Mutex::default(),
             calls: CallsInFlight::default(),
             passthrough: Default::default(),
+            subscriptions: Default::default(),
             cassette: OnceLock::new(),
             recorded_tool_lists: Mutex::default(),
             multi_round: Default::default(),

@@ -56,6 +56,7 @@ mod reload;
 mod requests;
 mod session;
 mod stdio;
+mod subscriptions;
 #[cfg(test)]
 mod tests;
 mod tools_list;

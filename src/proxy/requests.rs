@@ -161,7 +161,11 @@ impl Session {
         slot: &DownstreamSlot,
     ) -> Answer {
         let up = self.core.upstream(Some(slot));
-        if let Some(answer) = self.core.passthrough.handle(&up, method, params).await {
+        let answer = match self.resource_subscription(&up, method, &params).await {
+            Some(answer) => Some(answer),
+            None => self.core.passthrough.handle(&up, method, params).await,
+        };
+        if let Some(answer) = answer {
             return Answer::of(&match answer {
                 Ok(result) => jsonrpc::response(id, result),
                 Err(err) => jsonrpc::error_response(id, err),

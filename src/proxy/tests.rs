@@ -551,5 +551,91 @@ async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
     core.shutdown().await;
 }
 
+/// The fixture server `fx` with resources, prompts and the `touch` tool.
+fn feature_server() -> String {
+    fixture_server("fx").replace("\"--name\", \"fx\"]", "\"--name\", \"fx\", \"--features\"]")
+}
+
+/// What the fixture server `fx` holds subscriptions to, as it says.
+async fn server_subscriptions(c: &mut Client, id: i64) -> String {
+    let uri = "hidden://fx/subscriptions";
+    let read = c
+        .ask(&request(json!(id), "resources/read", json!({ "uri": uri })))
+        .await;
+    read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn resource_updates_reach_only_the_sessions_that_subscribed() {
+    let core = Core::new(config(&feature_server()), None);
+    let (mut a, mut b) = (Client::open(&core), Client::open(&core));
+    for c in [&mut a, &mut b] {
+        c.ask(&initialize(json!(1), "2025-11-25")).await;
+        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        c.session.feed_line(ready.to_string().into_bytes()).await;
+    }
+    let (doc0, doc1) = ("fixture://fx/doc/0", "fixture://fx/doc/1");
+    for (c, uris) in [(&mut a, vec![doc0]), (&mut b, vec![doc0, doc1])] {
+        for uri in uris {
+            let sub = c
+                .ask(&request(
+                    json!(2),
+                    "resources/subscribe",
+                    json!({ "uri": uri }),
+                ))
+                .await;
+            assert_eq!(sub["result"], json!({}), "{sub}");
+        }
+    }
+    let touch = |id: i64, uri: &str| call(json!(id), "fx_touch", json!({ "uri": uri }));
+    // b's update for doc/1 reaches b, not a.
+    b.session
+        .feed_line(touch(3, doc1).to_string().into_bytes())
+        .await;
+    let first = b.recv().await;
+    assert_eq!(
+        first["method"], "notifications/resources/updated",
+        "{first}"
+    );
+    assert_eq!(first["params"]["uri"], doc1);
+    assert_eq!(b.recv().await["id"], 3);
+    // a unsubscribes from doc/0: the server keeps it for b.
+    let unsub = a
+        .ask(&request(
+            json!(4),
+            "resources/unsubscribe",
+            json!({ "uri": doc0 }),
+        ))
+        .await;
+    assert_eq!(unsub["result"], json!({}), "{unsub}");
+    assert_eq!(
+        server_subscriptions(&mut b, 5).await,
+        format!("subscribed: {doc0} {doc1}")
+    );
+    a.session
+        .feed_line(touch(6, doc0).to_string().into_bytes())
+        .await;
+    assert_eq!(a.recv().await["id"], 6, "a gets its answer, no update");
+    let update = b.recv().await;
+    assert_eq!(update["params"]["uri"], doc0, "{update}");
+    assert!(a.out.try_recv().is_err(), "nothing else for a");
+    // b ends: the server is told to drop what nobody holds.
+    b.session.close().await;
+    let mut left = String::new();
+    for id in 7..200 {
+        left = server_subscriptions(&mut a, id).await;
+        if left == "subscribed: " {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(left, "subscribed: ");
+    a.session.close().await;
+    core.shutdown().await;
+}
+
 #[path = "tests_remote.rs"]
 mod remote;
