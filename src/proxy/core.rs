@@ -62,6 +62,8 @@ pub struct Core {
     pub(super) passthrough: crate::passthrough::Passthrough,
     /// Which session subscribed to which resource URI.
     pub(super) subscriptions: super::subscriptions::Subscriptions,
+    /// The logging level each session set.
+    pub(super) log_levels: super::log_levels::LogLevels,
     /// `serve --cassette`: recorded answers served instead of (or before) the servers'.
     pub(super) cassette: OnceLock<crate::cassette::Playback>,
     /// The tool list last written to the transcript per server, to record only changes.
@@ -99,6 +101,7 @@ impl Core {
             calls: CallsInFlight::default(),
             passthrough: Default::default(),
             subscriptions: Default::default(),
+            log_levels: Default::default(),
             cassette: OnceLock::new(),
             recorded_tool_lists: Mutex::default(),
             multi_round: Default::default(),

@@ -50,6 +50,7 @@ mod core;
 mod dispatch;
 mod events;
 mod init_gate;
+mod log_levels;
 mod multi_round;
 mod paging_hooks;
 mod reload;

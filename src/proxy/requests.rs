@@ -161,10 +161,13 @@ impl Session {
         slot: &DownstreamSlot,
     ) -> Answer {
         let up = self.core.upstream(Some(slot));
-        let answer = match self.resource_subscription(&up, method, &params).await {
-            Some(answer) => Some(answer),
-            None => self.core.passthrough.handle(&up, method, params).await,
-        };
+        let mut answer = self.resource_subscription(&up, method, &params).await;
+        if answer.is_none() {
+            answer = self.set_log_level(&up, method, &params).await;
+        }
+        if answer.is_none() {
+            answer = self.core.passthrough.handle(&up, method, params).await;
+        }
         if let Some(answer) = answer {
             return Answer::of(&match answer {
                 Ok(result) => jsonrpc::response(id, result),

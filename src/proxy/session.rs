@@ -169,6 +169,7 @@ impl Session {
         self.peer.close("the session closed");
         self.core.unregister(self.id);
         self.core.release_subscriptions(self.id);
+        self.core.release_log_level(self.id);
     }
 
     /// Waits (at most `limit`) for request tasks still running to end.
@@ -247,7 +248,8 @@ impl Session {
         let modern_only = !self.is_client_ready() && self.listeners.seen();
         let for_modern = crate::modern::passes_without_session(method)
             || method == "notifications/message" && self.listeners.wants_log(params.as_ref());
-        let wanted = self.wants_update(method, params.as_ref());
+        let wanted = self.wants_update(method, params.as_ref())
+            && self.wants_log_message(method, params.as_ref());
         if !unmapped && wanted && (self.is_client_ready() || modern_only && for_modern) {
             self.send(&jsonrpc::notification(method, params)).await;
         }
@@ -300,6 +302,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.core.unregister(self.id);
         self.core.release_subscriptions(self.id);
+        self.core.release_log_level(self.id);
     }
 }
 

@@ -637,5 +637,53 @@ async fn resource_updates_reach_only_the_sessions_that_subscribed() {
     core.shutdown().await;
 }
 
+#[tokio::test]
+async fn each_session_gets_log_messages_at_its_own_level() {
+    let core = Core::new(config(&feature_server()), None);
+    let (mut a, mut b) = (Client::open(&core), Client::open(&core));
+    for (c, level) in [(&mut a, "error"), (&mut b, "info")] {
+        c.ask(&initialize(json!(1), "2025-11-25")).await;
+        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        c.session.feed_line(ready.to_string().into_bytes()).await;
+        let set = c
+            .ask(&request(
+                json!(2),
+                "logging/setLevel",
+                json!({ "level": level }),
+            ))
+            .await;
+        assert_eq!(set["result"], json!({}), "{set}");
+    }
+    let server_level = |id: i64| call(json!(id), "fx_log_level", json!({}));
+    let level = a.ask(&server_level(3)).await;
+    assert_eq!(
+        envelope(&level)["content"],
+        "info",
+        "the most verbose asked"
+    );
+    // A warning: below a's level, at or above b's.
+    let logged = a.ask(&call(json!(4), "fx_log_named", json!({}))).await;
+    assert_eq!(
+        logged["id"], 4,
+        "no log message before the answer: {logged}"
+    );
+    let message = b.recv().await;
+    assert_eq!(message["method"], "notifications/message", "{message}");
+    assert_eq!(message["params"]["level"], "warning");
+    // b ends: the server goes back to a's level.
+    b.session.close().await;
+    let mut now = Value::Null;
+    for id in 5..200 {
+        now = envelope(&a.ask(&server_level(id)).await)["content"].clone();
+        if now == "error" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(now, "error");
+    a.session.close().await;
+    core.shutdown().await;
+}
+
 #[path = "tests_remote.rs"]
 mod remote;
