@@ -551,6 +551,15 @@ async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
     core.shutdown().await;
 }
 
+impl Client {
+    /// `initialize` (2025-11-25) and `notifications/initialized`.
+    async fn initialized(&mut self) {
+        self.ask(&initialize(json!(1), "2025-11-25")).await;
+        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.session.feed_line(ready.to_string().into_bytes()).await;
+    }
+}
+
 /// The fixture server `fx` with resources, prompts and the `touch` tool.
 fn feature_server() -> String {
     fixture_server("fx").replace("\"--name\", \"fx\"]", "\"--name\", \"fx\", \"--features\"]")
@@ -573,9 +582,7 @@ async fn resource_updates_reach_only_the_sessions_that_subscribed() {
     let core = Core::new(config(&feature_server()), None);
     let (mut a, mut b) = (Client::open(&core), Client::open(&core));
     for c in [&mut a, &mut b] {
-        c.ask(&initialize(json!(1), "2025-11-25")).await;
-        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        c.session.feed_line(ready.to_string().into_bytes()).await;
+        c.initialized().await;
     }
     let (doc0, doc1) = ("fixture://fx/doc/0", "fixture://fx/doc/1");
     for (c, uris) in [(&mut a, vec![doc0]), (&mut b, vec![doc0, doc1])] {
@@ -642,9 +649,7 @@ async fn each_session_gets_log_messages_at_its_own_level() {
     let core = Core::new(config(&feature_server()), None);
     let (mut a, mut b) = (Client::open(&core), Client::open(&core));
     for (c, level) in [(&mut a, "error"), (&mut b, "info")] {
-        c.ask(&initialize(json!(1), "2025-11-25")).await;
-        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        c.session.feed_line(ready.to_string().into_bytes()).await;
+        c.initialized().await;
         let set = c
             .ask(&request(
                 json!(2),
