@@ -11,8 +11,8 @@
 //! - a name once given stays with its tool for the session ([`ExposedNames`]): a tool listed
 //!   later whose name is already given gets the numbered name, and the earlier tool keeps its
 //!   name;
-//! - a tool whose `execution.taskSupport` is `"required"` (MCP 2025-11-25) is left out, with a
-//!   warning: tasks are not proxied;
+//! - a tool whose `execution.taskSupport` is `"required"` (MCP 2025-11-25) is left out: tasks
+//!   are not proxied (logged once per server start at debug level, and shown by `check`);
 //! - prompts are named by the same rules ([`Catalog::build_items`]);
 //! - every tool's `outputSchema` is replaced by the envelope's JSON Schema
 //!   ([`Envelope::json_schema`]), since every result we answer with carries the envelope as its
