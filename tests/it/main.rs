@@ -27,6 +27,7 @@ mod passthrough;
 mod real_clients;
 mod reliability_faults;
 mod reliability_load;
+mod reliability_servers;
 mod reload;
 mod remote;
 mod stdio;
