@@ -105,18 +105,7 @@ impl Core {
         let Some(level) = self.log_levels.remove(id) else {
             return;
         };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let core = self.clone();
-        runtime.spawn(async move {
-            let up = core.upstream(None);
-            let params = Some(json!({ "level": level }));
-            let _ = core
-                .passthrough
-                .handle(&up, "logging/setLevel", params)
-                .await;
-        });
+        self.tell_servers("logging/setLevel", vec![json!({ "level": level })]);
     }
 }
 

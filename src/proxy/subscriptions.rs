@@ -120,22 +120,25 @@ impl Core {
     /// no session holds any more (in the background: the session is gone, nobody waits).
     pub(super) fn release_subscriptions(self: &Arc<Self>, id: u64) {
         let orphaned = self.subscriptions.release_all(id);
-        // Without a runtime (a session dropped at exit) there is no server left to tell.
+        let requests = orphaned.into_iter().map(|uri| json!({ "uri": uri }));
+        self.tell_servers("resources/unsubscribe", requests.collect());
+    }
+
+    /// Sends `method` once with each of `params` through the passthrough routing, in the
+    /// background and in order, answers ignored: for a session that has gone, nobody waits.
+    /// Without a runtime (a session dropped at exit) there is no server left to tell.
+    pub(super) fn tell_servers(self: &Arc<Self>, method: &'static str, params: Vec<Value>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        if orphaned.is_empty() {
+        if params.is_empty() {
             return;
         }
         let core = self.clone();
         runtime.spawn(async move {
             let up = core.upstream(None);
-            for uri in orphaned {
-                let params = Some(json!({ "uri": uri }));
-                let _ = core
-                    .passthrough
-                    .handle(&up, "resources/unsubscribe", params)
-                    .await;
+            for params in params {
+                let _ = core.passthrough.handle(&up, method, Some(params)).await;
             }
         });
     }
