@@ -501,7 +501,10 @@ fn warn_not_started(ds: &Downstream, error: &str) {
         ServerState::Stopped => "server stopped",
         _ => "server not ready yet; it is retried and its tools will appear when it is ready",
     };
-    warn!(server = %ds.name(), %error, stderr = %ds.stderr_tail().join(" | "), "{what}");
+    // No `stderr` field when the server wrote nothing there (or is remote: it has no stderr).
+    let tail = ds.stderr_tail().join(" | ");
+    let stderr = (!tail.is_empty()).then(|| tracing::field::display(&tail));
+    warn!(server = %ds.name(), %error, stderr, "{what}");
 }
 
 /// Config keys that name tools their server does not offer (typos).

@@ -63,3 +63,39 @@ fn without_logging_only_the_instructions_say_it() {
     );
     finish_session(p);
 }
+
+/// The proxy's warning about a server that did not start quotes the server's stderr, and has
+/// no `stderr` field at all when the server wrote nothing there.
+#[test]
+fn the_unavailable_warning_quotes_stderr_only_when_there_is_some() {
+    let (_dir, config) = write_config(&format!(
+        "{}[mcp_servers.silent]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 4\"]\nmax_restarts = 0\n",
+        fixture_server("broken", &["--exit-at-start", "3"], "max_restarts = 0")
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-11-25");
+    let warning = |server: &str| {
+        let deadline = std::time::Instant::now() + LONG;
+        loop {
+            let stderr = p.stderr();
+            let needle = format!("server={server} ");
+            let line = stderr
+                .lines()
+                .find(|l| l.contains("server unavailable") && l.contains(&needle));
+            if let Some(line) = line {
+                return line.to_owned();
+            }
+            assert!(std::time::Instant::now() < deadline, "{stderr}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let broken = warning("broken");
+    assert!(
+        broken.contains("stderr=[fixture] --exit-at-start: exiting with code 3"),
+        "{broken}"
+    );
+    let silent = warning("silent");
+    assert!(silent.contains("exit status: 4"), "{silent}");
+    assert!(!silent.contains("stderr="), "{silent}");
+    finish_session(p);
+}

@@ -22,6 +22,7 @@ mod fuzz_pure;
 mod http_serve;
 mod import;
 mod install;
+mod install_deps;
 mod paging;
 mod passthrough;
 mod real_clients;
