@@ -105,7 +105,7 @@ async fn refresh_tools(inbound: ServerInbound) {
     loop {
         match supervisor::list_all_tools(&conn, ds.inner.spec.startup_timeout).await {
             Ok(listing) => {
-                supervisor::store_tools(&ds, listing);
+                supervisor::store_tools(&ds, &conn, listing);
                 let _ = events.send(DownstreamEvent::ToolsChanged {
                     server: ds.name().to_owned(),
                 });

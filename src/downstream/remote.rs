@@ -68,6 +68,23 @@ impl Inbox for RemoteInbox {
     }
 }
 
+/// `tools` of a server reached over streamable HTTP in MCP 2026-07-28 without those whose
+/// `x-mcp-header` annotations are invalid, a warning for each in `warnings`
+/// ([`crate::transport::http_client::exclude_invalid_header_marks`]); all of `tools` for a
+/// stdio server or a server in the 2025 era, which get no `Mcp-Param-*` headers.
+pub(super) fn without_invalid_header_marks(
+    ds: &Downstream,
+    conn: &Connection,
+    tools: Vec<Value>,
+    warnings: &mut Vec<String>,
+) -> Vec<Value> {
+    let modern = matches!(conn.era(), Some(super::ServerEra::Modern(_)));
+    if ds.inner.spec.remote.is_none() || !modern {
+        return tools;
+    }
+    crate::transport::http_client::exclude_invalid_header_marks(ds.name(), tools, warnings)
+}
+
 /// A connected remote server: its connection, its transport, the task sending messages and
 /// the one reading what comes back.
 pub(super) struct RemoteRunning {

@@ -256,7 +256,7 @@ pub(super) async fn run_handshake(
     handshake::open(conn, client, timeout).await?;
     let listed = list_all_tools(conn, timeout).await?;
     log_task_only(ds, &listed.0);
-    store_tools(ds, listed);
+    store_tools(ds, conn, listed);
     Ok(())
 }
 
@@ -311,10 +311,16 @@ pub(super) async fn list_all_tools(
     Ok((tools, Some(why)))
 }
 
-/// Keeps the well-formed tools of a listing ([`crate::tool_validation::admit`]) as the
-/// server's tools; logs the warnings when they differ from the last listing's.
-pub(super) fn store_tools(ds: &Downstream, (tools, paging): (Vec<Value>, Option<String>)) {
+/// Keeps the well-formed tools of a listing ([`crate::tool_validation::admit`]; over HTTP in
+/// 2026-07-28 also [`super::remote::without_invalid_header_marks`]) as the server's tools;
+/// logs the warnings when they differ from the last listing's.
+pub(super) fn store_tools(
+    ds: &Downstream,
+    conn: &Connection,
+    (tools, paging): (Vec<Value>, Option<String>),
+) {
     let (tools, mut warnings) = crate::tool_validation::admit(ds.name(), tools);
+    let tools = super::remote::without_invalid_header_marks(ds, conn, tools, &mut warnings);
     if let Some(why) = paging {
         warnings.insert(0, format!("server '{}': {why}", ds.name()));
     }

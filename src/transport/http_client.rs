@@ -94,6 +94,8 @@ mod param_headers;
 mod renew;
 mod resume;
 
+pub use param_headers::exclude_invalid as exclude_invalid_header_marks;
+
 use modern::Sent;
 use resume::{Cursor, Seen};
 

@@ -44,7 +44,7 @@ fn eras_config(more: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Runs tests/clients/sdk_client.py in (`Client`) `mode` with `plan` against the proxy with `config`.
-fn era_client(mode: &str, config: &Path, plan: &Value) -> Value {
+pub(super) fn era_client(mode: &str, config: &Path, plan: &Value) -> Value {
     let plan_file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(plan_file.path(), plan.to_string()).unwrap();
     let out = Command::new(python())
@@ -80,7 +80,7 @@ fn assert_content_has(result: &Value, text: &str) {
 }
 
 /// The envelope of a CallToolResult as the SDK client dumped it.
-fn envelope(result: &Value) -> Value {
+pub(super) fn envelope(result: &Value) -> Value {
     assert!(
         result.get("structuredContent").is_some(),
         "not a tool result: {result}"

@@ -23,6 +23,7 @@ mod http_serve;
 mod import;
 mod install;
 mod install_deps;
+mod modern_only;
 mod paging;
 mod passthrough;
 mod real_clients;

@@ -14,7 +14,7 @@ const LONG: Duration = Duration::from_secs(60);
 const SECRET: &str = "tok-9f8e7d6c5b4a";
 
 /// A server process started for one test; killed when dropped.
-struct HttpServer {
+pub(super) struct HttpServer {
     child: Child,
     port: u16,
 }
@@ -28,7 +28,7 @@ impl Drop for HttpServer {
 
 impl HttpServer {
     /// Starts `command` (which listens on `port`) and waits until the port accepts.
-    fn start(mut command: Command, port: u16) -> HttpServer {
+    pub(super) fn start(mut command: Command, port: u16) -> HttpServer {
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -45,12 +45,13 @@ impl HttpServer {
         server
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
 
-fn free_port() -> u16 {
+/// A port on 127.0.0.1 that was free a moment ago.
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -8,8 +8,15 @@
 //! on a `string`, `integer` or `boolean` property, unique (case-insensitively) in the schema;
 //! the value at that property path in the call's `arguments` is sent (`true`/`false`, decimal
 //! integers, strings as they are; Base64 sentinel when not plain ASCII, "Value Encoding"); a
-//! missing or `null` value sends no header. A schema with an invalid annotation gets no
-//! headers (the server then checks none).
+//! missing or `null` value sends no header.
+//!
+//! A tool whose schema carries an invalid annotation is left out of the server's tools: "Clients
+//! using the Streamable HTTP transport MUST reject tool definitions where any `x-mcp-header`
+//! value violates these constraints. Rejection means the client MUST exclude the invalid tool
+//! from the result of `tools/list`", with a warning naming the tool and the reason
+//! ([`exclude_invalid`]). Clients over stdio may ignore the annotations, and a server in the
+//! 2025 era gets no `Mcp-Param-*` headers, so only a 2026-07-28 server over HTTP is filtered
+//! (the caller decides).
 
 use serde_json::{Map, Value};
 
@@ -123,6 +130,27 @@ fn check(
     }
 }
 
+/// `tools` without those whose `inputSchema` carries an invalid `x-mcp-header` annotation (see
+/// the module doc), in their order; one warning per tool left out, `server 'S': tool "T"
+/// dropped: <reason>`, pushed to `warnings`.
+pub fn exclude_invalid(server: &str, tools: Vec<Value>, warnings: &mut Vec<String>) -> Vec<Value> {
+    let mut kept = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let why = match tool.get("inputSchema") {
+            Some(schema) => annotations(schema).err(),
+            None => None,
+        };
+        match why {
+            None => kept.push(tool),
+            Some(why) => {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+                warnings.push(format!("server '{server}': tool {name:?} dropped: {why}"));
+            }
+        }
+    }
+    kept
+}
+
 /// The `Mcp-Param-*` headers (lower-case names, encoded values) of a call with `arguments`.
 pub fn param_headers(annotations: &[Annotation], arguments: &Value) -> Vec<(String, String)> {
     let mut headers = Vec::new();
@@ -187,5 +215,43 @@ mod tests {
         for schema in bad {
             assert!(annotations(&schema).is_err(), "{schema}");
         }
+    }
+
+    #[test]
+    fn tools_with_invalid_annotations_are_left_out_with_a_warning_each() {
+        let tool = |name: &str, props: Value| json!({"name": name, "inputSchema": {"type": "object", "properties": props}});
+        let tools = vec![
+            tool("plain", json!({"q": {"type": "string"}})),
+            tool(
+                "number",
+                json!({"n": {"type": "number", "x-mcp-header": "N"}}),
+            ),
+            tool(
+                "regional",
+                json!({"r": {"type": "string", "x-mcp-header": "Region"}}),
+            ),
+            tool(
+                "spaced",
+                json!({"s": {"type": "string", "x-mcp-header": "A B"}}),
+            ),
+            tool(
+                "twice",
+                json!({"a": {"type": "string", "x-mcp-header": "X"},
+                                 "b": {"type": "integer", "x-mcp-header": "x"}}),
+            ),
+        ];
+        let mut warnings = vec!["earlier".to_owned()];
+        let kept = exclude_invalid("remote", tools, &mut warnings);
+        let names: Vec<&str> = kept.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["plain", "regional"]);
+        assert_eq!(
+            warnings,
+            [
+                "earlier",
+                "server 'remote': tool \"number\" dropped: property n: x-mcp-header on a property that is not a string, integer or boolean",
+                "server 'remote': tool \"spaced\" dropped: property s: x-mcp-header \"A B\" is not an HTTP token",
+                "server 'remote': tool \"twice\" dropped: x-mcp-header \"x\" (property b) is not unique",
+            ]
+        );
     }
 }
