@@ -187,7 +187,7 @@ impl Peer {
         self.send(
             0,
             "initialize",
-            r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench_client","version":"0.1.0"}}"#,
+            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench_client","version":"0.1.0"}}"#,
         );
         let mut a = self.wait(0);
         if a.failed {

@@ -181,9 +181,25 @@ async fn one_client(
     (lat, errors)
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+/// One client runs on a current-thread runtime, as the proxy's own HTTP client does (a
+/// multi-thread runtime adds a cross-thread wake-up to every round trip and made the direct arm
+/// slower than the proxy); several clients share a two-worker runtime.
+fn main() {
     let o = parse_opts();
+    let runtime = if o.clients == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    }
+    .enable_all()
+    .build()
+    .expect("a tokio runtime");
+    runtime.block_on(run(o));
+}
+
+async fn run(o: Opts) {
     let mut params = json!({"name": o.tool, "arguments": o.args});
     if o.modern {
         params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
