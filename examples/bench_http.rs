@@ -13,7 +13,8 @@
 //! then `--n` calls one after another, each timed from the POST being sent to its answer read
 //! (a JSON body, or the SSE event carrying the response), parsed only as far as its `id`. Prints
 //! one JSON line: `{"label", "n", "p50_us", "p99_us", "mean_us", "errors", "clients",
-//! "calls_per_s"}`. With `--clients C`, C sessions run at once, each making `--n` calls; the
+//! "calls_per_s", "cpu_us_per_call"}` (this client's own user + system CPU over the timed calls,
+//! from `getrusage`, divided by them). With `--clients C`, C sessions run at once, each making `--n` calls; the
 //! latencies of all are pooled and `calls_per_s` counts every timed call over the wall time
 //! from the first timed call to the last answer. Uses the same HTTP
 //! stack as the proxy (reqwest, sse-stream), so the comparison isolates what the proxy adds.
@@ -135,6 +136,15 @@ impl Session {
     }
 }
 
+/// User + system CPU time of this process so far, in microseconds (`getrusage`).
+fn own_cpu_us() -> u64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    us(usage.ru_utime) + us(usage.ru_stime)
+}
+
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
@@ -220,6 +230,7 @@ async fn run(o: Opts) {
         .collect();
     ready.wait().await;
     let started = Instant::now();
+    let cpu0 = own_cpu_us();
     let (mut lat, mut errors) = (Vec::with_capacity(o.n * o.clients), 0u64);
     for task in tasks {
         let (l, e) = task.await.expect("a client task");
@@ -227,6 +238,7 @@ async fn run(o: Opts) {
         errors += e;
     }
     let wall = started.elapsed().as_secs_f64();
+    let cpu = own_cpu_us() - cpu0;
     let mean = lat.iter().sum::<u64>() as f64 / lat.len().max(1) as f64;
     lat.sort_unstable();
     println!(
@@ -234,6 +246,7 @@ async fn run(o: Opts) {
         json!({"label": o.label, "n": o.n, "p50_us": percentile(&lat, 50.0) as f64 / 1000.0,
                "p99_us": percentile(&lat, 99.0) as f64 / 1000.0, "mean_us": mean / 1000.0,
                "errors": errors, "clients": o.clients,
-               "calls_per_s": lat.len() as f64 / wall})
+               "calls_per_s": lat.len() as f64 / wall,
+               "cpu_us_per_call": cpu as f64 / lat.len().max(1) as f64})
     );
 }
