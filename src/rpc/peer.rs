@@ -112,6 +112,14 @@ pub struct Peer {
     closed: AtomicBool,
 }
 
+/// Why an answer matched no pending request ([`Peer::unmatched`]).
+#[derive(Debug, PartialEq)]
+enum Unmatched {
+    AfterClose,
+    Late,
+    Unknown,
+}
+
 /// Removes a pending entry when a request future is dropped (cancelled or finished).
 struct PendingGuard<'a> {
     peer: &'a Peer,
@@ -251,13 +259,38 @@ impl Peer {
         }
     }
 
-    /// Logs an answer whose id is not pending: a warning while the connection is open, at
-    /// debug level once it is closed (answers that arrive while the other side is stopped).
+    /// Logs an answer whose id is not pending, by [`Peer::unmatched`]: a warning only for an id
+    /// we never sent; a late answer to a request we gave up on (timed out or cancelled: MCP
+    /// 2025-11-25 "Cancellation" says such answers are ignored) and answers after the
+    /// connection closed are logged at debug level.
     fn unmatched_answer(&self, id: &Value) {
+        match self.unmatched(id) {
+            Unmatched::AfterClose => {
+                debug!(server = %self.name, %id, "answer after the connection closed ignored")
+            }
+            Unmatched::Late => debug!(
+                server = %self.name, %id,
+                "late answer to a request no longer waited for (timed out or cancelled) ignored"
+            ),
+            Unmatched::Unknown => {
+                warn!(server = %self.name, %id, "answer for an id that was never sent ignored")
+            }
+        }
+    }
+
+    /// Why an answer with `id` has no pending request: the connection closed, its request was
+    /// given up (our ids are 1, 2, 3, …, so a lower id than the next one was sent), or `id` is
+    /// not one of ours.
+    fn unmatched(&self, id: &Value) -> Unmatched {
         if self.is_closed() {
-            debug!(server = %self.name, %id, "answer after the connection closed ignored");
+            Unmatched::AfterClose
+        } else if id
+            .as_u64()
+            .is_some_and(|n| n >= 1 && n < self.next_id.load(Ordering::Relaxed))
+        {
+            Unmatched::Late
         } else {
-            warn!(server = %self.name, %id, "answer for an id that is not pending ignored");
+            Unmatched::Unknown
         }
     }
 }
@@ -448,9 +481,21 @@ mod tests {
         let cancel = sent(&out.recv().await.unwrap());
         assert_eq!(cancel["method"], "notifications/cancelled");
         assert_eq!(cancel["params"]["requestId"], 1);
-        // A late answer is no longer pending.
+        // A late answer is no longer pending, and is known as late (logged at debug level);
+        // an id we never sent is not.
+        assert!(!peer.is_pending(&json!(1)));
+        assert_eq!(peer.unmatched(&json!(1)), Unmatched::Late);
+        for never_sent in [json!(2), json!(0), json!("1"), json!(-1)] {
+            assert_eq!(
+                peer.unmatched(&never_sent),
+                Unmatched::Unknown,
+                "{never_sent}"
+            );
+        }
         let late = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
         dispatch_line(&peer, &Recorder::default(), late).await;
+        peer.close("gone");
+        assert_eq!(peer.unmatched(&json!(1)), Unmatched::AfterClose);
     }
 
     #[tokio::test]
