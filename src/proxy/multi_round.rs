@@ -179,7 +179,7 @@ impl Core {
     pub(super) async fn call_downstream(
         self: &Arc<Self>,
         ds: &Downstream,
-        params: &Map<String, Value>,
+        params: &mut Map<String, Value>,
         timeout: Duration,
         leg: &Leg<'_>,
         tool: &str,
@@ -196,9 +196,13 @@ impl Core {
                     .await;
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
-            // enveloped as an error).
-            let params = Value::Object(params.clone());
-            return Flow::Done(start_request_bounded(ds, &params, timeout, slot).await);
+            // enveloped as an error). The params are lent to the request, not copied.
+            let forwarded = Value::Object(std::mem::take(params));
+            let done = start_request_bounded(ds, &forwarded, timeout, slot).await;
+            if let Value::Object(map) = forwarded {
+                *params = map;
+            }
+            return Flow::Done(done);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return self.resume(state, responses, meta, tool, slot).await;

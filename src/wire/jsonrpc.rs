@@ -15,6 +15,7 @@ use jsonrpc_core::ErrorCode;
 use serde_json::{Map, Value};
 
 pub use super::codec::{write_lines, Frame, LineReader, TOO_LONG_HEAD_BYTES};
+use super::members::{Members, TopLevel};
 
 /// A classified JSON-RPC 2.0 message (one element of a batch, or a whole line).
 #[derive(Debug, Clone, PartialEq)]
@@ -72,34 +73,53 @@ pub fn is_valid_id(id: &Value) -> bool {
     }
 }
 
-/// Parses and classifies one line. Pure; never panics.
+/// Parses and classifies one line. Pure; never panics. The top-level members are read
+/// without building a map of them ([`super::members`]); the outcome is the same.
 pub fn classify(line: &[u8]) -> Incoming {
-    match serde_json::from_slice::<Value>(line) {
+    match serde_json::from_slice::<TopLevel>(line) {
         Err(err) => Incoming::ParseError(err.to_string()),
-        Ok(Value::Array(items)) if items.is_empty() => Incoming::Single(Message::Invalid {
+        Ok(TopLevel::Array(items)) if items.is_empty() => Incoming::Single(Message::Invalid {
             id: Value::Null,
             reason: "empty batch".into(),
         }),
-        Ok(Value::Array(items)) => Incoming::Batch(items.into_iter().map(classify_value).collect()),
-        Ok(value) => Incoming::Single(classify_value(value)),
+        Ok(TopLevel::Array(items)) => {
+            Incoming::Batch(items.into_iter().map(classify_value).collect())
+        }
+        Ok(TopLevel::Object(members)) => Incoming::Single(classify_members(members)),
+        Ok(TopLevel::Other) => Incoming::Single(not_an_object()),
     }
 }
 
 /// Classifies one already-parsed JSON value as a JSON-RPC 2.0 message.
 pub fn classify_value(value: Value) -> Message {
-    let Value::Object(mut obj) = value else {
-        return invalid(Value::Null, "a JSON-RPC message must be a JSON object");
-    };
-    let id = obj.remove("id");
+    match value {
+        Value::Object(obj) => classify_members(Members::of_map(obj)),
+        _ => not_an_object(),
+    }
+}
+
+fn not_an_object() -> Message {
+    invalid(Value::Null, "a JSON-RPC message must be a JSON object")
+}
+
+/// Classifies a message object by its members.
+fn classify_members(members: Members) -> Message {
+    let Members {
+        jsonrpc,
+        id,
+        method,
+        params,
+        result,
+        error,
+    } = members;
     let id_for_error = id.clone().filter(is_valid_id).unwrap_or(Value::Null);
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return invalid(id_for_error, "`jsonrpc` must be \"2.0\"");
     }
-    if let Some(method) = obj.remove("method") {
+    if let Some(method) = method {
         let Value::String(method) = method else {
             return invalid(id_for_error, "`method` must be a string");
         };
-        let params = obj.remove("params");
         if let Some(p) = &params {
             if !(p.is_object() || p.is_array()) {
                 return invalid(id_for_error, "`params` must be an object or an array");
@@ -114,7 +134,7 @@ pub fn classify_value(value: Value) -> Message {
     let Some(id) = id else {
         return invalid(Value::Null, "a message needs a `method` or an `id`");
     };
-    match (obj.remove("result"), obj.remove("error")) {
+    match (result, error) {
         (Some(result), None) => Message::Response {
             id,
             outcome: Ok(result),

@@ -1,0 +1,205 @@
+//! One JSON-RPC message read without a map of its top-level members: the members
+//! classification needs ([`Members`]) are taken as they are parsed, the others parsed and
+//! dropped. Parsing a line into a `serde_json::Value` first built an `IndexMap` (a `String`
+//! and a SipHash per key) only to take the same members out of it again, twice per call
+//! (request and response).
+//!
+//! The outcome is that of parsing the line into a `Value` and reading the members from it:
+//! the same text is accepted and rejected (every value, unknown members included, goes
+//! through `Value`'s parser, with its number and nesting limits), and a member given twice
+//! keeps its last value, as a map insert does.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// The top-level members of a message object that classification reads; `None` when absent
+/// (`Some(Value::Null)` when present as `null`).
+#[derive(Debug, Default)]
+pub(super) struct Members {
+    pub jsonrpc: Option<Value>,
+    pub id: Option<Value>,
+    pub method: Option<Value>,
+    pub params: Option<Value>,
+    pub result: Option<Value>,
+    pub error: Option<Value>,
+}
+
+impl Members {
+    /// The members of an object already parsed into a map.
+    pub(super) fn of_map(mut obj: Map<String, Value>) -> Members {
+        Members {
+            jsonrpc: obj.remove("jsonrpc"),
+            id: obj.remove("id"),
+            method: obj.remove("method"),
+            params: obj.remove("params"),
+            result: obj.remove("result"),
+            error: obj.remove("error"),
+        }
+    }
+
+    fn slot(&mut self, key: Key) -> Option<&mut Option<Value>> {
+        Some(match key {
+            Key::Jsonrpc => &mut self.jsonrpc,
+            Key::Id => &mut self.id,
+            Key::Method => &mut self.method,
+            Key::Params => &mut self.params,
+            Key::Result => &mut self.result,
+            Key::Error => &mut self.error,
+            Key::Other => return None,
+        })
+    }
+}
+
+/// A member's name, told apart without copying it.
+enum Key {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl Visitor<'_> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+        Ok(match key {
+            "jsonrpc" => Key::Jsonrpc,
+            "id" => Key::Id,
+            "method" => Key::Method,
+            "params" => Key::Params,
+            "result" => Key::Result,
+            "error" => Key::Error,
+            _ => Key::Other,
+        })
+    }
+}
+
+/// A whole line: an object (its [`Members`]), an array (a batch, its items parsed), or any
+/// other JSON value.
+#[derive(Debug)]
+pub(super) enum TopLevel {
+    Object(Members),
+    Array(Vec<Value>),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for TopLevel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TopLevel, D::Error> {
+        d.deserialize_any(TopLevelVisitor)
+    }
+}
+
+struct TopLevelVisitor;
+
+impl<'de> Visitor<'de> for TopLevelVisitor {
+    type Value = TopLevel;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(TopLevel::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+        let mut members = Members::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            let value = map.next_value::<Value>()?;
+            if let Some(slot) = members.slot(key) {
+                *slot = Some(value);
+            }
+        }
+        Ok(TopLevel::Object(members))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The members as a `Value` parse gives them, or the parse error.
+    fn via_value(line: &str) -> Result<Option<String>, String> {
+        match serde_json::from_str::<Value>(line) {
+            Err(e) => Err(e.to_string()),
+            Ok(Value::Object(obj)) => Ok(Some(format!("{:?}", Members::of_map(obj)))),
+            Ok(_) => Ok(None),
+        }
+    }
+
+    fn direct(line: &str) -> Result<Option<String>, String> {
+        match serde_json::from_str::<TopLevel>(line) {
+            Err(e) => Err(e.to_string()),
+            Ok(TopLevel::Object(m)) => Ok(Some(format!("{m:?}"))),
+            Ok(_) => Ok(None),
+        }
+    }
+
+    #[test]
+    fn the_same_members_and_the_same_errors_as_a_value_parse() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,2]}}"#.to_owned(),
+            r#"{"id":1,"id":2,"result":null,"x":{"y":1},"jsonrpc":"2.0"}"#.to_owned(),
+            r#"{"\u0069d":"a","error":{"code":1},"params":null}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","x":1e400}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","x":{deep}}}"#),
+            r#"{"a":"\ud800"}"#.to_owned(),
+            r#"{"a":1,}"#.to_owned(),
+            r#"{"a":1} x"#.to_owned(),
+            String::new(),
+            "[1,{\"a\":2}]".to_owned(),
+            "42".to_owned(),
+            "\"s\"".to_owned(),
+            "null".to_owned(),
+        ];
+        for line in &lines {
+            assert_eq!(direct(line), via_value(line), "{line}");
+        }
+    }
+}
