@@ -257,12 +257,13 @@ impl Playback {
     /// The recorded tool lists, `(server, tools)`, each with only its well-formed tools (a
     /// hand-edited cassette is checked like a live server's list: one bad tool must not make a
     /// client reject every tool).
-    pub fn tool_lists(&self) -> Vec<(String, Vec<Value>)> {
+    pub fn tool_lists(&self) -> Vec<(String, Vec<crate::server_tool::ServerTool>)> {
         let lists = self.cassette.lock().unwrap().tool_lists.clone();
         lists
             .into_iter()
             .map(|(server, tools)| {
-                let (tools, warnings) = crate::tool_validation::admit(&server, tools);
+                let texts = tools.iter().map(Value::to_string);
+                let (tools, warnings) = crate::tool_validation::admit(&server, texts);
                 for w in warnings {
                     tracing::warn!("cassette: {w}");
                 }

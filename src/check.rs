@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::catalog::{requires_task, Catalog};
+use crate::catalog::Catalog;
 use crate::config::{Config, ServerConfig, Setting, Source};
 use crate::downstream::{Downstream, ServerState};
 use crate::passthrough::inventory::Offered;
@@ -213,10 +213,7 @@ fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolRepor
 fn server_warnings(server: &ServerConfig, ds: &Downstream) -> Vec<String> {
     let mut warnings = Vec::new();
     if let Some(listed) = ds.tools() {
-        let offered: Vec<&str> = listed
-            .iter()
-            .filter_map(|t| t.get("name")?.as_str())
-            .collect();
+        let offered: Vec<&str> = listed.iter().map(|t| t.name()).collect();
         warnings.extend(
             server
                 .unknown_tool_names(&offered)
@@ -225,8 +222,8 @@ fn server_warnings(server: &ServerConfig, ds: &Downstream) -> Vec<String> {
                     format!("{key} names \"{name}\", which the server does not offer")
                 }),
         );
-        let task_only = listed.iter().filter(|t| requires_task(t)).filter_map(|t| {
-            let name = t.get("name")?.as_str()?;
+        let task_only = listed.iter().filter(|t| t.requires_task()).filter_map(|t| {
+            let name = t.name();
             server.exposes(name).then(|| {
                 format!("tool '{name}' requires task-augmented execution, which is not proxied; not listed")
             })

@@ -7,6 +7,7 @@
 //! | `local.rs` | a stdio server: its child process, stdout reader, stderr tail, exit |
 //! | `remote.rs` | a remote server: its HTTP session (a lost session counts as an exit) |
 //! | `retire.rs` | an instance a config reload restarted or removed: it drains, then stops |
+//! | `tool_listing.rs` | every page of `tools/list`, each tool kept as its JSON text |
 //! | [`handshake`] | the era probe (`server/discover`, else `initialize`), `_meta` stamping |
 //! | `connection.rs` | one connection: the JSON-RPC peer plus era, `initialize` result |
 //! | `inbound.rs` | what a server sends: notifications, its requests to the client |
@@ -24,6 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::info;
 
 use crate::redact::Redactor;
+use crate::server_tool::ServerTool;
 
 mod coalesce;
 mod connection;
@@ -37,6 +39,7 @@ mod stderr;
 pub mod supervisor;
 #[cfg(test)]
 mod tests;
+mod tool_listing;
 
 pub use connection::Connection;
 pub use handshake::ServerEra;
@@ -176,7 +179,8 @@ pub struct Downstream {
 struct Shared {
     spec: ServerSpec,
     state: watch::Sender<ServerState>,
-    tools: RwLock<Option<Arc<Vec<Value>>>>,
+    /// The server's tools as it listed them (each its JSON text, see [`ServerTool`]).
+    tools: RwLock<Option<Arc<Vec<ServerTool>>>>,
     stderr_tail: Mutex<VecDeque<String>>,
     startup: Mutex<Option<Duration>>,
     /// Applied to every stderr line before it is logged or kept.
@@ -241,7 +245,7 @@ impl Downstream {
 
     /// The last tool list fetched (all pages), kept while the server restarts; `None` before
     /// the first successful start.
-    pub fn tools(&self) -> Option<Arc<Vec<Value>>> {
+    pub fn tools(&self) -> Option<Arc<Vec<ServerTool>>> {
         self.inner.tools.read().unwrap().clone()
     }
 

@@ -63,8 +63,7 @@ impl Inbox for RemoteInbox {
 
     fn input_schema(&self, tool: &str) -> Option<Value> {
         let tools = self.ds.tools()?;
-        let tool = tools.iter().find(|t| t["name"] == tool)?;
-        tool.get("inputSchema").cloned()
+        tools.iter().find(|t| t.name() == tool)?.input_schema()
     }
 }
 
@@ -75,9 +74,9 @@ impl Inbox for RemoteInbox {
 pub(super) fn without_invalid_header_marks(
     ds: &Downstream,
     conn: &Connection,
-    tools: Vec<Value>,
+    tools: Vec<crate::server_tool::ServerTool>,
     warnings: &mut Vec<String>,
-) -> Vec<Value> {
+) -> Vec<crate::server_tool::ServerTool> {
     let modern = matches!(conn.era(), Some(super::ServerEra::Modern(_)));
     if ds.inner.spec.remote.is_none() || !modern {
         return tools;

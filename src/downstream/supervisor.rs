@@ -10,9 +10,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 use super::local::Running;
 use super::remote::RemoteRunning;
@@ -27,9 +26,7 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// restarted, and only one that fails to start or crashes within this time after every start
 /// becomes `unavailable` after `max_restarts`.
 pub const HEALTHY_RUN: Duration = Duration::from_secs(10);
-/// Most `tools/list` pages fetched from one server (MCP "Utilities: Pagination" sets no limit;
-/// a server that never stops paging must not hold the proxy).
-pub const MAX_TOOL_PAGES: usize = 100;
+pub(super) use super::tool_listing::{list_all_tools, store_tools};
 
 /// The delay before restart number `attempt` (1-based): 1 s, 2 s, 4 s, … capped at 30 s.
 pub fn backoff_delay(attempt: u32) -> Duration {
@@ -255,84 +252,9 @@ pub(super) async fn run_handshake(
     let timeout = ds.inner.spec.startup_timeout;
     handshake::open(conn, client, timeout).await?;
     let listed = list_all_tools(conn, timeout).await?;
-    log_task_only(ds, &listed.0);
     store_tools(ds, conn, listed);
+    super::tool_listing::log_task_only(ds);
     Ok(())
-}
-
-/// Logs (at debug, once per start) the tools that need task-augmented execution: they are not
-/// offered, and `check` lists them as warnings.
-fn log_task_only(ds: &Downstream, tools: &[Value]) {
-    let task_only = tools.iter().filter(|t| crate::catalog::requires_task(t));
-    for name in task_only.filter_map(|t| t.get("name")?.as_str()) {
-        debug!(server = %ds.name(), tool = %name, "tool requires task-augmented execution, which is not proxied; not listed");
-    }
-}
-
-/// Fetches every page of `tools/list` (MCP "Utilities: Pagination"): stops early, keeping the
-/// tools listed so far and saying why, on a cursor seen before, after [`MAX_TOOL_PAGES`] pages,
-/// or once more tools than a server may offer were listed.
-pub(super) async fn list_all_tools(
-    conn: &Connection,
-    timeout: Duration,
-) -> Result<(Vec<Value>, Option<String>), String> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<Value> = None;
-    let mut seen = std::collections::HashSet::new();
-    for _page in 0..MAX_TOOL_PAGES {
-        let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let mut result = conn
-            .request("tools/list", params.as_ref(), timeout, &mut |_| {})
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?
-            .map_err(|e| format!("tools/list was refused: {e}"))?;
-        // The page's tools are moved out of the answer, not copied.
-        match result.get_mut("tools").map(Value::take) {
-            Some(Value::Array(page)) => tools.extend(page),
-            _ => return Err("tools/list answer has no `tools` array".into()),
-        }
-        let next = match result.get("nextCursor") {
-            Some(c) if !c.is_null() => c,
-            _ => return Ok((tools, None)),
-        };
-        if !seen.insert(next.to_string()) {
-            let why = format!("tools/list repeated the cursor {next}; stopped paging");
-            return Ok((tools, Some(why)));
-        }
-        if tools.len() > crate::tool_validation::MAX_TOOLS_PER_SERVER {
-            return Ok((
-                tools,
-                Some("tools/list offers too many tools; stopped paging".into()),
-            ));
-        }
-        cursor = Some(next.clone());
-    }
-    let why = format!("tools/list has more than {MAX_TOOL_PAGES} pages; stopped paging");
-    Ok((tools, Some(why)))
-}
-
-/// Keeps the well-formed tools of a listing ([`crate::tool_validation::admit`]; over HTTP in
-/// 2026-07-28 also [`super::remote::without_invalid_header_marks`]) as the server's tools;
-/// logs the warnings when they differ from the last listing's.
-pub(super) fn store_tools(
-    ds: &Downstream,
-    conn: &Connection,
-    (tools, paging): (Vec<Value>, Option<String>),
-) {
-    let (tools, mut warnings) = crate::tool_validation::admit(ds.name(), tools);
-    let tools = super::remote::without_invalid_header_marks(ds, conn, tools, &mut warnings);
-    if let Some(why) = paging {
-        warnings.insert(0, format!("server '{}': {why}", ds.name()));
-    }
-    let mut last = ds.inner.tool_warnings.lock().unwrap();
-    if *last != warnings {
-        for w in &warnings {
-            warn!(server = %ds.name(), "{w}");
-        }
-        *last = warnings;
-    }
-    drop(last);
-    *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
 }
 
 #[cfg(test)]

@@ -16,10 +16,14 @@ use super::{LATEST_PROTOCOL_VERSION, OUR_INSTRUCTIONS};
 use crate::catalog::{Catalog, ServerTools};
 use crate::config::Config;
 use crate::downstream::{ClientInit, Downstream, DownstreamEvent, ServerSpec, ServerState};
+use crate::server_tool::ServerTool;
 use crate::transcript::TranscriptWriter;
 
 /// A server's tool filter, borrowed from its config.
 type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
+/// A server's tools as it listed them.
+type ToolList = Arc<Vec<ServerTool>>;
 
 /// A running server's name, its own stop switch and its supervising task.
 pub(super) type ServerTask = (String, watch::Sender<bool>, tokio::task::JoinHandle<()>);
@@ -67,7 +71,7 @@ pub struct Core {
     /// `serve --cassette`: recorded answers served instead of (or before) the servers'.
     pub(super) cassette: OnceLock<crate::cassette::Playback>,
     /// The tool list last written to the transcript per server, to record only changes.
-    recorded_tool_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
+    recorded_tool_lists: Mutex<HashMap<String, ToolList>>,
     /// The page tool and the process's store (`None` when paging is off); each session pages
     /// with its own key into the store.
     pager: Option<crate::page_tool::Pager>,
@@ -274,9 +278,9 @@ impl Core {
 
     /// Every server's last tool list, then the cassette's for servers without one, in config
     /// order (collisions resolve in config order; servers the config lacks come last).
-    fn tool_lists(&self, config: &Config) -> Vec<(String, Arc<Vec<Value>>)> {
+    fn tool_lists(&self, config: &Config) -> Vec<(String, ToolList)> {
         // A server that a reload removed and is stopping has no table any more: skipped.
-        let mut lists: Vec<(String, Arc<Vec<Value>>)> = self
+        let mut lists: Vec<(String, ToolList)> = self
             .servers()
             .iter()
             .filter(|ds| config.server(ds.name()).is_some())
@@ -316,7 +320,7 @@ impl Core {
                     as Box<dyn Fn(&str) -> bool>
             })
             .collect();
-        let inputs: Vec<ServerTools<'_>> = lists
+        let inputs: Vec<ServerTools<'_, ServerTool>> = lists
             .iter()
             .zip(filters.iter().zip(closures.iter()))
             .map(|((name, tools), (server, exposes))| ServerTools {
@@ -357,7 +361,7 @@ impl Core {
     /// Writes each server's tool list to the transcript when it is new or changed, so the
     /// recording can be served again as a cassette: the tools the config exposes (a cassette
     /// played without the config offers what the session offered, no more).
-    fn record_tool_lists(&self, config: &Config, lists: &[(String, Arc<Vec<Value>>)]) {
+    fn record_tool_lists(&self, config: &Config, lists: &[(String, ToolList)]) {
         let Some(writer) = &self.transcript else {
             return;
         };
@@ -369,11 +373,8 @@ impl Core {
             let config = config.server(server);
             let exposed: Vec<Value> = tools
                 .iter()
-                .filter(|t| {
-                    let name = t.get("name").and_then(Value::as_str).unwrap_or("");
-                    config.map_or(true, |c| c.exposes(name))
-                })
-                .cloned()
+                .filter(|t| config.map_or(true, |c| c.exposes(t.name())))
+                .map(ServerTool::to_value)
                 .collect();
             writer.record_tools(server, &exposed);
             recorded.insert(server.clone(), tools.clone());
@@ -508,16 +509,13 @@ fn warn_not_started(ds: &Downstream, error: &str) {
 }
 
 /// Config keys that name tools their server does not offer (typos).
-fn unknown_tool_warnings(config: &Config, lists: &[(String, Arc<Vec<Value>>)]) -> Vec<String> {
+fn unknown_tool_warnings(config: &Config, lists: &[(String, ToolList)]) -> Vec<String> {
     let mut warnings = Vec::new();
     for (name, tools) in lists {
         let Some(server) = config.server(name) else {
             continue;
         };
-        let offered: Vec<&str> = tools
-            .iter()
-            .filter_map(|t| t.get("name")?.as_str())
-            .collect();
+        let offered: Vec<&str> = tools.iter().map(ServerTool::name).collect();
         for (key, tool) in server.unknown_tool_names(&offered) {
             warnings.push(format!(
                 "server '{name}': {key} names \"{tool}\", which the server does not offer (a typo?)"

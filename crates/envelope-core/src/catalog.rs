@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use crate::envelope::Envelope;
 use crate::exposed_names::ExposedNames;
+use crate::server_tool::ServerTool;
 
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
 pub const COLLISION_SEPARATOR: &str = "__";
@@ -39,17 +40,43 @@ pub const COLLISION_SEPARATOR: &str = "__";
 /// A boxed allow/deny filter over a server's own item names.
 pub type NameFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
 
-/// One server's contribution to the catalog (its tools, or its prompts).
-#[derive(Clone, Copy)]
-pub struct ServerTools<'a> {
+/// One server's contribution to the catalog: its tools (`ServerTools<'_, ServerTool>`), or its
+/// prompts (values).
+pub struct ServerTools<'a, I = Value> {
     /// The server's config name.
     pub server: &'a str,
     /// Prepended to each exposed tool name (may be empty).
     pub prefix: &'a str,
     /// The tools as the server listed them (MCP `Tool` objects, all pages).
-    pub tools: &'a [Value],
+    pub tools: &'a [I],
     /// The server's allow/deny filter over its own tool names.
     pub exposes: &'a dyn Fn(&str) -> bool,
+}
+
+impl<I> Clone for ServerTools<'_, I> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<I> Copy for ServerTools<'_, I> {}
+
+/// An item a server lists, as the catalog reads it: its own name, if it has one.
+pub trait Listed {
+    /// The item's `name`; `None` when it has none (the item is skipped with a warning).
+    fn listed_name(&self) -> Option<&str>;
+}
+
+impl Listed for Value {
+    fn listed_name(&self) -> Option<&str> {
+        self.get("name")?.as_str()
+    }
+}
+
+impl Listed for ServerTool {
+    fn listed_name(&self) -> Option<&str> {
+        Some(self.name())
+    }
 }
 
 /// Where a client-facing tool name goes.
@@ -102,7 +129,7 @@ impl Catalog {
     /// Builds the catalog from every ready server's tools, in the order given (config order),
     /// as the first catalog of a session. Returns the catalog and human-readable warnings
     /// (collisions, tools without a name, duplicates).
-    pub fn build(servers: &[ServerTools<'_>]) -> (Catalog, Vec<String>) {
+    pub fn build(servers: &[ServerTools<'_, ServerTool>]) -> (Catalog, Vec<String>) {
         Catalog::build_stable(servers, &mut ExposedNames::default())
     }
 
@@ -110,12 +137,12 @@ impl Catalog {
     /// its name; a tool seen for the first time gets a name by the rules in the module doc that
     /// no other tool ever had, and is added to `names`.
     pub fn build_stable(
-        servers: &[ServerTools<'_>],
+        servers: &[ServerTools<'_, ServerTool>],
         names: &mut ExposedNames,
     ) -> (Catalog, Vec<String>) {
         // Task-only tools are not listed, and not warned about here (a catalog is rebuilt
         // often): the server's start logs them once and `check` shows them.
-        let callable = |t: &Value| !requires_task(t);
+        let callable = |t: &ServerTool| !t.requires_task();
         build_kept(servers, names, "tool", &callable, rewrite_tool)
     }
 }
@@ -124,11 +151,11 @@ impl<T> Catalog<T> {
     /// The naming of [`Catalog::build_stable`] for any named items (tools, prompts): `noun`
     /// names them in the warnings, `rewrite` makes each item as the client sees it from the
     /// item and its exposed name.
-    pub fn build_items(
-        servers: &[ServerTools<'_>],
+    pub fn build_items<I: Listed>(
+        servers: &[ServerTools<'_, I>],
         names: &mut ExposedNames,
         noun: &str,
-        rewrite: impl Fn(&Value, &str) -> T,
+        rewrite: impl Fn(&I, &str) -> T,
     ) -> (Catalog<T>, Vec<String>) {
         build_kept(servers, names, noun, &|_| true, rewrite)
     }
@@ -169,20 +196,20 @@ impl<T> Catalog<T> {
 }
 
 /// [`Catalog::build_items`] over the items that `keep` accepts (the others are not looked at).
-fn build_kept<T>(
-    servers: &[ServerTools<'_>],
+fn build_kept<I: Listed, T>(
+    servers: &[ServerTools<'_, I>],
     names: &mut ExposedNames,
     noun: &str,
-    keep: &dyn Fn(&Value) -> bool,
-    rewrite: impl Fn(&Value, &str) -> T,
+    keep: &dyn Fn(&I) -> bool,
+    rewrite: impl Fn(&I, &str) -> T,
 ) -> (Catalog<T>, Vec<String>) {
     let mut warnings = Vec::new();
     // (final name, server index, tool, own name) for every exposed tool.
-    let mut candidates: Vec<(String, usize, &Value, &str)> = Vec::new();
+    let mut candidates: Vec<(String, usize, &I, &str)> = Vec::new();
     for (index, s) in servers.iter().enumerate() {
         let mut seen = HashSet::new();
         for tool in s.tools.iter().filter(|t| keep(t)) {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            let Some(name) = tool.listed_name() else {
                 warnings.push(format!(
                     "server '{}' listed a {noun} without a name; skipped",
                     s.server
@@ -288,57 +315,21 @@ impl NewTool<'_> {
     }
 }
 
-/// Whether a tool must be called as a task (`execution.taskSupport == "required"`, MCP
-/// 2025-11-25 "Tools"): the proxy does not pass tasks through, so such a tool is not listed.
-pub fn requires_task(tool: &Value) -> bool {
-    let support = tool.get("execution").and_then(|e| e.get("taskSupport"));
-    support.and_then(Value::as_str) == Some("required")
-}
-
 /// The envelope's JSON Schema ([`Envelope::json_schema`]) as compact JSON text, made once.
 fn envelope_schema_json() -> &'static str {
     static SCHEMA: OnceLock<String> = OnceLock::new();
     SCHEMA.get_or_init(|| Envelope::json_schema().to_string())
 }
 
-/// A tool as the client sees it, written straight from the server's tool: its members in
-/// order with `name` set to `exposed` and `outputSchema` set to the envelope's schema (added
-/// last when the tool had none), everything else unchanged.
-fn rewrite_tool(tool: &Value, exposed: &str) -> ToolJson {
+/// A tool as the client sees it, spliced from the server's text
+/// ([`ServerTool::write_exposed`]): `name` set to `exposed` and `outputSchema` set to the
+/// envelope's schema (added last when the tool had none), everything else unchanged.
+fn rewrite_tool(tool: &ServerTool, exposed: &str) -> ToolJson {
     let schema = envelope_schema_json();
-    let mut out = Vec::with_capacity(256 + schema.len());
-    out.push(b'{');
-    let mut had_schema = false;
-    for (i, (key, value)) in tool.as_object().into_iter().flatten().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_json(&mut out, key);
-        out.push(b':');
-        match key.as_str() {
-            "name" => write_json(&mut out, exposed),
-            "outputSchema" => {
-                had_schema = true;
-                out.extend_from_slice(schema.as_bytes());
-            }
-            _ => write_json(&mut out, value),
-        }
-    }
-    if !had_schema {
-        if out.len() > 1 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"\"outputSchema\":");
-        out.extend_from_slice(schema.as_bytes());
-    }
-    out.push(b'}');
-    let text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    let mut out = Vec::with_capacity(tool.text().len() + exposed.len() + schema.len() + 20);
+    tool.write_exposed(&mut out, exposed, schema);
+    let text = String::from_utf8(out).expect("a spliced tool is UTF-8");
     ToolJson(text.into_boxed_str())
-}
-
-/// Appends `value` as compact JSON.
-fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
-    serde_json::to_writer(out, value).expect("a JSON value always serializes");
 }
 
 #[cfg(test)]
@@ -350,12 +341,20 @@ mod tests {
         true
     }
 
+    /// The tools of these values, as a server's listing keeps them.
+    fn t<const N: usize>(values: [Value; N]) -> Vec<ServerTool> {
+        values
+            .iter()
+            .map(|v| ServerTool::from_value(v).unwrap())
+            .collect()
+    }
+
     #[test]
     fn prefixes_filters_and_rewrites_output_schema() {
-        let git = [
+        let git = t([
             json!({"name": "git_log", "description": "Log", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
             json!({"name": "git_commit", "inputSchema": {"type": "object"}}),
-        ];
+        ]);
         let deny = |t: &str| t != "git_commit";
         let (catalog, warnings) = Catalog::build(&[ServerTools {
             server: "git",
@@ -382,10 +381,11 @@ mod tests {
 
     #[test]
     fn a_tool_is_written_as_the_rewritten_value_in_the_same_member_order() {
-        let tools = [
+        let values = [
             json!({"name": "a", "outputSchema": {"type": "object"}, "x-extra": {"k": [1, "é\n"]}, "description": "q\"uote"}),
             json!({"description": "d", "name": "b", "inputSchema": {"type": "object"}}),
         ];
+        let tools = t(values.clone());
         let (catalog, _) = Catalog::build(&[ServerTools {
             server: "s",
             prefix: "p_",
@@ -393,7 +393,7 @@ mod tests {
             exposes: &all,
         }]);
         assert_eq!(catalog.names(), ["p_a", "p_b"]);
-        for (written, original) in catalog.tools().iter().zip(&tools) {
+        for (written, original) in catalog.tools().iter().zip(&values) {
             let mut expected = original.clone();
             let exposed = format!("p_{}", original["name"].as_str().unwrap());
             expected["name"] = json!(exposed);
@@ -408,8 +408,8 @@ mod tests {
 
     #[test]
     fn collisions_expose_both_with_server_names() {
-        let a = [json!({"name": "echo"}), json!({"name": "only_a"})];
-        let b = [json!({"name": "echo", "outputSchema": {"type": "object"}})];
+        let a = t([json!({"name": "echo"}), json!({"name": "only_a"})]);
+        let b = t([json!({"name": "echo", "outputSchema": {"type": "object"}})]);
         let (catalog, warnings) = Catalog::build(&[
             ServerTools {
                 server: "a",
@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_prefix_that_recreates_a_renamed_name_is_numbered_not_dropped() {
-        let tools = [json!({"name": "echo"})];
+        let tools = t([json!({"name": "echo"})]);
         let (catalog, _) = Catalog::build(&[
             ServerTools {
                 server: "a",
@@ -459,7 +459,7 @@ mod tests {
         assert_eq!(catalog.route("a__echo__2").unwrap().server, "c");
     }
 
-    fn server<'a>(name: &'a str, tools: &'a [Value]) -> ServerTools<'a> {
+    fn server<'a>(name: &'a str, tools: &'a [ServerTool]) -> ServerTools<'a, ServerTool> {
         ServerTools {
             server: name,
             prefix: "",
@@ -478,7 +478,7 @@ mod tests {
 
     #[test]
     fn a_tool_listed_later_never_takes_a_given_name() {
-        let echo = [json!({"name": "echo"})];
+        let echo = t([json!({"name": "echo"})]);
         let mut names = ExposedNames::default();
         let (first, _) = Catalog::build_stable(
             &[
@@ -490,7 +490,7 @@ mod tests {
         );
         assert_eq!(first.route("gh__echo").unwrap().server, "gh");
         // `aaa` now lists a tool named like gh's exposed one, and `echo` itself.
-        let sneaky = [json!({"name": "gh__echo"}), json!({"name": "echo"})];
+        let sneaky = t([json!({"name": "gh__echo"}), json!({"name": "echo"})]);
         let (later, warnings) = Catalog::build_stable(
             &[
                 server("aaa", &sneaky),
@@ -510,7 +510,7 @@ mod tests {
             "{warnings:?}"
         );
         // A tool that was alone keeps its plain name when another server adds the same one.
-        let one = [json!({"name": "solo"})];
+        let one = t([json!({"name": "solo"})]);
         let mut names = ExposedNames::default();
         Catalog::build_stable(&[server("a", &one), server("b", &[])], &mut names);
         let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
@@ -527,7 +527,7 @@ mod tests {
 
     #[test]
     fn numbered_names_follow_the_order_given() {
-        let tools = [json!({"name": "echo"})];
+        let tools = t([json!({"name": "echo"})]);
         let prefixed = ServerTools {
             server: "zeta",
             prefix: "alpha__",
@@ -540,19 +540,37 @@ mod tests {
     }
 
     #[test]
-    fn nameless_and_duplicate_tools_warn() {
+    fn nameless_and_duplicate_items_warn() {
         let a = [
             json!({"description": "x"}),
             json!({"name": "t"}),
-            json!({"name": "t"}),
+            json!({"name": "t", "n": 2}),
         ];
-        let (catalog, warnings) = Catalog::build(&[ServerTools {
-            server: "a",
-            prefix: "",
-            tools: &a,
-            exposes: &all,
-        }]);
+        let (catalog, warnings) = Catalog::build_items(
+            &[ServerTools {
+                server: "a",
+                prefix: "p_",
+                tools: &a,
+                exposes: &all,
+            }],
+            &mut ExposedNames::default(),
+            "prompt",
+            |item: &Value, name: &str| (item.clone(), name.to_owned()),
+        );
         assert_eq!(catalog.len(), 1);
+        assert_eq!(catalog.tools()[0], (json!({"name": "t"}), "p_t".to_owned()));
         assert_eq!(warnings.len(), 2);
+        assert!(
+            warnings[0].contains("a prompt without a name"),
+            "{warnings:?}"
+        );
+        // Tools: the same name twice (a cassette's list is not checked for it).
+        let tools = t([json!({"name": "t"}), json!({"name": "t"})]);
+        let (catalog, warnings) = Catalog::build(&[server("a", &tools)]);
+        assert_eq!(catalog.len(), 1);
+        assert!(
+            warnings[0].contains("listed tool 't' twice"),
+            "{warnings:?}"
+        );
     }
 }

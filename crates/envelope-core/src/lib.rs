@@ -23,6 +23,7 @@
 //! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes |
 //! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, `requestState` keys, `InputRequiredResult` and retry params |
 //! | [`trajectory`] | transcript records → the numbered lines a summarizer reads, within a group-atomic budget |
+//! | [`server_tool`] | one tool as its server listed it: its JSON text, the members read, the client's tool spliced from it |
 //! | [`tool_validation`] | which tool definitions a server may offer: names, `inputSchema`, limits |
 #![warn(missing_docs)]
 
@@ -37,6 +38,7 @@ pub mod message_cut;
 pub mod mrtr;
 pub mod record;
 pub mod replay;
+pub mod server_tool;
 pub mod settings;
 pub mod stats;
 pub mod text_rows;

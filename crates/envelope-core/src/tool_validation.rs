@@ -14,13 +14,13 @@
 //!   [`MAX_TOOLS_PER_SERVER`], or take [`MAX_TOOL_BYTES_PER_SERVER`] with their definitions.
 //!
 //! Every dropped tool gives one warning naming the server, the tool (when it has a readable
-//! name) and why. Pure; no I/O.
+//! name) and why. A kept tool is a [`ServerTool`]: the server's JSON text, read only as far as
+//! these rules need. Pure; no I/O.
 
 use std::collections::HashSet;
 
-use serde_json::Value;
-
 use crate::message_cut::cut_chars;
+use crate::server_tool::{one_line, ServerTool, ToolHead};
 
 /// Longest tool name, in characters (MCP 2025-11-25 "Tool names").
 pub const MAX_NAME_CHARS: usize = 128;
@@ -30,38 +30,33 @@ pub const MAX_TOOLS_PER_SERVER: usize = 2000;
 /// `tools/list` answer stays far below the longest line a client accepts.
 pub const MAX_TOOL_BYTES_PER_SERVER: usize = 4 << 20;
 
-/// Why a tool definition is not offered, or `None` when it is well-formed.
-pub fn problem(tool: &Value) -> Option<String> {
-    let Some(obj) = tool.as_object() else {
-        return Some("the tool is not a JSON object".into());
+/// Why the tool read as `head` is not offered, or `None` when it is well-formed.
+fn problem(head: &ToolHead<'_>) -> Option<String> {
+    if head.name.text().is_none() {
+        return Some("it has no `name`".into());
+    }
+    let Some(name) = head.name.string() else {
+        return Some("`name` is not a string".into());
     };
-    match obj.get("name") {
-        Some(Value::String(name)) => {
-            if let Some(why) = name_problem(name) {
-                return Some(why);
-            }
-        }
-        Some(_) => return Some("`name` is not a string".into()),
-        None => return Some("it has no `name`".into()),
+    if let Some(why) = name_problem(&name) {
+        return Some(why);
     }
-    match obj.get("inputSchema") {
-        None => return Some("it has no `inputSchema`".into()),
-        Some(Value::Object(schema)) => {
-            if schema.get("type").and_then(Value::as_str) != Some("object") {
-                return Some(
-                    "`inputSchema` is not an object schema (`\"type\": \"object\"`)".into(),
-                );
-            }
-        }
-        Some(_) => return Some("`inputSchema` is not a JSON object".into()),
+    if head.input_schema.text().is_none() {
+        return Some("it has no `inputSchema`".into());
     }
-    for key in ["title", "description"] {
-        if obj.get(key).is_some_and(|v| !v.is_string()) {
+    if !head.input_schema.is('{') {
+        return Some("`inputSchema` is not a JSON object".into());
+    }
+    if head.input_schema_type().as_deref() != Some("object") {
+        return Some("`inputSchema` is not an object schema (`\"type\": \"object\"`)".into());
+    }
+    for (key, member) in [("title", &head.title), ("description", &head.description)] {
+        if member.text().is_some() && !member.is('"') {
             return Some(format!("`{key}` is not a string"));
         }
     }
-    for key in ["annotations", "_meta"] {
-        if obj.get(key).is_some_and(|v| !v.is_object()) {
+    for (key, member) in [("annotations", &head.annotations), ("_meta", &head.meta)] {
+        if member.text().is_some() && !member.is('{') {
             return Some(format!("`{key}` is not a JSON object"));
         }
     }
@@ -90,38 +85,52 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
-/// Splits `tools` (as server `server` listed them, all pages) into the ones offered, in order,
-/// and a warning for each one dropped.
-pub fn admit(server: &str, tools: Vec<Value>) -> (Vec<Value>, Vec<String>) {
-    let mut kept = Vec::with_capacity(tools.len().min(MAX_TOOLS_PER_SERVER));
+/// Splits `tools` (the JSON text of each tool, as server `server` listed them, all pages) into
+/// the ones offered, in order, and a warning for each one dropped.
+pub fn admit<T: Into<Box<str>>>(
+    server: &str,
+    tools: impl IntoIterator<Item = T>,
+) -> (Vec<ServerTool>, Vec<String>) {
+    let tools = tools.into_iter();
+    let mut kept = Vec::with_capacity(tools.size_hint().0.min(MAX_TOOLS_PER_SERVER));
     let mut warnings = Vec::new();
     let mut names = HashSet::new();
     let mut bytes = 0usize;
     let mut over_limit = 0usize;
-    for tool in tools {
-        let label = match tool.get("name").and_then(Value::as_str) {
-            Some(n) => format!("tool {:?}", cut_chars(n, 80)),
+    for text in tools {
+        let text = one_line(text.into());
+        let head = match ToolHead::parse(&text) {
+            Ok(head) => head,
+            Err(why) => {
+                warnings.push(format!("server '{server}': a tool dropped: {why}"));
+                continue;
+            }
+        };
+        let label = match head.name.string() {
+            Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
             None => "a tool".to_owned(),
         };
-        if let Some(why) = problem(&tool) {
+        if let Some(why) = problem(&head) {
             warnings.push(format!("server '{server}': {label} dropped: {why}"));
             continue;
         }
-        let name = tool["name"].as_str().expect("checked above").to_owned();
-        if names.contains(&name) {
+        let name = head.name.string().expect("checked above");
+        if names.contains(name.as_ref()) {
             warnings.push(format!(
                 "server '{server}': {label} dropped: listed twice; the first is used"
             ));
             continue;
         }
-        let size = serde_json::to_vec(&tool).map_or(0, |v| v.len());
-        if kept.len() >= MAX_TOOLS_PER_SERVER || bytes + size > MAX_TOOL_BYTES_PER_SERVER {
+        if kept.len() >= MAX_TOOLS_PER_SERVER || bytes + text.len() > MAX_TOOL_BYTES_PER_SERVER {
             over_limit += 1;
             continue;
         }
-        bytes += size;
-        names.insert(name);
-        kept.push(tool);
+        bytes += text.len();
+        names.insert(name.into_owned());
+        let facts = head
+            .facts(&text)
+            .expect("a well-formed tool has a string name");
+        kept.push(facts.with_text(text));
     }
     if over_limit > 0 {
         warnings.push(format!(
@@ -135,10 +144,16 @@ pub fn admit(server: &str, tools: Vec<Value>) -> (Vec<Value>, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn ok(name: &str) -> Value {
         json!({"name": name, "inputSchema": {"type": "object"}})
+    }
+
+    /// `admit` over the tools' JSON texts; the kept tools as values.
+    fn admit(server: &str, tools: Vec<Value>) -> (Vec<Value>, Vec<String>) {
+        let (kept, warnings) = super::admit(server, tools.iter().map(Value::to_string));
+        (kept.iter().map(ServerTool::to_value).collect(), warnings)
     }
 
     #[test]
@@ -209,5 +224,39 @@ mod tests {
         assert_eq!(kept.len(), MAX_TOOLS_PER_SERVER);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("5 tool(s) dropped"), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn kept_tools_are_the_servers_text_and_bad_texts_are_dropped_with_a_warning() {
+        let fine =
+            r#"{"name":"fine", "inputSchema":{"type":"object"},"x-vendor":{"a":[1.50,"\u00e9"]}}"#;
+        let texts = [
+            r#"{"name":"twice","name":"twice","inputSchema":{"type":"object"}}"#,
+            r#"{"name":"nulltitle","title":null,"inputSchema":{"type":"object"}}"#,
+            r#"{"name":"typeless","inputSchema":{"properties":{}}}"#,
+            "42",
+            fine,
+        ];
+        let (kept, warnings) = super::admit("srv", texts);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].text(), fine, "byte for byte");
+        assert_eq!(kept[0].name(), "fine");
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert!(
+            warnings[0].contains("duplicate field `name`"),
+            "{}",
+            warnings[0]
+        );
+        assert!(
+            warnings[1].contains("tool \"nulltitle\" dropped: `title`"),
+            "{}",
+            warnings[1]
+        );
+        assert!(
+            warnings[2].contains("not an object schema"),
+            "{}",
+            warnings[2]
+        );
+        assert!(warnings[3].contains("a tool dropped: the tool is not a JSON object"));
     }
 }

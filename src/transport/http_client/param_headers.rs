@@ -21,6 +21,7 @@
 use serde_json::{Map, Value};
 
 use super::modern::encode_header_value;
+use crate::server_tool::ServerTool;
 
 /// JSON Schema keywords whose value is one schema, a list of schemas, or a map of schemas
 /// (JSON Schema 2020-12 applicators other than `properties`): an annotation inside them is off
@@ -133,17 +134,21 @@ fn check(
 /// `tools` without those whose `inputSchema` carries an invalid `x-mcp-header` annotation (see
 /// the module doc), in their order; one warning per tool left out, `server 'S': tool "T"
 /// dropped: <reason>`, pushed to `warnings`.
-pub fn exclude_invalid(server: &str, tools: Vec<Value>, warnings: &mut Vec<String>) -> Vec<Value> {
+pub fn exclude_invalid(
+    server: &str,
+    tools: Vec<ServerTool>,
+    warnings: &mut Vec<String>,
+) -> Vec<ServerTool> {
     let mut kept = Vec::with_capacity(tools.len());
     for tool in tools {
-        let why = match tool.get("inputSchema") {
-            Some(schema) => annotations(schema).err(),
+        let why = match tool.input_schema() {
+            Some(schema) => annotations(&schema).err(),
             None => None,
         };
         match why {
             None => kept.push(tool),
             Some(why) => {
-                let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+                let name = tool.name();
                 warnings.push(format!("server '{server}': tool {name:?} dropped: {why}"));
             }
         }
@@ -241,8 +246,9 @@ mod tests {
             ),
         ];
         let mut warnings = vec!["earlier".to_owned()];
-        let kept = exclude_invalid("remote", tools, &mut warnings);
-        let names: Vec<&str> = kept.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let tools = tools.iter().map(|t| ServerTool::from_value(t).unwrap());
+        let kept = exclude_invalid("remote", tools.collect(), &mut warnings);
+        let names: Vec<&str> = kept.iter().map(ServerTool::name).collect();
         assert_eq!(names, ["plain", "regional"]);
         assert_eq!(
             warnings,

@@ -1,0 +1,367 @@
+//! One tool as its server listed it, kept as the server's own JSON text ([`ServerTool`]): a
+//! proxy with thousands of tools keeps about the text's size per tool instead of a value tree
+//! ten times larger, forwards every member it does not know byte for byte, and writes the
+//! client's tool by splicing the exposed name and the envelope's `outputSchema` into that text.
+//!
+//! Only the members the proxy reads are parsed (MCP specification 2025-11-25, "Server
+//! Features: Tools", "Tool"): `name`, `inputSchema` (its `type`), `outputSchema` (where it is),
+//! `title`, `description`, `annotations`, `_meta` (their JSON types) and
+//! `execution.taskSupport`. A tool whose text repeats one of these members is refused (which
+//! one counts differs between JSON parsers). Pure; no I/O.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// One tool as its server listed it (an MCP `Tool` object with a string `name`): the server's
+/// JSON text, unchanged but for line breaks between tokens (each becomes a space, so the text
+/// fits on one line of the stdio transport), and the facts the proxy reads from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerTool {
+    text: Box<str>,
+    /// Where the `name` member's value (a JSON string, quotes included) is in `text`.
+    name_at: Range<u32>,
+    /// The name, when its JSON string has escapes (else it is `text` within the quotes).
+    unescaped: Option<Box<str>>,
+    /// Where the `outputSchema` member's value is in `text`, if the tool has one.
+    output_schema_at: Option<Range<u32>>,
+    /// `execution.taskSupport` is `"required"` (MCP 2025-11-25).
+    requires_task: bool,
+}
+
+impl ServerTool {
+    /// Reads a tool from its JSON text. `Err` (why, in words) when the text is not one JSON
+    /// object, repeats a member the proxy reads, or has no string `name`.
+    pub fn parse(text: impl Into<Box<str>>) -> Result<ServerTool, String> {
+        let text = one_line(text.into());
+        let head = ToolHead::parse(&text)?;
+        let facts = head.facts(&text)?;
+        Ok(facts.with_text(text))
+    }
+
+    /// [`ServerTool::parse`] of a value's JSON text.
+    pub fn from_value(tool: &Value) -> Result<ServerTool, String> {
+        ServerTool::parse(tool.to_string())
+    }
+
+    /// The tool's JSON text (one object on one line).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The tool's own name on its server.
+    pub fn name(&self) -> &str {
+        match &self.unescaped {
+            Some(name) => name,
+            None => &self.text[self.name_at.start as usize + 1..self.name_at.end as usize - 1],
+        }
+    }
+
+    /// Whether the tool must be called as a task (`execution.taskSupport` is `"required"`,
+    /// MCP 2025-11-25 "Tools"): the proxy does not pass tasks through.
+    pub fn requires_task(&self) -> bool {
+        self.requires_task
+    }
+
+    /// The tool as a JSON value (parses the text).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.text).expect("a server tool's text is valid JSON")
+    }
+
+    /// The tool's `inputSchema`, parsed; `None` when it has none.
+    pub fn input_schema(&self) -> Option<Value> {
+        let head = ToolHead::parse(&self.text).ok()?;
+        serde_json::from_str(head.input_schema.0?.get()).ok()
+    }
+
+    /// Appends the tool as a client sees it: the server's text with the `name` member's value
+    /// replaced by `exposed` (as a JSON string) and the `outputSchema` member's value by
+    /// `output_schema` (JSON text), which is added as the last member when the tool had none.
+    /// Every other member, and the order of all, is the server's.
+    pub fn write_exposed(&self, out: &mut Vec<u8>, exposed: &str, output_schema: &str) {
+        let text = self.text.as_bytes();
+        let mut name_json = Vec::with_capacity(exposed.len() + 2);
+        serde_json::to_writer(&mut name_json, exposed).expect("a string always serializes");
+        let mut cuts = [
+            Some((span(&self.name_at), name_json.as_slice())),
+            self.output_schema_at
+                .as_ref()
+                .map(|at| (span(at), output_schema.as_bytes())),
+        ];
+        cuts.sort_by_key(|cut| cut.as_ref().map(|(at, _)| at.start));
+        let mut from = 0;
+        for (at, with) in cuts.into_iter().flatten() {
+            out.extend_from_slice(&text[from..at.start]);
+            out.extend_from_slice(with);
+            from = at.end;
+        }
+        if self.output_schema_at.is_some() {
+            out.extend_from_slice(&text[from..]);
+            return;
+        }
+        // The text ends with the object's `}` ([`one_line`] trimmed it).
+        let close = text.len() - 1;
+        out.extend_from_slice(&text[from..close]);
+        out.extend_from_slice(b",\"outputSchema\":");
+        out.extend_from_slice(output_schema.as_bytes());
+        out.push(b'}');
+    }
+}
+
+fn span(at: &Range<u32>) -> Range<usize> {
+    at.start as usize..at.end as usize
+}
+
+/// `text` without space around it, each line break in it (which JSON allows only between
+/// tokens) made a space.
+pub(crate) fn one_line(text: Box<str>) -> Box<str> {
+    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    if trimmed.contains(['\n', '\r']) {
+        trimmed.replace(['\n', '\r'], " ").into_boxed_str()
+    } else if trimmed.len() < text.len() {
+        trimmed.into()
+    } else {
+        text
+    }
+}
+
+/// A member's value as raw JSON text, `null` included (an `Option` field would take `null`
+/// for a missing member); the default is a missing member.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Member<'a>(pub(crate) Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| Member(Some(raw)))
+    }
+}
+
+impl<'a> Member<'a> {
+    /// The value's text, if the member is there.
+    pub(crate) fn text(&self) -> Option<&'a str> {
+        self.0.map(RawValue::get)
+    }
+
+    /// Whether the member is there and its value is of the JSON type that starts with `first`
+    /// (`{` object, `"` string).
+    pub(crate) fn is(&self, first: char) -> bool {
+        self.text().is_some_and(|t| t.starts_with(first))
+    }
+
+    /// The value as a string: `None` when it is missing or not a JSON string.
+    pub(crate) fn string(&self) -> Option<Cow<'a, str>> {
+        let text = self.text().filter(|t| t.starts_with('"'))?;
+        match serde_json::from_str::<&str>(text) {
+            Ok(plain) => Some(Cow::Borrowed(plain)),
+            Err(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+        }
+    }
+}
+
+/// The members of a tool the proxy reads, borrowed from its text; every other member is
+/// skipped unread.
+#[derive(Deserialize)]
+pub(crate) struct ToolHead<'a> {
+    #[serde(borrow, default)]
+    pub(crate) name: Member<'a>,
+    #[serde(borrow, default, rename = "inputSchema")]
+    pub(crate) input_schema: Member<'a>,
+    #[serde(borrow, default, rename = "outputSchema")]
+    output_schema: Member<'a>,
+    #[serde(borrow, default)]
+    pub(crate) title: Member<'a>,
+    #[serde(borrow, default)]
+    pub(crate) description: Member<'a>,
+    #[serde(borrow, default)]
+    pub(crate) annotations: Member<'a>,
+    #[serde(borrow, default, rename = "_meta")]
+    pub(crate) meta: Member<'a>,
+    #[serde(borrow, default)]
+    execution: Member<'a>,
+}
+
+/// The member of an object (`inputSchema`'s `type`, `execution`'s `taskSupport`) read alone.
+#[derive(Deserialize)]
+struct TypeOf<'a> {
+    #[serde(borrow, default, rename = "type")]
+    ty: Member<'a>,
+}
+
+#[derive(Deserialize)]
+struct TaskSupport<'a> {
+    #[serde(borrow, default, rename = "taskSupport")]
+    task_support: Member<'a>,
+}
+
+impl<'a> ToolHead<'a> {
+    /// Reads the members of the tool in `text`; `Err` (why) when it is not one JSON object or
+    /// repeats one of these members.
+    pub(crate) fn parse(text: &'a str) -> Result<ToolHead<'a>, String> {
+        if !text.starts_with('{') {
+            return Err("the tool is not a JSON object".into());
+        }
+        serde_json::from_str(text).map_err(|e| format!("the tool is not a valid JSON object: {e}"))
+    }
+
+    /// The `type` of the `inputSchema` object, when it is a string (`None` when the schema is
+    /// missing, not an object, has no `type` or repeats it).
+    pub(crate) fn input_schema_type(&self) -> Option<Cow<'a, str>> {
+        let schema = self.input_schema.text().filter(|t| t.starts_with('{'))?;
+        serde_json::from_str::<TypeOf<'a>>(schema).ok()?.ty.string()
+    }
+
+    /// Whether `execution.taskSupport` is `"required"`.
+    fn requires_task(&self) -> bool {
+        let Some(execution) = self.execution.text().filter(|t| t.starts_with('{')) else {
+            return false;
+        };
+        serde_json::from_str::<TaskSupport<'a>>(execution)
+            .ok()
+            .and_then(|e| e.task_support.string())
+            .is_some_and(|s| s == "required")
+    }
+
+    /// Where the facts of a [`ServerTool`] are in `text` (the text this head was read from).
+    pub(crate) fn facts(&self, text: &str) -> Result<Facts, String> {
+        let at = |raw: &RawValue| {
+            let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            start as u32..(start + raw.get().len()) as u32
+        };
+        let Some(name_raw) = self.name.0 else {
+            return Err("it has no `name`".into());
+        };
+        let Some(name) = self.name.string() else {
+            return Err("`name` is not a string".into());
+        };
+        Ok(Facts {
+            name_at: at(name_raw),
+            // A name without escapes is read from the text.
+            unescaped: match name {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(name) => Some(name.into_boxed_str()),
+            },
+            output_schema_at: self.output_schema.0.map(at),
+            requires_task: self.requires_task(),
+        })
+    }
+}
+
+/// What a [`ServerTool`] keeps besides its text; positions are byte offsets into the text.
+pub(crate) struct Facts {
+    name_at: Range<u32>,
+    unescaped: Option<Box<str>>,
+    output_schema_at: Option<Range<u32>>,
+    requires_task: bool,
+}
+
+impl Facts {
+    /// The tool of `text`, the text these facts were read from.
+    pub(crate) fn with_text(self, text: Box<str>) -> ServerTool {
+        ServerTool {
+            text,
+            name_at: self.name_at,
+            unescaped: self.unescaped,
+            output_schema_at: self.output_schema_at,
+            requires_task: self.requires_task,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const SCHEMA: &str = r#"{"type":"object","x":1}"#;
+
+    fn exposed(tool: &ServerTool, name: &str) -> String {
+        let mut out = Vec::new();
+        tool.write_exposed(&mut out, name, SCHEMA);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn unknown_members_and_spacing_are_kept_byte_for_byte() {
+        let text = r#"{ "x-vendor" : {"deep": [1, 2.50, "é\n"]}, "name":"echo",  "inputSchema":{"type":"object"} ,"zz":null }"#;
+        let tool = ServerTool::parse(text).unwrap();
+        assert_eq!(tool.name(), "echo");
+        assert_eq!(tool.text(), text);
+        let out = exposed(&tool, "p_echo");
+        assert_eq!(
+            out,
+            r#"{ "x-vendor" : {"deep": [1, 2.50, "é\n"]}, "name":"p_echo",  "inputSchema":{"type":"object"} ,"zz":null ,"outputSchema":{"type":"object","x":1}}"#
+        );
+        let mut expected: Value = serde_json::from_str(text).unwrap();
+        expected["name"] = json!("p_echo");
+        expected["outputSchema"] = serde_json::from_str(SCHEMA).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), expected);
+    }
+
+    #[test]
+    fn an_output_schema_is_replaced_where_it_stands_before_or_after_the_name() {
+        for text in [
+            r#"{"outputSchema":{"type":"object","properties":{}},"name":"a","d":1}"#,
+            r#"{"name":"a","outputSchema":{"type":"object"},"d":1}"#,
+        ] {
+            let tool = ServerTool::parse(text).unwrap();
+            let out: Value = serde_json::from_str(&exposed(&tool, "s__a\"q")).unwrap();
+            let mut expected: Value = serde_json::from_str(text).unwrap();
+            expected["name"] = json!("s__a\"q");
+            expected["outputSchema"] = serde_json::from_str(SCHEMA).unwrap();
+            assert_eq!(out, expected);
+            let keys: Vec<_> = out.as_object().unwrap().keys().collect();
+            let want: Vec<_> = expected.as_object().unwrap().keys().collect();
+            assert_eq!(keys, want, "member order kept");
+        }
+    }
+
+    #[test]
+    fn line_breaks_become_spaces_and_escaped_names_are_read() {
+        let tool =
+            ServerTool::parse("{\r\n  \"name\": \"\\u0061b\",\n  \"k\": \"l\\nm\"\n}").unwrap();
+        assert_eq!(tool.name(), "ab");
+        assert!(!tool.text().contains(['\n', '\r']));
+        let out = exposed(&tool, "ab");
+        assert!(!out.contains('\n'));
+        let value: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(value["k"], "l\nm");
+        assert_eq!(value["name"], "ab");
+    }
+
+    #[test]
+    fn task_support_and_input_schema_are_read() {
+        let required = json!({"name": "t", "execution": {"taskSupport": "required"}, "inputSchema": {"type": "object", "properties": {"q": {}}}});
+        let tool = ServerTool::from_value(&required).unwrap();
+        assert!(tool.requires_task());
+        assert_eq!(tool.input_schema().unwrap(), required["inputSchema"]);
+        for execution in [
+            json!({"taskSupport": "optional"}),
+            json!("required"),
+            json!(null),
+        ] {
+            let tool =
+                ServerTool::from_value(&json!({"name": "t", "execution": execution})).unwrap();
+            assert!(!tool.requires_task(), "{execution}");
+            assert_eq!(tool.input_schema(), None);
+        }
+    }
+
+    #[test]
+    fn texts_that_are_not_tools_are_refused_with_a_reason() {
+        for (text, why) in [
+            ("\"a tool\"", "not a JSON object"),
+            ("[1]", "not a JSON object"),
+            (r#"{"name":"a","name":"b"}"#, "duplicate field `name`"),
+            (r#"{"description":"x"}"#, "no `name`"),
+            (r#"{"name":7}"#, "`name` is not a string"),
+            (r#"{"name":null}"#, "`name` is not a string"),
+            (r#"{"name":"a""#, "not a valid JSON object"),
+        ] {
+            let err = ServerTool::parse(text).unwrap_err();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+    }
+}
