@@ -45,8 +45,6 @@ pub struct Core {
     /// Each server's name, its own stop switch and its supervising task.
     pub(super) server_tasks: Mutex<Vec<ServerTask>>,
     catalog: RwLock<Arc<Catalog>>,
-    /// The `tools/list` answer's tools, serialized once per catalog.
-    pub(super) tools_list: super::tools_list::ToolsListCache,
     pub(super) shutdown: watch::Sender<bool>,
     pub(super) transcript: Option<TranscriptWriter>,
     /// Start order of `tools/call`s across sessions (the transcript's `seq`).
@@ -94,7 +92,6 @@ impl Core {
             started: OnceLock::new(),
             server_tasks: Mutex::new(Vec::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
-            tools_list: Default::default(),
             shutdown,
             transcript,
             call_counter: AtomicU64::new(0),
@@ -343,7 +340,7 @@ impl Core {
         warnings.extend(unknown_tool_warnings(&config, &lists));
         self.log_new_warnings(warnings);
         let mut current = self.catalog.write().unwrap();
-        let changed = current.tools() != catalog.tools();
+        let changed = current.tools_json() != catalog.tools_json();
         *current = Arc::new(catalog);
         changed
     }

@@ -95,10 +95,9 @@ impl Session {
         match method {
             "tools/list" => match crate::passthrough::check_cursor(params.as_ref()) {
                 Ok(()) => {
-                    let tools = self.core.listed_tools_json(self.pager());
                     let modern = admission.modern.is_some();
                     Answer {
-                        json: super::tools_list::response_json(&id, &tools, modern),
+                        json: self.core.tools_list_response(&id, self.pager(), modern),
                         call: None,
                         stamped: modern,
                     }

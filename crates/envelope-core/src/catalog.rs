@@ -26,6 +26,7 @@
 //! Pure: no I/O.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -88,22 +89,10 @@ pub struct Route {
     pub tool: String,
 }
 
-/// One tool as the client sees it: the compact JSON text of an object (renamed, `outputSchema`
-/// replaced; see the module doc), made once when the catalog is built.
+/// One tool as the client sees it (renamed, `outputSchema` replaced; see the module doc): where
+/// its JSON text is in the catalog's tools array ([`Catalog::tools_json`]), in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolJson(Box<str>);
-
-impl ToolJson {
-    /// The JSON text (one object, no newline).
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The tool as a JSON value (parses the text).
-    pub fn to_value(&self) -> Value {
-        serde_json::from_str(&self.0).expect("a catalog tool is valid JSON")
-    }
-}
+pub struct ToolJson(Range<usize>);
 
 /// The merged catalog of items of type `T`: tools as [`ToolJson`] (the default), prompts as
 /// values ([`Catalog::build_items`]).
@@ -113,6 +102,9 @@ pub struct Catalog<T = ToolJson> {
     /// The exposed name of each item, in the same order.
     names: Vec<String>,
     routes: HashMap<String, Route>,
+    /// Tools: the JSON array of every tool's text, which [`ToolJson`]s point into (`[]` when
+    /// empty); other items: empty.
+    text: String,
 }
 
 impl<T> Default for Catalog<T> {
@@ -121,6 +113,7 @@ impl<T> Default for Catalog<T> {
             items: Vec::new(),
             names: Vec::new(),
             routes: HashMap::new(),
+            text: String::new(),
         }
     }
 }
@@ -143,7 +136,47 @@ impl Catalog {
         // Task-only tools are not listed, and not warned about here (a catalog is rebuilt
         // often): the server's start logs them once and `check` shows them.
         let callable = |t: &ServerTool| !t.requires_task();
-        build_kept(servers, names, "tool", &callable, rewrite_tool)
+        let schema = envelope_schema_json();
+        // At most every tool's text, renamed, with the schema: the array is made in place.
+        let most: usize = servers
+            .iter()
+            .flat_map(|s| {
+                s.tools
+                    .iter()
+                    .map(|t| t.text().len() + s.prefix.len() + s.server.len())
+            })
+            .map(|len| len + schema.len() + 24)
+            .sum();
+        let mut text = Vec::with_capacity(most + 2);
+        text.push(b'[');
+        let (mut catalog, warnings) =
+            build_kept(servers, names, "tool", &callable, |tool, exposed| {
+                if text.len() > 1 {
+                    text.push(b',');
+                }
+                let start = text.len();
+                tool.write_exposed(&mut text, exposed, schema);
+                ToolJson(start..text.len())
+            });
+        text.push(b']');
+        text.shrink_to_fit();
+        catalog.text = String::from_utf8(text).expect("spliced tools are UTF-8");
+        (catalog, warnings)
+    }
+
+    /// Every tool as the client sees it, as one JSON array (`[tool,…]`, no line break).
+    pub fn tools_json(&self) -> &str {
+        if self.text.is_empty() {
+            "[]"
+        } else {
+            &self.text
+        }
+    }
+
+    /// The JSON text of each tool of [`Catalog::tools_json`] (one object each), in listing
+    /// order (the order of [`Catalog::names`]).
+    pub fn tool_texts(&self) -> impl Iterator<Item = &str> + '_ {
+        self.items.iter().map(|at| &self.text[at.0.clone()])
     }
 }
 
@@ -155,7 +188,7 @@ impl<T> Catalog<T> {
         servers: &[ServerTools<'_, I>],
         names: &mut ExposedNames,
         noun: &str,
-        rewrite: impl Fn(&I, &str) -> T,
+        rewrite: impl FnMut(&I, &str) -> T,
     ) -> (Catalog<T>, Vec<String>) {
         build_kept(servers, names, noun, &|_| true, rewrite)
     }
@@ -201,7 +234,7 @@ fn build_kept<I: Listed, T>(
     names: &mut ExposedNames,
     noun: &str,
     keep: &dyn Fn(&I) -> bool,
-    rewrite: impl Fn(&I, &str) -> T,
+    mut rewrite: impl FnMut(&I, &str) -> T,
 ) -> (Catalog<T>, Vec<String>) {
     let mut warnings = Vec::new();
     // (final name, server index, tool, own name) for every exposed tool.
@@ -237,6 +270,7 @@ fn build_kept<I: Listed, T>(
         items: Vec::with_capacity(candidates.len()),
         names: Vec::with_capacity(candidates.len()),
         routes: HashMap::with_capacity(candidates.len()),
+        text: String::new(),
     };
     for (final_name, index, tool, own_name) in &candidates {
         let server = servers[*index].server;
@@ -321,17 +355,6 @@ fn envelope_schema_json() -> &'static str {
     SCHEMA.get_or_init(|| Envelope::json_schema().to_string())
 }
 
-/// A tool as the client sees it, spliced from the server's text
-/// ([`ServerTool::write_exposed`]): `name` set to `exposed` and `outputSchema` set to the
-/// envelope's schema (added last when the tool had none), everything else unchanged.
-fn rewrite_tool(tool: &ServerTool, exposed: &str) -> ToolJson {
-    let schema = envelope_schema_json();
-    let mut out = Vec::with_capacity(tool.text().len() + exposed.len() + schema.len() + 20);
-    tool.write_exposed(&mut out, exposed, schema);
-    let text = String::from_utf8(out).expect("a spliced tool is UTF-8");
-    ToolJson(text.into_boxed_str())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +362,12 @@ mod tests {
 
     fn all(_: &str) -> bool {
         true
+    }
+
+    /// The catalog's tools as values.
+    fn tool_values(catalog: &Catalog) -> Vec<Value> {
+        let texts = catalog.tool_texts();
+        texts.map(|t| serde_json::from_str(t).unwrap()).collect()
     }
 
     /// The tools of these values, as a server's listing keeps them.
@@ -364,7 +393,7 @@ mod tests {
         }]);
         assert!(warnings.is_empty());
         assert_eq!(catalog.len(), 1);
-        let tool = &catalog.tools()[0].to_value();
+        let tool = &tool_values(&catalog)[0];
         assert_eq!(tool["name"], "g_git_log");
         assert_eq!(tool["description"], "Log");
         assert_eq!(tool["annotations"]["readOnlyHint"], true);
@@ -393,16 +422,18 @@ mod tests {
             exposes: &all,
         }]);
         assert_eq!(catalog.names(), ["p_a", "p_b"]);
-        for (written, original) in catalog.tools().iter().zip(&values) {
+        let array: Value = serde_json::from_str(catalog.tools_json()).unwrap();
+        assert_eq!(array, Value::Array(tool_values(&catalog)));
+        for (written, original) in catalog.tool_texts().zip(&values) {
             let mut expected = original.clone();
             let exposed = format!("p_{}", original["name"].as_str().unwrap());
             expected["name"] = json!(exposed);
             expected["outputSchema"] = Envelope::json_schema();
-            let got = written.to_value();
+            let got: Value = serde_json::from_str(written).unwrap();
             assert_eq!(got, expected);
             let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
             assert_eq!(keys(&got), keys(&expected));
-            assert!(!written.as_str().contains('\n'), "compact JSON");
+            assert!(!written.contains('\n'), "one line");
         }
     }
 
