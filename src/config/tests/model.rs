@@ -249,6 +249,8 @@ fn example_config_parses() {
         Path::new("/repo/config/../.tools/npm/node_modules/.bin/mcp-server-everything")
     );
     assert_eq!(everything.args, ["stdio"]);
+    // get-env would hand the model every variable of the proxy's environment.
+    assert!(!everything.exposes("get-env") && everything.exposes("echo"));
     assert_eq!(
         config
             .tool_settings("everything", "get-tiny-image")
