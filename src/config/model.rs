@@ -153,6 +153,28 @@ impl Config {
         self.servers.iter().find(|s| s.name == name)
     }
 
+    /// The environment variables that a stdio server started for `server` does not inherit:
+    /// every remote server's credential variables (`bearer_token_env_var` and the variables of
+    /// `env_http_headers`, enabled servers or not), except those `server`'s own `env` sets.
+    /// A tool that prints its environment would otherwise hand them to the model. Sorted,
+    /// without repeats.
+    pub fn credential_variables_withheld_from(&self, server: &ServerConfig) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .servers
+            .iter()
+            .filter_map(|s| s.remote.as_ref())
+            .flat_map(|r| {
+                let headers = r.env_http_headers.iter().map(|(_, var)| var);
+                r.bearer_token_env_var.iter().chain(headers)
+            })
+            .filter(|var| !server.env.iter().any(|(name, _)| name == *var))
+            .cloned()
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The servers with `enabled = true` (the default), in file order.
     pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
         self.servers.iter().filter(|s| s.enabled)

@@ -270,6 +270,35 @@ mod tests {
     }
 
     #[test]
+    fn stdio_servers_do_not_inherit_remote_credential_variables() {
+        let config = parse(
+            r#"[mcp_servers.figma]
+url = "https://${HOST}/mcp"
+bearer_token_env_var = "FIGMA_TOKEN"
+env_http_headers = { "X-Api-Key" = "FIGMA_KEY", "X-Other" = "FIGMA_TOKEN" }
+[mcp_servers.off]
+url = "https://${HOST}/off"
+enabled = false
+bearer_token_env_var = "OFF_TOKEN"
+[mcp_servers.local]
+command = "srv"
+[mcp_servers.needs_it]
+command = "srv"
+env = { FIGMA_KEY = "its own" }
+"#,
+        )
+        .unwrap();
+        let withheld =
+            |name| config.credential_variables_withheld_from(config.server(name).unwrap());
+        assert_eq!(withheld("local"), ["FIGMA_KEY", "FIGMA_TOKEN", "OFF_TOKEN"]);
+        assert_eq!(withheld("needs_it"), ["FIGMA_TOKEN", "OFF_TOKEN"]);
+        let no_remote = parse("[mcp_servers.local]\ncommand = \"srv\"\n").unwrap();
+        assert!(no_remote
+            .credential_variables_withheld_from(no_remote.server("local").unwrap())
+            .is_empty());
+    }
+
+    #[test]
     fn a_codex_remote_table_is_accepted() {
         let config = parse(
             r#"[mcp_servers.figma]

@@ -161,6 +161,7 @@ pub(super) async fn start(
         program: &spec.program,
         args: &spec.args,
         env: &spec.env,
+        env_remove: &spec.env_remove,
         cwd: spec.cwd.as_deref(),
     };
     let spawned = child::spawn(&spec.name, program).map_err(|reason| StartError {

@@ -66,6 +66,9 @@ pub struct ServerSpec {
     pub args: Vec<String>,
     /// Variables added to the inherited environment.
     pub env: Vec<(String, String)>,
+    /// Variables of ours the server does not inherit (remote servers' credentials:
+    /// [`crate::config::Config::credential_variables_withheld_from`]).
+    pub env_remove: Vec<String>,
     /// Working directory; `None` inherits ours.
     pub cwd: Option<PathBuf>,
     /// Limit for spawn + `initialize` + `tools/list` of one start.

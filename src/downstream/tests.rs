@@ -28,6 +28,7 @@ fn spec(args: Vec<String>) -> ServerSpec {
         program: "sh".into(),
         args,
         env: Vec::new(),
+        env_remove: Vec::new(),
         cwd: None,
         startup_timeout: Duration::from_secs(20),
         max_restarts: 0,

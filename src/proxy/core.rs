@@ -224,6 +224,7 @@ impl Core {
             program: server.program.clone(),
             args: server.args.clone(),
             env: server.env.clone(),
+            env_remove: config.credential_variables_withheld_from(server),
             cwd: server.cwd.clone(),
             startup_timeout: config.startup_timeout(&server.name).value,
             max_restarts: config.max_restarts(&server.name).value,

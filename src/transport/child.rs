@@ -34,6 +34,8 @@ pub struct Program<'a> {
     pub args: &'a [String],
     /// Variables added to the environment.
     pub env: &'a [(String, String)],
+    /// Variables of ours it does not inherit.
+    pub env_remove: &'a [String],
     /// Working directory.
     pub cwd: Option<&'a Path>,
 }
@@ -60,6 +62,9 @@ pub fn spawn(name: &str, program: Program<'_>) -> Result<Spawned, String> {
         ));
     }
     let mut cmd = Command::new(program.program);
+    for name in program.env_remove {
+        cmd.env_remove(name);
+    }
     cmd.args(program.args)
         .envs(
             program
@@ -261,5 +266,30 @@ async fn write_stdin(
     };
     if let Err(e) = write_lines(stdin, rx, close).await {
         debug!(%server, error = %e, "writing to server stdin failed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn a_child_does_not_inherit_the_variables_withheld_from_it() {
+        let args = [
+            "-c".to_owned(),
+            r#"echo "${HOME-unset} ${ADDED-unset}""#.to_owned(),
+        ];
+        let program = Program {
+            program: Path::new("sh"),
+            args: &args,
+            env: &[("ADDED".to_owned(), "yes".to_owned())],
+            env_remove: &["HOME".to_owned()],
+            cwd: None,
+        };
+        let mut spawned = spawn("t", program).unwrap();
+        let mut out = String::new();
+        spawned.stdout.read_to_string(&mut out).await.unwrap();
+        assert_eq!(out, "unset yes\n");
     }
 }
