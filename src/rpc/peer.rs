@@ -115,8 +115,11 @@ pub struct Peer {
 /// Why an answer matched no pending request ([`Peer::unmatched`]).
 #[derive(Debug, PartialEq)]
 enum Unmatched {
+    /// The connection is closed: nothing waits any more.
     AfterClose,
+    /// One of our ids whose request was given up (timed out or cancelled).
     Late,
+    /// Not an id we sent (a larger number, zero, a string, …).
     Unknown,
 }
 

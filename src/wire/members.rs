@@ -18,11 +18,17 @@ use serde_json::{Map, Value};
 /// (`Some(Value::Null)` when present as `null`).
 #[derive(Debug, Default)]
 pub(super) struct Members {
+    /// `jsonrpc` (JSON-RPC 2.0 requires the string `"2.0"`; checked by the caller).
     pub jsonrpc: Option<Value>,
+    /// `id` of a request or response.
     pub id: Option<Value>,
+    /// `method` of a request or notification.
     pub method: Option<Value>,
+    /// `params` of a request or notification.
     pub params: Option<Value>,
+    /// `result` of a success response.
     pub result: Option<Value>,
+    /// `error` object of an error response.
     pub error: Option<Value>,
 }
 
