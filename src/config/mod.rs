@@ -75,7 +75,9 @@
 //!
 //! Every [`ConfigError`] names the file, the 1-based line and column (when known) and the key
 //! path, e.g. ``config/x.toml:7:15: mcp_servers.git.char_budget: invalid value: integer `-5`,
-//! expected usize``. Config errors are: TOML syntax errors, unknown keys, wrong types, negative
+//! expected usize``. An unknown key is named with the closest known key of its table when one is
+//! close (``unknown key `char_budjet`; did you mean `char_budget`?``), else with the table's
+//! keys. Config errors are: TOML syntax errors, unknown keys, wrong types, negative
 //! numbers, zero/negative/non-finite timeouts, zero `max_message_bytes`, an empty `command`, an
 //! unset `${VAR}`, a `media` other than `"passthrough"`/`"describe"`, an empty server name or one
 //! containing `__`, an empty env name or one containing `=`, and a `tools.NAME` table for a tool
@@ -87,6 +89,7 @@ mod load;
 mod model;
 mod raw;
 mod remote;
+mod suggest;
 mod validate;
 
 pub use error::ConfigError;
@@ -94,6 +97,7 @@ pub use load::{discover, DiscoveryError};
 pub use model::*;
 pub use raw::{json_schema, MAX_TIMEOUT_SECS};
 pub use remote::{display_url, RemoteConfig};
+pub(crate) use suggest::closest;
 // For the sibling modules (codex.rs, remote.rs): the raw server table, the conversion context
 // and the key-path helper.
 use raw::RawServer;

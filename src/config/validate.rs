@@ -76,6 +76,9 @@ impl Ctx<'_> {
         // The key names the problem; a string value in the wrong place may be a secret, and
         // any value of an `env` or header table is one.
         let mut message = crate::redact::without_quoted_values(&message);
+        if let Some(better) = super::suggest::unknown_key_message(&message) {
+            message = better;
+        }
         if holds_secrets(&key) {
             message = without_backticked(&message);
         }

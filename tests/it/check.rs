@@ -71,7 +71,14 @@ fn bad_key_exits_2_with_position() {
         err.contains(&format!("{}:3:1: defaults.char_budgt", config.display())),
         "{err}"
     );
-    assert!(err.contains("unknown field"), "{err}");
+    assert!(
+        err.contains("unknown key `char_budgt`; did you mean `char_budget`?"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("known keys"),
+        "no list beside a suggestion: {err}"
+    );
     assert!(out.stdout.is_empty());
 }
 

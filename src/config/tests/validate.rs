@@ -43,34 +43,67 @@ fn negative_integers_are_spanned_errors() {
 
 #[test]
 fn unknown_keys_anywhere() {
-    assert_error("bogus = 1\n", 1, 1, "bogus", "unknown field `bogus`");
+    assert_error(
+        "bogus = 1\n",
+        1,
+        1,
+        "bogus",
+        "unknown key `bogus` (known keys: `defaults`,",
+    );
     assert_error(
         "[defaults]\n  chars = 1\n",
         2,
         3,
         "defaults.chars",
-        "unknown field `chars`",
+        "unknown key `chars` (known keys: `char_budget`,",
     );
     assert_error(
         "[transcript]\nfile = \"x\"\n",
         2,
         1,
         "transcript.file",
-        "unknown field",
+        "unknown key",
     );
     assert_error(
         &format!("{GIT}bogus = 1\n"),
         3,
         1,
         "mcp_servers.git.bogus",
-        "unknown field",
+        "unknown key",
     );
     assert_error(
         &format!("{GIT}[mcp_servers.git.tools.t]\nchar_budgt = 1\n"),
         4,
         1,
         "mcp_servers.git.tools.t.char_budgt",
-        "unknown field `char_budgt`",
+        "unknown key `char_budgt`; did you mean `char_budget`?",
+    );
+}
+
+#[test]
+fn unknown_keys_name_the_closest_key_instead_of_every_key() {
+    let err = parse("[mcp_server.git]\ncommand = \"x\"\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/cfg/x.toml:1:2: mcp_server: unknown key `mcp_server`; did you mean `mcp_servers`?"
+    );
+    let err = parse(&format!("{GIT}disabled_tool = [\"a\"]\n")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/cfg/x.toml:3:1: mcp_servers.git.disabled_tool: unknown key `disabled_tool`; did you mean `disabled_tools`?"
+    );
+    // Nothing close: the table's keys, so the right one can be picked.
+    let err = parse(&format!("{GIT}zzzz = 5\n")).unwrap_err();
+    assert!(
+        err.message
+            .starts_with("unknown key `zzzz` (known keys: `char_budget`, "),
+        "{err}"
+    );
+    assert!(err.message.contains("`command`"), "{err}");
+    let err = parse(&format!("{GIT}budget = 5\n")).unwrap_err();
+    assert_eq!(
+        err.message,
+        "unknown key `budget`; did you mean `char_budget` or `token_budget`?"
     );
 }
 
@@ -258,7 +291,7 @@ fn bad_server_names() {
         3,
         1,
         "mcp_servers.\"a b\".x",
-        "unknown field",
+        "unknown key",
     );
 }
 
