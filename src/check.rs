@@ -49,6 +49,9 @@ pub const STDERR_LINES_SHOWN: usize = 5;
 pub struct CheckReport {
     /// Every configured server (enabled or not), in config file order.
     pub servers: Vec<ServerReport>,
+    /// What is wrong across servers, e.g. `tool name 'echo' is offered by more than one server;
+    /// server 'b' exposes it as 'b__echo'`.
+    pub warnings: Vec<String>,
 }
 
 /// One server's line of the report.
@@ -70,11 +73,14 @@ pub struct ServerReport {
     pub stderr_tail: Vec<String>,
     /// Its exposed tools, in catalog order (empty unless ready).
     pub tools: Vec<ToolReport>,
-    /// Tool names its config mentions that it does not offer (likely typos), e.g.
-    /// `disabled_tools names "git_comit", which the server does not offer`, and tools it
-    /// listed that are not offered because they are malformed, e.g.
-    /// `tool "t" dropped: `inputSchema` is not a JSON object`.
+    /// Tools it listed that are not offered because they are malformed, e.g.
+    /// `tool "t" dropped: `inputSchema` is not a JSON object`, or need task-augmented execution.
     pub warnings: Vec<String>,
+    /// Config entries naming tools it does not offer (likely typos: a typo in
+    /// `disabled_tools` leaves the tool exposed), from
+    /// [`ServerConfig::unknown_tool_messages`]: the config's intent is not carried out, and the
+    /// command exits 1.
+    pub errors: Vec<String>,
 }
 
 /// A server's state as `check` reports it.
@@ -106,11 +112,22 @@ pub struct ToolReport {
 }
 
 impl CheckReport {
-    /// Whether every enabled server is ready (the command's exit 0).
+    /// Whether every enabled server is ready.
     pub fn all_ready(&self) -> bool {
         self.servers
             .iter()
             .all(|s| matches!(s.status, ServerStatus::Ready | ServerStatus::Disabled))
+    }
+
+    /// How many config entries name tools their (ready) server does not offer.
+    pub fn errors(&self) -> usize {
+        self.servers.iter().map(|s| s.errors.len()).sum()
+    }
+
+    /// The command's exit 0: every enabled server is ready and every tool name in the config
+    /// is one its server offers.
+    pub fn passed(&self) -> bool {
+        self.all_ready() && self.errors() == 0
     }
 }
 
@@ -128,6 +145,23 @@ pub fn failure_reason(state: &ServerState) -> Option<String> {
     }
 }
 
+impl ServerReport {
+    /// A line with a name and a state only: no startup time, protocol, tools or messages.
+    pub fn bare(name: &str, status: ServerStatus) -> Self {
+        ServerReport {
+            name: name.to_owned(),
+            status,
+            startup: None,
+            protocol: None,
+            offered: Default::default(),
+            stderr_tail: Vec::new(),
+            tools: Vec::new(),
+            warnings: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
 /// Snapshot of a proxy after [`Core::start_servers`]: each configured server's state, startup
 /// time, stderr tail and exposed tools with settings resolved from `config`. No I/O.
 pub fn report(config: &Config, proxy: &Core) -> CheckReport {
@@ -138,20 +172,17 @@ pub fn report(config: &Config, proxy: &Core) -> CheckReport {
         .map(
             |server| match proxy.servers().iter().find(|d| d.name() == server.name) {
                 Some(ds) => server_report(config, &catalog, server, ds),
-                None => ServerReport {
-                    name: server.name.clone(),
-                    status: ServerStatus::Disabled,
-                    startup: None,
-                    protocol: None,
-                    offered: Default::default(),
-                    stderr_tail: Vec::new(),
-                    tools: Vec::new(),
-                    warnings: Vec::new(),
-                },
+                None => ServerReport::bare(&server.name, ServerStatus::Disabled),
             },
         )
+        .collect::<Vec<ServerReport>>();
+    // The catalog's unknown tool names are each server's errors already.
+    let warnings = proxy
+        .catalog_warnings()
+        .into_iter()
+        .filter(|w| !servers.iter().any(|s| s.errors.contains(w)))
         .collect();
-    CheckReport { servers }
+    CheckReport { servers, warnings }
 }
 
 /// The report line of one started server.
@@ -185,6 +216,10 @@ fn server_report(
         stderr_tail: ds.stderr_tail(),
         tools,
         warnings: server_warnings(server, ds),
+        errors: ds.tools().map_or_else(Vec::new, |listed| {
+            let offered: Vec<&str> = listed.iter().map(|t| t.name()).collect();
+            server.unknown_tool_messages(&offered)
+        }),
     }
 }
 
@@ -208,20 +243,11 @@ fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolRepor
         .collect()
 }
 
-/// What is wrong with a server's tools: config keys naming tools it does not offer, tools that
-/// need task-augmented execution, and the warnings from checking its tool list.
+/// What is wrong with a server's tools: tools that need task-augmented execution, and the
+/// warnings from checking its tool list.
 fn server_warnings(server: &ServerConfig, ds: &Downstream) -> Vec<String> {
     let mut warnings = Vec::new();
     if let Some(listed) = ds.tools() {
-        let offered: Vec<&str> = listed.iter().map(|t| t.name()).collect();
-        warnings.extend(
-            server
-                .unknown_tool_names(&offered)
-                .into_iter()
-                .map(|(key, name)| {
-                    format!("{key} names \"{name}\", which the server does not offer")
-                }),
-        );
         let task_only = listed.iter().filter(|t| t.requires_task()).filter_map(|t| {
             let name = t.name();
             server.exposes(name).then(|| {
@@ -303,6 +329,7 @@ pub fn render(report: &CheckReport) -> String {
     for s in &report.servers {
         rows.extend(server_rows(s, &mut totals));
     }
+    rows.extend(report.warnings.iter().map(|w| Err(format!("warning: {w}"))));
     let mut out = layout(&rows);
     if report.servers.is_empty() {
         out.push_str("(no servers configured)\n");
@@ -320,6 +347,13 @@ pub fn render(report: &CheckReport) -> String {
         let [prompts, resources, templates] = offered;
         out.push_str(&format!(
             ", {prompts} prompt(s), {resources} resource(s), {templates} resource template(s)"
+        ));
+    }
+    let errors = report.errors();
+    if errors > 0 {
+        out.push_str(&format!(
+            "; {errors} config entr{} naming tools the server does not offer",
+            if errors == 1 { "y" } else { "ies" }
         ));
     }
     out.push('\n');
@@ -401,6 +435,7 @@ fn server_rows(s: &ServerReport, totals: &mut Totals) -> Vec<Row> {
         }
         ServerStatus::Disabled => {}
     }
+    rows.extend(s.errors.iter().map(|e| Err(format!("  error: {e}"))));
     rows.extend(s.warnings.iter().map(|w| Err(format!("  warning: {w}"))));
     rows
 }
@@ -451,227 +486,4 @@ fn offered_lines(o: &Offered) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tool(name: &str, budget: (usize, Source), timeout: (f64, Source)) -> ToolReport {
-        ToolReport {
-            name: name.into(),
-            char_budget: Setting {
-                value: budget.0,
-                source: budget.1,
-            },
-            budget_rules: BudgetRules::default(),
-            tool_timeout: Setting {
-                value: Duration::from_secs_f64(timeout.0),
-                source: timeout.1,
-            },
-        }
-    }
-
-    fn sample() -> CheckReport {
-        CheckReport {
-            servers: vec![
-                ServerReport {
-                    name: "broken".into(),
-                    status: ServerStatus::Failed {
-                        reason: "restarting (attempt 1): exited".into(),
-                    },
-                    startup: None,
-                    protocol: None,
-                    offered: Default::default(),
-                    stderr_tail: (1..=7).map(|i| format!("line {i}")).collect(),
-                    tools: vec![],
-                    warnings: vec![],
-                },
-                ServerReport {
-                    name: "fx".into(),
-                    status: ServerStatus::Ready,
-                    startup: Some(Duration::from_millis(412)),
-                    protocol: Some("2026-07-28 (modern)".into()),
-                    offered: Default::default(),
-                    stderr_tail: vec!["noise".into()],
-                    tools: vec![
-                        tool("rows", (40, Source::Defaults), (60.0, Source::BuiltIn)),
-                        tool("fx_echo", (500, Source::Tool), (0.5, Source::Server)),
-                        ToolReport {
-                            budget_rules: BudgetRules {
-                                token_budget: Some(Setting {
-                                    value: 300,
-                                    source: Source::Tool,
-                                }),
-                                tokenizer: Setting {
-                                    value: crate::budget::Tokenizer::Cl100kBase,
-                                    source: Source::Server,
-                                },
-                                ..BudgetRules::default()
-                            },
-                            ..tool(
-                                "fx_tokens",
-                                (2000, Source::BuiltIn),
-                                (60.0, Source::BuiltIn),
-                            )
-                        },
-                    ],
-                    warnings: vec![
-                        "disabled_tools names \"ehco\", which the server does not offer".into(),
-                    ],
-                },
-                ServerReport {
-                    name: "old".into(),
-                    status: ServerStatus::Disabled,
-                    startup: None,
-                    protocol: None,
-                    offered: Default::default(),
-                    stderr_tail: vec![],
-                    tools: vec![],
-                    warnings: vec![],
-                },
-            ],
-        }
-    }
-
-    #[test]
-    fn renders_aligned_table() {
-        let text = render(&sample());
-        let expected = "\
-SERVER / TOOL  STATE     PROTOCOL             STARTUP  CHAR_BUDGET    TOKEN_BUDGET            TIMEOUT
-broken         failed                         -
-  reason: restarting (attempt 1): exited
-  stderr: line 3
-  stderr: line 4
-  stderr: line 5
-  stderr: line 6
-  stderr: line 7
-fx             ready     2026-07-28 (modern)  412 ms
-  rows                                                 40 (defaults)  -                       60s (built-in)
-  fx_echo                                              500 (tool)     -                       0.5s (server)
-  fx_tokens                                            -              300 cl100k_base (tool)  60s (built-in)
-  warning: disabled_tools names \"ehco\", which the server does not offer
-old            disabled
-
-1 of 2 enabled server(s) ready, 3 tool(s)
-";
-        assert_eq!(text, expected, "\n{text}");
-    }
-
-    #[test]
-    fn prompts_resources_and_templates_are_listed_under_their_server() {
-        let mut r = sample();
-        let offered = Offered {
-            prompts: vec!["fx_greet".into()],
-            resources: vec!["fixture://fx/doc/0".into(), "shared://doc".into()],
-            templates: vec!["fixture://fx/item/{id}".into()],
-            errors: vec!["prompts/list failed: boom".into()],
-        };
-        add_offered(&mut r, HashMap::from([("fx".to_owned(), offered)]));
-        let text = render(&r);
-        assert!(
-            text.contains(
-                "  fx_tokens                                            -              300 cl100k_base (tool)  60s (built-in)\n  prompt: fx_greet\n  resource: fixture://fx/doc/0\n  resource: shared://doc\n  template: fixture://fx/item/{id}\n  warning: prompts/list failed: boom\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.ends_with("1 of 2 enabled server(s) ready, 3 tool(s), 1 prompt(s), 2 resource(s), 1 resource template(s)\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn ready_only_when_every_enabled_server_is() {
-        let mut r = sample();
-        assert!(!r.all_ready());
-        r.servers.remove(0);
-        assert!(r.all_ready(), "disabled servers do not count");
-        r.servers.clear();
-        assert!(r.all_ready());
-        assert!(render(&r).contains("(no servers configured)"));
-    }
-
-    #[test]
-    fn empty_stderr_and_no_tools_are_said() {
-        let r = CheckReport {
-            servers: vec![
-                ServerReport {
-                    name: "a".into(),
-                    status: ServerStatus::Failed { reason: "x".into() },
-                    startup: Some(Duration::from_millis(5)),
-                    protocol: None,
-                    offered: Default::default(),
-                    stderr_tail: vec![],
-                    tools: vec![],
-                    warnings: vec![],
-                },
-                ServerReport {
-                    name: "b".into(),
-                    status: ServerStatus::Ready,
-                    startup: Some(Duration::from_millis(5)),
-                    protocol: None,
-                    offered: Default::default(),
-                    stderr_tail: vec![],
-                    tools: vec![],
-                    warnings: vec![],
-                },
-            ],
-        };
-        let text = render(&r);
-        assert!(text.contains("  stderr: (none)\n"), "{text}");
-        assert!(text.contains("  (no tools exposed)\n"), "{text}");
-        assert!(text.contains("failed            5 ms"), "{text}");
-    }
-
-    #[test]
-    fn stderr_is_said_once_not_in_the_reason_too() {
-        let failed = |reason: &str, stderr_tail: Vec<String>| ServerReport {
-            name: "a".into(),
-            status: ServerStatus::Failed {
-                reason: reason.into(),
-            },
-            startup: None,
-            protocol: None,
-            offered: Default::default(),
-            stderr_tail,
-            tools: vec![],
-            warnings: vec![],
-        };
-        let r = CheckReport {
-            servers: vec![
-                failed(
-                    "restarting (attempt 1): server 'a' exited (exit status: 1); last stderr: (no stderr output)",
-                    vec![],
-                ),
-                failed("unavailable: gave up: x; last stderr: boom | bang", vec!["boom".into(), "bang".into()]),
-            ],
-        };
-        let text = render(&r);
-        assert_eq!(text.matches("stderr").count(), 3, "{text}");
-        assert!(text.contains("  reason: restarting (attempt 1): server 'a' exited (exit status: 1)\n  stderr: (none)\n"), "{text}");
-        assert!(
-            text.contains("  reason: unavailable: gave up: x\n  stderr: boom\n  stderr: bang\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn failure_reasons_name_the_state() {
-        assert_eq!(
-            failure_reason(&ServerState::Restarting {
-                attempt: 2,
-                reason: "boom".into()
-            })
-            .unwrap(),
-            "restarting (attempt 2): boom"
-        );
-        assert_eq!(
-            failure_reason(&ServerState::Unavailable {
-                reason: "gave up".into()
-            })
-            .unwrap(),
-            "unavailable: gave up"
-        );
-        assert!(failure_reason(&ServerState::Starting)
-            .unwrap()
-            .contains("startup_timeout_sec"));
-    }
-}
+mod tests;

@@ -9,9 +9,11 @@ use mcp_envelope::cli::{self, Cli, Command, LogLevel};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Commands that print a report are quiet unless asked: warnings only.
+    // Commands that print a result are quiet unless asked: warnings only; `check` errors only,
+    // as its table shows every warning.
     let default_level = match cli.command {
-        Some(Command::Check | Command::Install(_) | Command::Uninstall(_)) => LogLevel::Warn,
+        Some(Command::Check) => LogLevel::Error,
+        Some(Command::Call { .. } | Command::Install(_) | Command::Uninstall(_)) => LogLevel::Warn,
         _ => LogLevel::Info,
     };
     let log = match cli::init_logging(&cli.global, default_level) {

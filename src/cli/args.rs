@@ -39,9 +39,9 @@ pub struct GlobalArgs {
     /// `$XDG_CONFIG_HOME/mcp-envelope/config.toml` (`~/.config/...`).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Log level on stderr (or the log file): error, warn, info, debug, trace. Default: info,
-    /// but warn for `check`, `install` and `uninstall`. `RUST_LOG` overrides it with a full
-    /// filter.
+    /// Log level on stderr (or the log file): error, warn, info, debug, trace. Default: info for
+    /// `serve` and the transcript commands, warn for `call`, `install` and `uninstall`, error
+    /// for `check` (its table shows the warnings). `RUST_LOG` overrides it with a full filter.
     #[arg(long, global = true, value_enum)]
     pub log_level: Option<LogLevel>,
     /// Write logs to this file (appended) instead of stderr, for clients that hide stderr.

@@ -11,7 +11,8 @@ use super::common::{
 use super::GlobalArgs;
 
 /// `mcp-envelope check`: start every enabled server (waiting up to each one's
-/// startup_timeout_sec), print the table of states and tools, stop them (issue 7).
+/// startup_timeout_sec), print the table of states and tools, stop them. Exit 0 when every
+/// enabled server is ready and every tool the config names is offered, else 1.
 pub(super) fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(global)?;
     let rt = runtime()?;
@@ -37,7 +38,7 @@ pub(super) fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     stdout
         .write_all(crate::check::render(&report).as_bytes())
         .context("writing stdout")?;
-    Ok(if report.all_ready() {
+    Ok(if report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

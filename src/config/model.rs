@@ -288,6 +288,43 @@ impl ServerConfig {
         );
         out
     }
+
+    /// [`Self::unknown_tool_names`] as messages naming the server, the config entry and the
+    /// offered tool meant when one is close ([`super::closest`]), e.g.
+    /// `mcp_servers.git.disabled_tools names "git_comit", which server 'git' does not offer;
+    /// did you mean "git_commit"?` or `[mcp_servers.git.tools.git_lgo] is for "git_lgo", …`.
+    /// A name written with the server's `tool_prefix` gets the name without it.
+    pub fn unknown_tool_messages(&self, offered: &[&str]) -> Vec<String> {
+        let server = super::key_segment(&self.name);
+        self.unknown_tool_names(offered)
+            .into_iter()
+            .map(|(key, tool)| {
+                let entry = match key {
+                    "tools" => format!(
+                        "[mcp_servers.{server}.tools.{}] is for",
+                        super::key_segment(tool)
+                    ),
+                    list => format!("mcp_servers.{server}.{list} names"),
+                };
+                let unprefixed = tool
+                    .strip_prefix(self.tool_prefix.as_str())
+                    .filter(|t| !self.tool_prefix.is_empty() && offered.contains(t));
+                let hint = match unprefixed {
+                    Some(t) => format!(
+                        "; did you mean \"{t}\"? (tool names here are the server's own, without tool_prefix \"{}\")",
+                        self.tool_prefix
+                    ),
+                    None => super::closest(tool, offered.iter().copied())
+                        .map(|t| format!("; did you mean \"{t}\"?"))
+                        .unwrap_or_default(),
+                };
+                format!(
+                    "{entry} \"{tool}\", which server '{}' does not offer{hint}",
+                    self.name
+                )
+            })
+            .collect()
+    }
 }
 
 fn resolve<T>(tool: Option<T>, server: Option<T>, defaults: Option<T>, built_in: T) -> Setting<T> {

@@ -356,6 +356,20 @@ impl Core {
         }
     }
 
+    /// Every warning the catalog's builds logged (name collisions, unknown tool names), sorted:
+    /// for `check`'s table.
+    pub(crate) fn catalog_warnings(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .catalog_warnings
+            .lock()
+            .unwrap()
+            .iter()
+            .cloned()
+            .collect();
+        all.sort();
+        all
+    }
+
     /// Writes each server's tool list to the transcript when it is new or changed, so the
     /// recording can be served again as a cassette: the tools the config exposes (a cassette
     /// played without the config offers what the session offered, no more).
@@ -514,11 +528,7 @@ fn unknown_tool_warnings(config: &Config, lists: &[(String, ToolList)]) -> Vec<S
             continue;
         };
         let offered: Vec<&str> = tools.iter().map(ServerTool::name).collect();
-        for (key, tool) in server.unknown_tool_names(&offered) {
-            warnings.push(format!(
-                "server '{name}': {key} names \"{tool}\", which the server does not offer (a typo?)"
-            ));
-        }
+        warnings.extend(server.unknown_tool_messages(&offered));
     }
     warnings
 }

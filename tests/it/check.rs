@@ -88,11 +88,20 @@ fn tool_names_the_server_does_not_offer_are_flagged() {
     let (_dir, config) = write_config(&fixture_server("fx", &[], "disabled_tools = [\"ehco\"]"));
     let out = check(&config);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    // The config's intent (echo hidden) is not carried out: exit 1, naming server, entry and
+    // the tool meant.
+    assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("  warning: disabled_tools names \"ehco\", which the server does not offer"),
+        text.contains("  error: mcp_servers.fx.disabled_tools names \"ehco\", which server 'fx' does not offer; did you mean \"echo\"?\n"),
         "{text}"
     );
+    assert!(
+        text.ends_with("; 1 config entry naming tools the server does not offer\n"),
+        "{text}"
+    );
+    // Said once: in the table, not in the log too.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("ehco"), "{err}");
     assert!(
         text.lines().any(|l| l.trim_start().starts_with("echo ")),
         "echo stays exposed:\n{text}"
@@ -220,4 +229,56 @@ fn a_task_only_tool_is_a_check_warning_and_not_logged_on_every_call() {
             "a call does not log the task-only tool: {log}"
         );
     }
+}
+
+#[test]
+fn collisions_are_warned_about_once_in_the_table() {
+    let (_dir, config) = write_config(&format!(
+        "{}{}",
+        fixture_server("a", &[], ""),
+        fixture_server("b", &[], "")
+    ));
+    let out = check(&config);
+    let text = ok_stdout(&out);
+    let warning = "warning: tool name 'echo' is offered by more than one server; server 'b' exposes it as 'b__echo'\n";
+    assert_eq!(text.matches(warning).count(), 1, "{text}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "said in the table only"
+    );
+}
+
+#[test]
+fn call_logs_warnings_only_unless_asked() {
+    let (_dir, config) = write_config(&fixture_server("fx", &[], "disabled_tools = [\"ehco\"]"));
+    let call = |level: Option<&str>| {
+        let mut cmd = std::process::Command::new(bin());
+        if let Some(level) = level {
+            cmd.args(["--log-level", level]);
+        }
+        let out = cmd
+            .args(["call", "--config"])
+            .arg(&config)
+            .args(["echo", "{\"text\":\"hi\"}"])
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let quiet = call(None);
+    assert!(!quiet.contains("INFO"), "{quiet}");
+    // A warning still shows, once.
+    assert_eq!(quiet.lines().count(), 1, "{quiet}");
+    assert!(
+        quiet.contains("WARN") && quiet.contains("did you mean \"echo\"?"),
+        "{quiet}"
+    );
+    let verbose = call(Some("info"));
+    assert!(
+        verbose.contains("INFO") && verbose.contains("tools/call"),
+        "{verbose}"
+    );
 }

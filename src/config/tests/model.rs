@@ -33,6 +33,26 @@ fn typos_in_lists_and_tool_tables_are_reported() {
         ]
     );
 }
+
+#[test]
+fn typo_messages_name_server_entry_and_the_tool_meant() {
+    let cfg = Config::parse(
+        "[mcp_servers.git]\ncommand = \"x\"\ntool_prefix = \"g_\"\ndisabled_tools = [\"git_comit\", \"g_git_add\", \"push\"]\n[mcp_servers.git.tools.git_lgo]\nchar_budget = 5\n",
+        Path::new("/c.toml"),
+        &|_| None,
+    )
+    .unwrap();
+    let server = cfg.server("git").unwrap();
+    assert_eq!(
+        server.unknown_tool_messages(&["git_log", "git_commit", "git_add"]),
+        vec![
+            "mcp_servers.git.disabled_tools names \"git_comit\", which server 'git' does not offer; did you mean \"git_commit\"?",
+            "mcp_servers.git.disabled_tools names \"g_git_add\", which server 'git' does not offer; did you mean \"git_add\"? (tool names here are the server's own, without tool_prefix \"g_\")",
+            "mcp_servers.git.disabled_tools names \"push\", which server 'git' does not offer",
+            "[mcp_servers.git.tools.git_lgo] is for \"git_lgo\", which server 'git' does not offer; did you mean \"git_log\"?",
+        ]
+    );
+}
 #[test]
 fn full_example_parses() {
     let config = parse(FULL).unwrap();
