@@ -19,6 +19,7 @@ mod envelope_props;
 mod eras;
 mod eras_mrtr;
 mod fuzz_pure;
+mod git_log_rows;
 mod http_serve;
 mod import;
 mod install;

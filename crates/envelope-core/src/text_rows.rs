@@ -4,8 +4,14 @@
 //! Rules (the `text_rows` and `long_rows` settings of a tool):
 //! * `text_rows = "lines"`: the text without one final `\n` is split at each `\n`; one `\r`
 //!   before it is dropped; each line is a [`Row::Line`] (joined back with `\n`).
-//! * `text_rows = "blocks"`: the text without one final `\n` is split at each `\n\n`; each part
-//!   is a [`Row::Block`] (joined back with a blank line), so one commit of a `git log` is one row.
+//! * `text_rows = "blocks"`: the text is split at its widest runs of blank lines (lines empty or
+//!   of whitespace only); each part, without the blank lines around it, is a [`Row::Block`]
+//!   (joined back with one blank line). Blank lines at the start and the end are no rows, and a
+//!   run of fewer blank lines than the widest stays inside its block. So paragraphs separated
+//!   by one blank line are one row each, and a text that separates its records by two blank
+//!   lines and their paragraphs by one (mcp-server-git's `git_log`: commits, and the
+//!   paragraphs of a commit message) gives one row per record: one commit, one row. See
+//!   [`blocks`].
 //! * `long_rows = "split"`: a line or block that does not fit the budget on its own becomes
 //!   its first piece followed by [`Row::Continued`] pieces, each the longest prefix of the rest
 //!   that fits (see [`Budget::split`]); they join with no separator, so a page boundary inside
@@ -37,11 +43,11 @@ pub fn plain_text_rows<'a>(
     if text.is_empty() {
         return Box::new(std::iter::empty());
     }
-    let body = text.strip_suffix('\n').unwrap_or(text);
     let block = rules.text_rows == TextRows::Blocks;
     let parts: Box<dyn Iterator<Item = &'a str>> = if block {
-        Box::new(body.split("\n\n"))
+        Box::new(blocks(text).into_iter())
     } else {
+        let body = text.strip_suffix('\n').unwrap_or(text);
         Box::new(
             body.split('\n')
                 .map(|line| line.strip_suffix('\r').unwrap_or(line)),
@@ -72,6 +78,53 @@ pub fn plain_text_rows<'a>(
             }))
         }),
     )
+}
+
+/// The blocks of `text` for `text_rows = "blocks"` (see the module documentation), in order,
+/// each a slice of `text` from the start of its first line that is not blank to the end of its
+/// last one (without its `\n`). A text of blank lines only has none.
+pub fn blocks(text: &str) -> Vec<&str> {
+    // Lines as (start, end) byte offsets, without their `\n`.
+    let lines = || {
+        let mut start = 0;
+        text.split_inclusive('\n').map(move |line| {
+            let range = (start, start + line.trim_end_matches('\n').len());
+            start += line.len();
+            range
+        })
+    };
+    // The widest run of blank lines between two lines that are not blank.
+    let (mut widest, mut run, mut seen) = (0, 0, false);
+    for (s, e) in lines() {
+        if text[s..e].trim().is_empty() {
+            run += 1;
+        } else {
+            if seen {
+                widest = widest.max(run);
+            }
+            (run, seen) = (0, true);
+        }
+    }
+    let mut out = Vec::new();
+    let mut current: Option<(usize, usize)> = None;
+    let mut run = 0;
+    for (s, e) in lines() {
+        if text[s..e].trim().is_empty() {
+            run += 1;
+            continue;
+        }
+        current = match current {
+            Some((start, end)) if widest > 0 && run >= widest => {
+                out.push(&text[start..end]);
+                Some((s, e))
+            }
+            Some((start, _)) => Some((start, e)),
+            None => Some((s, e)),
+        };
+        run = 0;
+    }
+    out.extend(current.map(|(start, end)| &text[start..end]));
+    out
 }
 
 #[cfg(test)]
@@ -113,6 +166,57 @@ mod tests {
             ]
         );
         assert!(rows("", TextRules::default()).is_empty());
+    }
+
+    #[test]
+    fn blocks_split_at_the_widest_blank_line_runs_and_no_block_starts_blank() {
+        // mcp-server-git's git_log: two blank lines between commits, one between paragraphs.
+        let log = "Commit history:\nCommit: a\nMessage: one\n\n\nCommit: b\nMessage: two\n\nsecond paragraph\n\n\nCommit: c\nMessage: three\n";
+        assert_eq!(
+            blocks(log),
+            [
+                "Commit history:\nCommit: a\nMessage: one",
+                "Commit: b\nMessage: two\n\nsecond paragraph",
+                "Commit: c\nMessage: three",
+            ]
+        );
+        // One blank line apart: paragraphs; blank lines at the ends are no rows.
+        assert_eq!(
+            blocks("\n\npara 1\nline 2\n\npara 2\n\n\n"),
+            ["para 1\nline 2", "para 2"]
+        );
+        // Whitespace-only lines are blank; CRLF text too.
+        assert_eq!(blocks("a\r\n \t\r\nb\r\n"), ["a\r", "b\r"]);
+        assert_eq!(
+            blocks("one block\nno blank line"),
+            ["one block\nno blank line"]
+        );
+        assert!(blocks("\n \n\n").is_empty());
+        assert!(blocks("").is_empty());
+    }
+
+    #[test]
+    fn a_git_log_gives_one_row_per_commit_and_pages_rejoin_it() {
+        let commits: Vec<String> = (0..20)
+            .map(|i| format!("Commit: {i:040}\nAuthor: x\nMessage: change {i}\n\nwhy, at length\n"))
+            .collect();
+        let log = format!("Commit history:\n{}", commits.join("\n\n"));
+        let rules = rules(TextRows::Blocks, LongRows::Split, Budget::chars(200));
+        let r = rows(&log, rules);
+        assert_eq!(r.len(), 20, "one row per commit");
+        let filled = fill_rows_within(r.clone(), &Budget::chars(200));
+        assert!(!filled.content.starts_with('\n'), "{:?}", filled.content);
+        assert_eq!(
+            filled.omitted as usize + filled.content.matches("Commit: ").count(),
+            20
+        );
+        let joined: Vec<String> = r.iter().map(render_row).collect();
+        // Joined with one blank line, the rows are the text with one blank line between
+        // commits: nothing of it is lost.
+        assert_eq!(
+            joined.join("\n\n"),
+            log.trim_end().replace("\n\n\nCommit", "\n\nCommit")
+        );
     }
 
     #[test]

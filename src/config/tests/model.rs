@@ -309,8 +309,8 @@ fn example_config_parses() {
     }
     assert!(git.exposes("git_log") && git.exposes("git_status") && git.exposes("git_diff"));
     let log = config.tool_settings("git", "git_log");
-    assert_eq!(log.char_budget, setting(600, Source::Tool));
-    // One row per commit (a blank line ends each), so `omitted` counts commits.
+    assert_eq!(log.char_budget, setting(1500, Source::Server));
+    // One row per commit (two blank lines end each), so `omitted` counts commits.
     assert_eq!(
         log.budget_rules.text_rows,
         setting(crate::budget::TextRows::Blocks, Source::Tool)
