@@ -27,6 +27,10 @@ struct CallTrack {
     session: Option<u64>,
     /// Its `_meta.progressToken` as JSON text.
     progress_token: Option<String>,
+    /// The token its server reports progress under, as JSON text, when that is not
+    /// `progress_token`: a resumed multi-round call's downstream request is its first round's,
+    /// which set the first round's token.
+    downstream_token: Option<String>,
     /// Where its downstream request went (the id it has there, once sent).
     slot: Option<DownstreamSlot>,
     events: Vec<Value>,
@@ -69,6 +73,7 @@ impl CallsInFlight {
                 server: server.to_owned(),
                 session,
                 progress_token,
+                downstream_token: None,
                 slot,
                 events: Vec::new(),
             },
@@ -79,20 +84,48 @@ impl CallsInFlight {
         }
     }
 
-    /// The call an event of `server` belongs to: the one with `progress_token` when given,
-    /// else the oldest on `server`.
-    pub(super) fn owner(&self, server: &str, progress_token: Option<&str>) -> Option<u64> {
+    /// The oldest call in flight on `server` (an event that names no call is recorded there).
+    pub(super) fn oldest(&self, server: &str) -> Option<u64> {
         let calls = self.calls.lock().unwrap();
-        match progress_token {
-            Some(token) => calls
-                .iter()
-                .find(|(_, t)| t.progress_token.as_deref() == Some(token))
-                .map(|(seq, _)| *seq),
-            None => calls
-                .iter()
-                .filter(|(_, t)| t.server == server)
-                .map(|(seq, _)| *seq)
-                .min(),
+        calls
+            .iter()
+            .filter(|(_, t)| t.server == server)
+            .map(|(seq, _)| *seq)
+            .min()
+    }
+
+    /// The call a progress notification of `server` with `token` (JSON text) belongs to, and
+    /// the call's own token when the server knows it by another (see
+    /// [`CallsInFlight::continue_progress`]): the notification must carry the call's.
+    pub(super) fn progress_owner(&self, server: &str, token: &str) -> Option<(u64, Option<Value>)> {
+        let calls = self.calls.lock().unwrap();
+        let (seq, track) = calls.iter().find(|(_, t)| {
+            t.server == server
+                && t.downstream_token
+                    .as_deref()
+                    .or(t.progress_token.as_deref())
+                    == Some(token)
+        })?;
+        let own = track.downstream_token.as_ref().and_then(|_| {
+            let text = track.progress_token.as_deref()?;
+            serde_json::from_str(text).ok()
+        });
+        Some((*seq, own))
+    }
+
+    /// The call whose downstream request is `slot` now continues a request that set
+    /// `downstream_token` (JSON text): its server's progress under that token is the call's.
+    pub(super) fn continue_progress(
+        &self,
+        slot: &DownstreamSlot,
+        downstream_token: Option<String>,
+    ) {
+        let mut calls = self.calls.lock().unwrap();
+        let track = calls
+            .values_mut()
+            .find(|t| t.slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, slot)));
+        if let Some(track) = track {
+            track.downstream_token = downstream_token;
         }
     }
 
@@ -156,19 +189,49 @@ mod tests {
         let a = calls.enter(3, "s", Some(1), None, None);
         let _b = calls.enter(5, "s", Some(2), Some("\"tok\"".into()), None);
         let _c = calls.enter(1, "other", None, None, None);
-        assert_eq!(calls.owner("s", None), Some(3));
-        assert_eq!(calls.owner("s", Some("\"tok\"")), Some(5));
-        assert_eq!(calls.owner("x", None), None);
+        assert_eq!(calls.oldest("s"), Some(3));
+        assert_eq!(calls.progress_owner("s", "\"tok\""), Some((5, None)));
+        assert_eq!(
+            calls.progress_owner("other", "\"tok\""),
+            None,
+            "another server's"
+        );
+        assert_eq!(calls.oldest("x"), None);
         assert_eq!(calls.session_of(5), Some(2));
         drop(a);
         assert_eq!(
-            calls.owner("s", None),
+            calls.oldest("s"),
             Some(5),
             "a dropped guard leaves the table"
         );
         calls.push_event(5, Value::from(1));
         assert_eq!(calls.take_events(5), vec![Value::from(1)]);
         assert!(calls.take_events(5).is_empty());
+    }
+
+    #[test]
+    fn a_resumed_call_takes_its_first_rounds_progress_under_its_own_token() {
+        let calls = CallsInFlight::default();
+        let slot: DownstreamSlot = Arc::new(Mutex::new(None));
+        let _retry = calls.enter(9, "s", Some(1), Some("\"t2\"".into()), Some(slot.clone()));
+        assert_eq!(calls.progress_owner("s", "\"t1\""), None);
+        calls.continue_progress(&slot, Some("\"t1\"".into()));
+        assert_eq!(
+            calls.progress_owner("s", "\"t1\""),
+            Some((9, Some(Value::from("t2"))))
+        );
+        assert_eq!(
+            calls.progress_owner("s", "\"t2\""),
+            None,
+            "the server never saw t2"
+        );
+        let other: DownstreamSlot = Arc::new(Mutex::new(None));
+        calls.continue_progress(&other, Some("\"t3\"".into()));
+        assert_eq!(
+            calls.progress_owner("s", "\"t3\""),
+            None,
+            "no call has that slot"
+        );
     }
 
     #[test]

@@ -85,7 +85,7 @@ impl Core {
         method: String,
         params: Option<Value>,
     ) {
-        let params = match self.passthrough.on_notification(&server, &method, params) {
+        let mut params = match self.passthrough.on_notification(&server, &method, params) {
             NotificationAction::Forward(params) => params,
             NotificationAction::Drop => return,
             NotificationAction::RefreshThenForward(kind) => {
@@ -100,18 +100,14 @@ impl Core {
         };
         let mut owner = None;
         if method == "notifications/progress" {
-            let token = params
-                .as_ref()
-                .and_then(|p| p.get("progressToken"))
-                .map(Value::to_string);
-            let call = self.calls.owner(&server, token.as_deref());
+            let (call, named) = self.progress_call(&server, params.as_mut());
             if let Some(seq) = call.filter(|_| self.transcript.is_some()) {
                 let event = jsonrpc::notification(&method, params.clone());
                 self.calls
                     .push_event(seq, transcript::event("server_to_client", event));
             }
             // Only a token names the call the notification is for.
-            owner = call.filter(|_| token.is_some());
+            owner = call.filter(|_| named);
         }
         let sessions = match owner.and_then(|seq| self.calls.session_of(seq)) {
             Some(id) => self.session(id).into_iter().collect(),
@@ -122,6 +118,22 @@ impl Core {
                 .server_notification(&server, &method, params.clone())
                 .await;
         }
+    }
+
+    /// The call a progress notification of `server` belongs to: the one its `progressToken`
+    /// names (then `true`; the token is put back to the call's own when the server knows the
+    /// call by another), else the oldest call on `server` (`false`: recorded there, not routed).
+    fn progress_call(&self, server: &str, params: Option<&mut Value>) -> (Option<u64>, bool) {
+        let Some(token) = params.and_then(|p| p.get_mut("progressToken")) else {
+            return (self.calls.oldest(server), false);
+        };
+        let Some((seq, own)) = self.calls.progress_owner(server, &token.to_string()) else {
+            return (None, true);
+        };
+        if let Some(own) = own {
+            *token = own;
+        }
+        (Some(seq), true)
     }
 
     /// A server's request: to the modern call that takes it (as an input request), else to a

@@ -76,6 +76,9 @@ struct Running {
     remaining: Duration,
     timeout: Duration,
     slot: DownstreamSlot,
+    /// The `_meta.progressToken` (JSON text) its downstream request set: a retry resuming the
+    /// call gets the server's progress under it.
+    progress_token: Option<String>,
     _waiter: WaiterGuard,
 }
 
@@ -213,6 +216,10 @@ impl Core {
             return Flow::Refused(error);
         }
         let (waiter, asks) = self.multi_round.register(ds.name(), slot);
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .map(Value::to_string);
         let running = Running {
             tool: tool.to_owned(),
             future: start_request(ds, params, slot),
@@ -221,6 +228,7 @@ impl Core {
             remaining: timeout,
             timeout,
             slot: slot.clone(),
+            progress_token,
             _waiter: waiter,
         };
         self.drive(running, meta).await
@@ -333,6 +341,8 @@ impl Core {
         // The retry is the request a client cancellation now names.
         *slot.lock().unwrap() = running.slot.lock().unwrap().clone();
         running.slot = slot.clone();
+        self.calls
+            .continue_progress(slot, running.progress_token.clone());
         self.drive(running, meta).await
     }
 

@@ -5,7 +5,8 @@
 //! Routing (MCP 2025-11-25 "Transports: Streamable HTTP", "Sending Messages to the Server" and
 //! "Listening for Messages from the Server"; 2026-07-28 "Streamable HTTP: Receiving Messages"):
 //! - a JSON-RPC response goes to the POST that carried the request with its id, and ends it;
-//! - `notifications/progress` goes to the POST whose request set that `progressToken`;
+//! - `notifications/progress` goes to the POST whose request set that `progressToken`, and
+//!   nowhere when no waiting request of the session set it;
 //! - a notification tagged with `io.modelcontextprotocol/subscriptionId` goes to the
 //!   `subscriptions/listen` POST with that id;
 //! - anything else (server-to-client requests, log messages, list changes) is unrelated to a
@@ -303,6 +304,7 @@ impl Channel {
                 let _ = tx.send(Out { json, last }).await;
             }
             Target::Unrelated => self.unrelated(line).await,
+            Target::Drop => {}
         }
     }
 
@@ -330,7 +332,13 @@ impl Channel {
                         let fix = w.token.as_ref().and_then(|(_, t)| t.clone());
                         Target::Waiter(w.tx.clone(), fix.map(Fix::Token), false)
                     }
-                    None => Target::Unrelated,
+                    // Progress is request-scoped (MCP 2025-11-25 "Utilities: Progress"): a
+                    // token no request of this session set is another session's, or a
+                    // finished request's.
+                    None => {
+                        debug!("progress for no active request of this session; dropped");
+                        Target::Drop
+                    }
                 }
             }
             (Some(_), None) if subscription.is_some() => {
@@ -393,6 +401,8 @@ impl super::sessions::Live for Channel {
 enum Target {
     Waiter(mpsc::Sender<Out>, Option<Fix>, bool),
     Unrelated,
+    /// Nowhere: the message concerns no request of this session.
+    Drop,
 }
 
 /// A replaced value put back before the client sees the message.

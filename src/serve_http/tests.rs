@@ -41,7 +41,7 @@ fn line(v: Value) -> Vec<u8> {
 
 /// `initialize` and `echo` answer at once; `slow` sends progress first when asked; `ask` sends
 /// a server-to-client request and answers with the client's reply; `tell` logs an unrelated
-/// message first; `hang` never answers; `subscriptions/listen` acknowledges and completes when
+/// message first; `stray` sends progress for a token no request set, then a log message; `hang` never answers; `subscriptions/listen` acknowledges and completes when
 /// the input ends; `late` answers once the test releases it (the session ends after that).
 async fn fake_session(
     mut input: mpsc::Receiver<Vec<u8>>,
@@ -73,6 +73,15 @@ async fn fake_session(
                     let _ = out.send(line(p)).await;
                 }
                 let _ = out.send(reply(json!({"done": true}))).await;
+            }
+            Some("stray") => {
+                let p = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": "not-this-sessions", "progress": 1}});
+                let _ = out.send(line(p)).await;
+                let n = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "after"}});
+                let _ = out.send(line(n)).await;
+                let _ = out.send(reply(json!({}))).await;
             }
             Some("tell") => {
                 let n = json!({"jsonrpc": "2.0", "method": "notifications/message",
@@ -261,6 +270,22 @@ async fn legacy_sessions_are_opened_named_and_ended() {
     assert_eq!(still.status(), 200);
     let seen = server.seen.0.lock().unwrap().clone();
     assert!(seen.contains(&note), "the notification reached the session");
+}
+
+#[tokio::test]
+async fn progress_for_a_token_no_request_of_the_session_set_is_dropped() {
+    let server = start(defaults()).await;
+    let session = server.initialize().await;
+    let stray = request(json!(5), "stray", json!({}));
+    let response = server.post(&stray, Some(&session)).send().await.unwrap();
+    let messages = sse_messages(&response.text().await.unwrap());
+    let methods: Vec<&Value> = messages.iter().map(|m| &m["method"]).collect();
+    assert_eq!(
+        methods,
+        [&json!("notifications/message"), &Value::Null],
+        "{messages:?}"
+    );
+    assert_eq!(messages[1]["id"], 5);
 }
 
 #[tokio::test]
