@@ -74,15 +74,7 @@ async fn fake_session(
                 }
                 let _ = out.send(reply(json!({"done": true}))).await;
             }
-            Some("stray") => {
-                let p = json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                    "params": {"progressToken": "not-this-sessions", "progress": 1}});
-                let _ = out.send(line(p)).await;
-                let n = json!({"jsonrpc": "2.0", "method": "notifications/message",
-                    "params": {"level": "info", "data": "after"}});
-                let _ = out.send(line(n)).await;
-                let _ = out.send(reply(json!({}))).await;
-            }
+            Some("stray") => stray(&out, reply(json!({}))).await,
             Some("tell") => {
                 let n = json!({"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "info", "data": "hello"}});
@@ -130,6 +122,17 @@ async fn fake_session(
         let done = json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
             "_meta": {"io.modelcontextprotocol/subscriptionId": id}}});
         let _ = out.send(line(done)).await;
+    }
+}
+
+/// Progress for a token no request set, a log message, then `answer`.
+async fn stray(out: &mpsc::Sender<Vec<u8>>, answer: Vec<u8>) {
+    let p = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "not-this-sessions", "progress": 1}});
+    let n = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "after"}});
+    for message in [line(p), line(n), answer] {
+        let _ = out.send(message).await;
     }
 }
 
