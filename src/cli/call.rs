@@ -33,7 +33,11 @@ pub(super) fn run_call(
             "ARGS_JSON must be a JSON object, like '{{\"key\": \"value\"}}'"
         )));
     }
-    let config = load_config(global)?;
+    let mut config = load_config(global)?;
+    // Only the server that offers the tool, when the config alone says which.
+    if let Some(server) = config.sole_server_for(tool) {
+        config = Arc::new(config.with_only_server(server));
+    }
     let rt = runtime()?;
     let envelope = rt.block_on(async {
         let writer = transcript_writer(&config, transcript);

@@ -180,6 +180,35 @@ impl Config {
         self.servers.iter().filter(|s| s.enabled)
     }
 
+    /// The one enabled server whose tool the client would call as `exposed`, when the config
+    /// alone decides it: every enabled server has an `enabled_tools` allowlist, so the exposed
+    /// names are those lists with each server's `tool_prefix` (less `disabled_tools`), no
+    /// exposed name comes from two servers (no collision renaming), and one of them is
+    /// `exposed`. `None` otherwise: then only the servers' own `tools/list` answers tell. Used
+    /// by `call` to start only that server; the answer is the one `serve` would give (a name
+    /// the server does not offer after all is `not_found` either way).
+    pub fn sole_server_for(&self, exposed: &str) -> Option<&str> {
+        let mut names = std::collections::HashMap::new();
+        for server in self.enabled_servers() {
+            for tool in server.enabled_tools.as_ref()? {
+                if server.exposes(tool) {
+                    let name = format!("{}{tool}", server.tool_prefix);
+                    if names.insert(name, server.name.as_str()).is_some() {
+                        return None;
+                    }
+                }
+            }
+        }
+        names.get(exposed).copied()
+    }
+
+    /// This config with `server` as its only server (for `call`, see [`Self::sole_server_for`]).
+    pub fn with_only_server(&self, server: &str) -> Config {
+        let mut narrowed = self.clone();
+        narrowed.servers.retain(|s| s.name == server);
+        narrowed
+    }
+
     /// Settings for downstream tool `tool` of server `server`, each resolved tool table →
     /// server table → `[defaults]` → built-in. An unknown server or tool skips those levels.
     pub fn tool_settings(&self, server: &str, tool: &str) -> ToolSettings {

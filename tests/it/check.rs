@@ -252,22 +252,7 @@ fn collisions_are_warned_about_once_in_the_table() {
 #[test]
 fn call_logs_warnings_only_unless_asked() {
     let (_dir, config) = write_config(&fixture_server("fx", &[], "disabled_tools = [\"ehco\"]"));
-    let call = |level: Option<&str>| {
-        let mut cmd = std::process::Command::new(bin());
-        if let Some(level) = level {
-            cmd.args(["--log-level", level]);
-        }
-        let out = cmd
-            .args(["call", "--config"])
-            .arg(&config)
-            .args(["echo", "{\"text\":\"hi\"}"])
-            .env_remove("RUST_LOG")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
+    let call = |level: Option<&str>| call_echo(&config, level);
     let quiet = call(None);
     assert!(!quiet.contains("INFO"), "{quiet}");
     // A warning still shows, once.
@@ -281,4 +266,42 @@ fn call_logs_warnings_only_unless_asked() {
         verbose.contains("INFO") && verbose.contains("tools/call"),
         "{verbose}"
     );
+}
+
+#[test]
+fn call_starts_only_the_server_the_allowlists_name() {
+    let config_with = |gone_extra: &str| {
+        write_config(&format!(
+            "{}[mcp_servers.gone]\ncommand = \"mcp-server-that-does-not-exist\"\n{gone_extra}\n",
+            fixture_server("fx", &[], "enabled_tools = [\"echo\"]"),
+        ))
+    };
+    let call = |config: &std::path::Path| call_echo(config, None);
+    // Every server lists its tools in the config: only fx is started.
+    let (_d1, decided) = config_with("enabled_tools = [\"other\"]");
+    let log = call(&decided);
+    assert!(!log.contains("gone"), "{log}");
+    // gone could offer any tool: it is started too (and warned about).
+    let (_d2, open) = config_with("");
+    let log = call(&open);
+    assert!(log.contains("gone"), "{log}");
+}
+
+/// `mcp-envelope [--log-level LEVEL] call echo {"text":"hi"}` with `config`: its stderr, after
+/// checking it succeeded.
+fn call_echo(config: &std::path::Path, level: Option<&str>) -> String {
+    let mut cmd = std::process::Command::new(bin());
+    if let Some(level) = level {
+        cmd.args(["--log-level", level]);
+    }
+    let out = cmd
+        .args(["call", "--config"])
+        .arg(config)
+        .args(["echo", "{\"text\":\"hi\"}"])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }

@@ -320,3 +320,31 @@ fn example_config_parses() {
         setting(1500, Source::Server)
     );
 }
+
+#[test]
+fn a_tool_name_decides_its_server_only_when_every_allowlist_is_known() {
+    let text = |b_tools: &str| {
+        format!(
+            "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"rows\"]\ndisabled_tools = [\"rows\"]\n\
+             [mcp_servers.b]\ncommand = \"x\"\ntool_prefix = \"b_\"\n{b_tools}\n\
+             [mcp_servers.off]\ncommand = \"x\"\nenabled = false\n"
+        )
+    };
+    let parse = |t: &str| Config::parse(t, Path::new("/c.toml"), &|_| None).unwrap();
+    let cfg = parse(&text("enabled_tools = [\"echo\"]"));
+    assert_eq!(cfg.sole_server_for("echo"), Some("a"));
+    assert_eq!(cfg.sole_server_for("b_echo"), Some("b"));
+    assert_eq!(cfg.sole_server_for("rows"), None, "disabled");
+    assert_eq!(cfg.sole_server_for("nope"), None);
+    let only = cfg.with_only_server("b");
+    assert_eq!(only.servers.len(), 1);
+    assert_eq!(only.servers[0].name, "b");
+    // b offers whatever it lists: any name could be b's.
+    assert_eq!(parse(&text("")).sole_server_for("echo"), None);
+    // Two servers giving the same name are renamed by the catalog: not decided here.
+    let cfg = parse(
+        &text("tool_prefix = \"\"\nenabled_tools = [\"echo\"]")
+            .replace("tool_prefix = \"b_\"\n", ""),
+    );
+    assert_eq!(cfg.sole_server_for("echo"), None);
+}
