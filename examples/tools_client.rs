@@ -11,7 +11,10 @@
 //! spawn to the last byte of that first listing is the start-up figure. Then `--lists` more
 //! listings one after another, each timed from its requests written to the last byte of its
 //! last page (each page is then scanned to count its tools and find `nextCursor`; the scans of
-//! pages before the last are part of the time, as a client paging must make them). Prints one JSON line: start-up
+//! pages before the last are part of the time, as a client paging must make them). Each
+//! connection is read on its own thread. A second figure adds the client's own parse: until
+//! every page is parsed into `serde_json::Value`s (`startup_parsed_ms`, `parsed_p50_ms`).
+//! Prints one JSON line: start-up
 //! (ms) and the CPU the spawned processes used until then (ms), listing p50/p99 (ms), tools and bytes of one listing, pages, CPU of the spawned
 //! processes per listing (ms, from `/proc/PID/task/*/schedstat`, all threads), and their memory
 //! (VmHWM, VmRSS in kB, summed over the processes).
@@ -46,22 +49,26 @@ struct Conn {
 }
 
 /// What one full listing (all pages) of one connection saw; `done` is when the last page's
-/// last byte was read (before it is parsed).
+/// last byte was read (before it is parsed), `parsed` when every page had been parsed into
+/// `serde_json::Value`s (what a client that uses the tools does next).
 #[derive(Clone, Copy)]
 struct Listing {
     tools: usize,
     bytes: usize,
     pages: usize,
     done: Instant,
+    parsed: Instant,
 }
 
 impl Default for Listing {
     fn default() -> Self {
+        let now = Instant::now();
         Listing {
             tools: 0,
             bytes: 0,
             pages: 0,
-            done: Instant::now(),
+            done: now,
+            parsed: now,
         }
     }
 }
@@ -133,11 +140,16 @@ impl Conn {
             let page: ListResponse = serde_json::from_slice(line).expect("a tools/list answer");
             let result = page.result.expect("tools/list answered with a result");
             listing.tools += result.tools.len();
-            match result.next_cursor {
-                Some(c) if !c.is_null() => {
-                    self.send("tools/list", json!({ "cursor": c }));
-                }
-                _ => return listing,
+            let next = result.next_cursor.filter(|c| !c.is_null());
+            if let Some(c) = &next {
+                self.send("tools/list", json!({ "cursor": c }));
+            }
+            // The client's own work on the page: every tool as a value tree.
+            let value: serde_json::Value = serde_json::from_slice(&self.line).unwrap();
+            std::hint::black_box(value);
+            listing.parsed = Instant::now();
+            if next.is_none() {
+                return listing;
             }
         }
     }
@@ -154,18 +166,31 @@ fn starts_as_response(line: &[u8]) -> bool {
     result < method
 }
 
-/// Lists on every connection at once: all first requests written, then each read to its end.
+/// Lists on every connection at once: all first requests written, then each connection read
+/// to its end on its own thread (one connection's parsing never delays reading another's).
 fn list_all(conns: &mut [Conn]) -> Listing {
+    // Its instants start now: the latest of each connection's replaces them.
+    let mut total = Listing::default();
     for c in conns.iter_mut() {
         c.start_listing();
     }
-    let mut total = Listing::default();
-    for c in conns.iter_mut() {
-        let l = c.finish_listing();
+    let listings: Vec<Listing> = if conns.len() == 1 {
+        vec![conns[0].finish_listing()]
+    } else {
+        std::thread::scope(|s| {
+            let threads: Vec<_> = conns
+                .iter_mut()
+                .map(|c| s.spawn(move || c.finish_listing()))
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    };
+    for l in listings {
         total.tools += l.tools;
         total.bytes += l.bytes;
         total.pages += l.pages;
         total.done = total.done.max(l.done);
+        total.parsed = total.parsed.max(l.parsed);
     }
     total
 }
@@ -267,20 +292,25 @@ fn main() {
     let cpu = || pids.iter().map(|p| cpu_ns(*p)).sum::<u64>();
     let cpu_before = cpu();
     let mut times = Vec::with_capacity(o.lists);
+    let mut parsed = Vec::with_capacity(o.lists);
     let mut last = first;
     for _ in 0..o.lists {
         let t = Instant::now();
         last = list_all(&mut conns);
         times.push(last.done.duration_since(t).as_secs_f64() * 1e3);
+        parsed.push(last.parsed.duration_since(t).as_secs_f64() * 1e3);
         assert_eq!(last.tools, first.tools, "every listing has the same tools");
     }
     let cpu_ms = (cpu() - cpu_before) as f64 / 1e6 / o.lists.max(1) as f64;
     let hwm: u64 = pids.iter().map(|p| status_kb(*p, "VmHWM:")).sum();
     let rss: u64 = pids.iter().map(|p| status_kb(*p, "VmRSS:")).sum();
     times.sort_by(f64::total_cmp);
+    parsed.sort_by(f64::total_cmp);
     let out = json!({
         "arm": o.arm,
         "startup_ms": startup.as_secs_f64() * 1e3,
+        "startup_parsed_ms": first.parsed.duration_since(started).as_secs_f64() * 1e3,
+        "parsed_p50_ms": percentile(&parsed, 0.5),
         "startup_cpu_ms": cpu_before as f64 / 1e6,
         "p50_ms": percentile(&times, 0.5),
         "p99_ms": percentile(&times, 0.99),
