@@ -58,6 +58,8 @@ pub struct Core {
     names_given: AtomicBool,
     /// Catalog warnings already logged.
     catalog_warnings: Mutex<HashSet<String>>,
+    /// What the current catalog was built from: a rebuild from the same inputs is skipped.
+    catalog_inputs: Mutex<Option<CatalogInputs>>,
     /// `tools/call`s in flight: their server, session, progress token and transcript events.
     pub(super) calls: CallsInFlight,
     /// Resources, prompts, completion and logging ([`crate::passthrough`]).
@@ -99,6 +101,7 @@ impl Core {
             exposed_names: Mutex::default(),
             names_given: AtomicBool::new(false),
             catalog_warnings: Mutex::default(),
+            catalog_inputs: Mutex::default(),
             calls: CallsInFlight::default(),
             passthrough: Default::default(),
             subscriptions: Default::default(),
@@ -309,6 +312,19 @@ impl Core {
     pub(super) fn rebuild_catalog(&self) -> bool {
         let config = self.config();
         let lists = self.tool_lists(&config);
+        let inputs = CatalogInputs {
+            config: config.clone(),
+            names_given: self.names_given.load(Ordering::Acquire),
+            lists: lists.clone(),
+        };
+        let mut built_from = self.catalog_inputs.lock().unwrap();
+        if built_from.as_ref().is_some_and(|b| b.same_as(&inputs)) {
+            // The same config and the same lists (a server's tools that did not change, the
+            // event of a server whose start the first catalog already covered).
+            return false;
+        }
+        *built_from = Some(inputs);
+        drop(built_from);
         // A cassette may hold servers the config does not name: all their tools, no prefix.
         let filters: Vec<_> = lists.iter().map(|(name, _)| config.server(name)).collect();
         let closures: Vec<ToolFilter<'_>> = filters
@@ -504,6 +520,28 @@ impl Core {
     }
 }
 
+/// What a catalog was built from: the config, whether names were given for good, and each
+/// server's tool list (compared by identity: a new listing is a new `Arc`).
+struct CatalogInputs {
+    config: Arc<Config>,
+    names_given: bool,
+    lists: Vec<(String, ToolList)>,
+}
+
+impl CatalogInputs {
+    /// Whether a catalog built from `other` is the one built from these inputs.
+    fn same_as(&self, other: &CatalogInputs) -> bool {
+        Arc::ptr_eq(&self.config, &other.config)
+            && self.names_given == other.names_given
+            && self.lists.len() == other.lists.len()
+            && self
+                .lists
+                .iter()
+                .zip(&other.lists)
+                .all(|((a, at), (b, bt))| a == b && Arc::ptr_eq(at, bt))
+    }
+}
+
 /// Logs why `ds` did not start (`error`) and what follows, unless a config reload retired it.
 fn warn_not_started(ds: &Downstream, error: &str) {
     if ds.is_retired() {
@@ -531,4 +569,45 @@ fn unknown_tool_warnings(config: &Config, lists: &[(String, ToolList)]) -> Vec<S
         warnings.extend(server.unknown_tool_messages(&offered));
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn config() -> Arc<Config> {
+        let text = "[mcp_servers.a]\ncommand = \"x\"\n";
+        Arc::new(Config::parse(text, Path::new("t.toml"), &|_| None).unwrap())
+    }
+
+    fn tools(name: &str) -> ToolList {
+        let tool = serde_json::json!({"name": name, "inputSchema": {"type": "object"}});
+        Arc::new(vec![ServerTool::from_value(&tool).unwrap()])
+    }
+
+    #[test]
+    fn a_catalog_is_rebuilt_only_from_other_inputs() {
+        let (config, list) = (config(), tools("t"));
+        let inputs = |config: &Arc<Config>, names_given, lists: &[(&str, &ToolList)]| {
+            CatalogInputs {
+                config: config.clone(),
+                names_given,
+                lists: lists.iter().map(|(n, l)| (n.to_string(), (*l).clone())).collect(),
+            }
+        };
+        let built = inputs(&config, true, &[("a", &list)]);
+        assert!(built.same_as(&inputs(&config, true, &[("a", &list)])));
+        // A new listing with the same text is still a new list: rebuilt.
+        for other in [
+            inputs(&config, true, &[("a", &tools("t"))]),
+            inputs(&config, false, &[("a", &list)]),
+            inputs(&config(), true, &[("a", &list)]),
+            inputs(&config, true, &[("b", &list)]),
+            inputs(&config, true, &[("a", &list), ("b", &list)]),
+            inputs(&config, true, &[]),
+        ] {
+            assert!(!built.same_as(&other));
+        }
+    }
 }
