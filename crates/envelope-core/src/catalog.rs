@@ -25,14 +25,14 @@
 //!
 //! Pure: no I/O.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use crate::envelope::Envelope;
-use crate::exposed_names::ExposedNames;
+use crate::exposed_names::{map_with_capacity, set_with_capacity, ExposedNames, HashMap};
 use crate::server_tool::ServerTool;
 
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
@@ -112,7 +112,7 @@ impl<T> Default for Catalog<T> {
         Catalog {
             items: Vec::new(),
             names: Vec::new(),
-            routes: HashMap::new(),
+            routes: HashMap::default(),
             text: String::new(),
         }
     }
@@ -238,9 +238,10 @@ fn build_kept<I: Listed, T>(
 ) -> (Catalog<T>, Vec<String>) {
     let mut warnings = Vec::new();
     // (final name, server index, tool, own name) for every exposed tool.
-    let mut candidates: Vec<(String, usize, &I, &str)> = Vec::new();
+    let listed = servers.iter().map(|s| s.tools.len()).sum();
+    let mut candidates: Vec<(Cow<'_, str>, usize, &I, &str)> = Vec::with_capacity(listed);
     for (index, s) in servers.iter().enumerate() {
-        let mut seen = HashSet::new();
+        let mut seen = set_with_capacity(s.tools.len());
         for tool in s.tools.iter().filter(|t| keep(t)) {
             let Some(name) = tool.listed_name() else {
                 warnings.push(format!(
@@ -259,17 +260,21 @@ fn build_kept<I: Listed, T>(
                 ));
                 continue;
             }
-            candidates.push((format!("{}{name}", s.prefix), index, tool, name));
+            let final_name = match s.prefix {
+                "" => Cow::Borrowed(name),
+                prefix => Cow::Owned(format!("{prefix}{name}")),
+            };
+            candidates.push((final_name, index, tool, name));
         }
     }
-    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut counts: HashMap<&str, usize> = map_with_capacity(candidates.len());
     for (final_name, ..) in &candidates {
-        *counts.entry(final_name.as_str()).or_default() += 1;
+        *counts.entry(final_name).or_default() += 1;
     }
     let mut catalog = Catalog {
         items: Vec::with_capacity(candidates.len()),
         names: Vec::with_capacity(candidates.len()),
-        routes: HashMap::with_capacity(candidates.len()),
+        routes: map_with_capacity(candidates.len()),
         text: String::new(),
     };
     for (final_name, index, tool, own_name) in &candidates {
@@ -281,7 +286,7 @@ fn build_kept<I: Listed, T>(
                     server,
                     own_name,
                     final_name,
-                    colliding: counts[final_name.as_str()] > 1,
+                    colliding: counts[&**final_name] > 1,
                     noun,
                 };
                 let name = new.name(&catalog.routes, names, &mut warnings);

@@ -6,52 +6,74 @@
 //! for another server's tool, so a call under that name always reaches the tool the client
 //! meant. Tools that arrive later get a name no other tool ever had. Pure; no I/O.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
 
-/// A server's config name and the tool's own name on that server.
-pub type ToolKey = (String, String);
+/// std's `HashMap` hashed with foldhash (its fast variant, seeded per process) instead of
+/// SipHash: a catalog of 10,000 tools hashes names several times a tool, and SipHash alone was a
+/// tenth of the proxy's start-up CPU. The keys are names servers chose, not a client's input.
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// std's `HashSet` hashed like [`HashMap`].
+pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
-/// Every exposed name given so far, both ways.
+/// An empty [`HashMap`] with room for `n` entries.
+pub(crate) fn map_with_capacity<K, V>(n: usize) -> HashMap<K, V> {
+    HashMap::with_capacity_and_hasher(n, Default::default())
+}
+
+/// An empty [`HashSet`] with room for `n` entries.
+pub(crate) fn set_with_capacity<T>(n: usize) -> HashSet<T> {
+    HashSet::with_capacity_and_hasher(n, Default::default())
+}
+
+/// Every exposed name given so far, both ways. The two maps stay one-to-one (a name is given
+/// to one tool, a tool has one name), so the set of names is enough to tell whether a name
+/// belongs to another tool. Hashed with foldhash (seeded per process) rather than SipHash: a
+/// catalog of 10,000 tools looks names up several times a tool.
 #[derive(Debug, Clone, Default)]
 pub struct ExposedNames {
     /// Server → its tool → the tool's name (looked up without allocating).
-    by_tool: HashMap<String, HashMap<String, String>>,
-    by_name: HashMap<String, ToolKey>,
+    by_tool: HashMap<Box<str>, HashMap<Box<str>, Arc<str>>>,
+    /// Every name given (the same strings as in `by_tool`).
+    names: HashSet<Arc<str>>,
 }
 
 impl ExposedNames {
     /// The name given to `tool` of `server`, if any.
     pub fn get(&self, server: &str, tool: &str) -> Option<&str> {
-        self.by_tool.get(server)?.get(tool).map(String::as_str)
+        self.by_tool.get(server)?.get(tool).map(|n| &**n)
     }
 
     /// Whether `name` was given to some tool other than `tool` of `server`.
     pub fn taken_by_other(&self, name: &str, server: &str, tool: &str) -> bool {
-        self.by_name
-            .get(name)
-            .is_some_and(|(s, t)| s != server || t != tool)
+        self.names.contains(name) && self.get(server, tool) != Some(name)
     }
 
     /// Records that `tool` of `server` is exposed as `name`. A tool keeps its first name: a
     /// second call for the same tool, or for a name already given, changes nothing.
     pub fn assign(&mut self, server: &str, tool: &str, name: &str) {
-        if self.get(server, tool).is_some() || self.by_name.contains_key(name) {
+        if self.names.contains(name) {
             return;
         }
-        let key = (server.to_owned(), tool.to_owned());
-        self.by_name.insert(name.to_owned(), key);
-        let tools = self.by_tool.entry(server.to_owned()).or_default();
-        tools.insert(tool.to_owned(), name.to_owned());
+        let tools = match self.by_tool.get_mut(server) {
+            Some(tools) => tools,
+            None => self.by_tool.entry(server.into()).or_default(),
+        };
+        if let Entry::Vacant(slot) = tools.entry(tool.into()) {
+            let name: Arc<str> = name.into();
+            slot.insert(name.clone());
+            self.names.insert(name);
+        }
     }
 
     /// How many names were given.
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.names.len()
     }
 
     /// Whether no name was given yet.
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
+        self.names.is_empty()
     }
 }
 

@@ -83,19 +83,23 @@ impl ServerTool {
     /// Every other member, and the order of all, is the server's.
     pub fn write_exposed(&self, out: &mut Vec<u8>, exposed: &str, output_schema: &str) {
         let text = self.text.as_bytes();
-        let mut name_json = Vec::with_capacity(exposed.len() + 2);
-        serde_json::to_writer(&mut name_json, exposed).expect("a string always serializes");
+        // `None`: the exposed name, written as a JSON string straight into `out`.
         let mut cuts = [
-            Some((span(&self.name_at), name_json.as_slice())),
+            Some((span(&self.name_at), None)),
             self.output_schema_at
                 .as_ref()
-                .map(|at| (span(at), output_schema.as_bytes())),
+                .map(|at| (span(at), Some(output_schema.as_bytes()))),
         ];
         cuts.sort_by_key(|cut| cut.as_ref().map(|(at, _)| at.start));
         let mut from = 0;
         for (at, with) in cuts.into_iter().flatten() {
             out.extend_from_slice(&text[from..at.start]);
-            out.extend_from_slice(with);
+            match with {
+                Some(with) => out.extend_from_slice(with),
+                None => {
+                    serde_json::to_writer(&mut *out, exposed).expect("a string always serializes")
+                }
+            }
             from = at.end;
         }
         if self.output_schema_at.is_some() {

@@ -17,8 +17,7 @@
 //! name) and why. A kept tool is a [`ServerTool`]: the server's JSON text, read only as far as
 //! these rules need. Pure; no I/O.
 
-use std::collections::HashSet;
-
+use crate::exposed_names::set_with_capacity;
 use crate::message_cut::cut_chars;
 use crate::server_tool::{one_line, ServerTool, ToolHead};
 
@@ -94,7 +93,7 @@ pub fn admit<T: Into<Box<str>>>(
     let tools = tools.into_iter();
     let mut kept = Vec::with_capacity(tools.size_hint().0.min(MAX_TOOLS_PER_SERVER));
     let mut warnings = Vec::new();
-    let mut names = HashSet::new();
+    let mut names = set_with_capacity(kept.capacity());
     let mut bytes = 0usize;
     let mut over_limit = 0usize;
     for text in tools {
@@ -106,18 +105,20 @@ pub fn admit<T: Into<Box<str>>>(
                 continue;
             }
         };
-        let label = match head.name.string() {
+        // Made only for a warning: most tools have none.
+        let label = || match head.name.string() {
             Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
             None => "a tool".to_owned(),
         };
         if let Some(why) = problem(&head) {
-            warnings.push(format!("server '{server}': {label} dropped: {why}"));
+            warnings.push(format!("server '{server}': {} dropped: {why}", label()));
             continue;
         }
         let name = head.name.string().expect("checked above");
         if names.contains(name.as_ref()) {
             warnings.push(format!(
-                "server '{server}': {label} dropped: listed twice; the first is used"
+                "server '{server}': {} dropped: listed twice; the first is used",
+                label()
             ));
             continue;
         }
