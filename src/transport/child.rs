@@ -241,9 +241,11 @@ fn die_with_the_proxy(cmd: &mut Command) {
     let _ = cmd;
 }
 
-/// Asks for a larger pipe buffer on a server's stdout; a refusal (older kernels, a lower
+/// Asks for a pipe buffer of [`SERVER_STDOUT_PIPE_BYTES`] on `pipe` (a server's stdout, our
+/// own stdout to the client): a multi-megabyte line then crosses in a few writes instead of
+/// one wake-up of each side per 64 KiB. A refusal (not a pipe, older kernels, a lower
 /// `pipe-max-size`) only costs speed and is ignored.
-fn enlarge_pipe(pipe: &impl std::os::fd::AsRawFd) {
+pub(crate) fn enlarge_pipe(pipe: &impl std::os::fd::AsRawFd) {
     #[cfg(target_os = "linux")]
     // SAFETY: fcntl(F_SETPIPE_SZ) on a descriptor we own; it passes no memory.
     unsafe {

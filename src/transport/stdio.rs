@@ -44,6 +44,10 @@ pub fn open() -> io::Result<(Stdio, RestoreGuard)> {
         files[fd].is_some_and(|f| f.pollable) && files[fd].map(|f| f.id) != files[2].map(|f| f.id)
     };
     let (mut reactor_in, mut reactor_out) = (pollable(0), pollable(1));
+    if files[1].is_some_and(|f| f.pollable) {
+        // A `tools/list` answer of many tools is megabytes long.
+        super::child::enlarge_pipe(&(1 as RawFd));
+    }
     if files[0].is_some() && files[0].map(|f| f.id) == files[1].map(|f| f.id) {
         let both = reactor_in && reactor_out;
         (reactor_in, reactor_out) = (both, both);
