@@ -576,7 +576,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn config() -> Arc<Config> {
+    fn new_config() -> Arc<Config> {
         let text = "[mcp_servers.a]\ncommand = \"x\"\n";
         Arc::new(Config::parse(text, Path::new("t.toml"), &|_| None).unwrap())
     }
@@ -588,21 +588,23 @@ mod tests {
 
     #[test]
     fn a_catalog_is_rebuilt_only_from_other_inputs() {
-        let (config, list) = (config(), tools("t"));
-        let inputs = |config: &Arc<Config>, names_given, lists: &[(&str, &ToolList)]| {
-            CatalogInputs {
+        let (config, list) = (new_config(), tools("t"));
+        let inputs =
+            |config: &Arc<Config>, names_given, lists: &[(&str, &ToolList)]| CatalogInputs {
                 config: config.clone(),
                 names_given,
-                lists: lists.iter().map(|(n, l)| (n.to_string(), (*l).clone())).collect(),
-            }
-        };
+                lists: lists
+                    .iter()
+                    .map(|(n, l)| (n.to_string(), (*l).clone()))
+                    .collect(),
+            };
         let built = inputs(&config, true, &[("a", &list)]);
         assert!(built.same_as(&inputs(&config, true, &[("a", &list)])));
         // A new listing with the same text is still a new list: rebuilt.
         for other in [
             inputs(&config, true, &[("a", &tools("t"))]),
             inputs(&config, false, &[("a", &list)]),
-            inputs(&config(), true, &[("a", &list)]),
+            inputs(&new_config(), true, &[("a", &list)]),
             inputs(&config, true, &[("b", &list)]),
             inputs(&config, true, &[("a", &list), ("b", &list)]),
             inputs(&config, true, &[]),
