@@ -85,10 +85,11 @@ impl CallSummary {
     /// Logs `tools/call call_id=… tool=… server=… status="…" omitted=… duration_ms=…`: the
     /// text the log's formatter wrote for these as fields, written as one message (formatting
     /// six fields through the formatter's styled field visitor cost about as much as the rest
-    /// of the line).
+    /// of the line). The status is written between quotes as it is (its three spellings need
+    /// no escaping), not through `Debug`, which escapes a string one character at a time.
     pub(super) fn log(&self) {
         info!(
-            "tools/call call_id={} tool={} server={} status={:?} omitted={} duration_ms={}",
+            "tools/call call_id={} tool={} server={} status=\"{}\" omitted={} duration_ms={}",
             self.call_id,
             self.tool,
             self.server,

@@ -57,9 +57,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::budget::{Budget, LongRows, TextRows};
-use crate::envelope::{Envelope, Status};
+use crate::envelope::Envelope;
 use crate::text_rows::TextRules;
 
+mod answer;
 pub mod errors;
 mod http_status;
 mod lazy;
@@ -69,6 +70,7 @@ pub mod rows;
 #[cfg(test)]
 mod tests;
 
+pub use answer::call_tool_result;
 pub use errors::ErrorType;
 use errors::{error_mapped, format_duration_ms};
 pub use lazy::{map_raw_response, map_raw_result};
@@ -276,70 +278,5 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             media: Vec::new(),
             meta: None,
         },
-    }
-}
-
-/// The `CallToolResult` the proxy answers with (MCP specification 2025-06-18, "Tools"):
-/// `{"content": [{"type":"text","text":"<envelope as compact JSON>"}, ...media],
-/// "structuredContent": <envelope>, "isError": <status == "error">}`.
-pub fn call_tool_result(mapped: &Mapped) -> Value {
-    serde_json::to_value(CallToolResultView(mapped)).expect("a CallToolResult always serializes")
-}
-
-impl Mapped {
-    /// Serializes `{"jsonrpc":"2.0","id":<id>,"result":<CallToolResult>}` (see
-    /// [`call_tool_result`]) straight to compact JSON text, without building a
-    /// [`serde_json::Value`] tree first: the per-call answer path (issue 6).
-    pub fn response_json(&self, id: &Value) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Response<'a> {
-            jsonrpc: &'static str,
-            id: &'a Value,
-            result: CallToolResultView<'a>,
-        }
-        serde_json::to_vec(&Response {
-            jsonrpc: "2.0",
-            id,
-            result: CallToolResultView(self),
-        })
-        .expect("a response always serializes")
-    }
-}
-
-/// Borrowed view of a [`Mapped`] that serializes as our `CallToolResult` (see
-/// [`call_tool_result`]).
-struct CallToolResultView<'a>(&'a Mapped);
-
-impl Serialize for CallToolResultView<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeSeq, SerializeStruct};
-        struct Content<'a>(&'a Mapped);
-        impl Serialize for Content<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                #[derive(Serialize)]
-                struct TextBlock {
-                    r#type: &'static str,
-                    text: String,
-                }
-                let mut seq = serializer.serialize_seq(Some(1 + self.0.media.len()))?;
-                seq.serialize_element(&TextBlock {
-                    r#type: "text",
-                    text: self.0.envelope.to_json(),
-                })?;
-                for block in &self.0.media {
-                    seq.serialize_element(block)?;
-                }
-                seq.end()
-            }
-        }
-        let envelope = &self.0.envelope;
-        let mut result = serializer.serialize_struct("CallToolResult", 4)?;
-        result.serialize_field("content", &Content(self.0))?;
-        result.serialize_field("structuredContent", envelope)?;
-        result.serialize_field("isError", &(envelope.status == Status::Error))?;
-        if let Some(meta) = &self.0.meta {
-            result.serialize_field("_meta", meta)?;
-        }
-        result.end()
     }
 }

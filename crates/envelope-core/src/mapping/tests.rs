@@ -1,4 +1,5 @@
 use super::*;
+use crate::envelope::Status;
 use proptest::prelude::*;
 use serde_json::{json, Map};
 

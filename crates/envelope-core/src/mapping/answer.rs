@@ -1,0 +1,226 @@
+//! The `CallToolResult` the proxy answers with (MCP specification 2025-06-18, "Tools"):
+//! `{"content": [{"type":"text","text":"<envelope as compact JSON>"}, ...media],
+//! "structuredContent": <envelope>, "isError": <status == "error">, "_meta"?: <the result's>}`.
+//!
+//! The envelope is serialized once: its compact JSON text is both the text block's string and,
+//! written as it is, `structuredContent` (the same six keys in the same order as serializing
+//! the envelope there again would give, byte for byte).
+
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::Mapped;
+use crate::envelope::Status;
+
+/// Our `CallToolResult` for `mapped` as a JSON value (see the module documentation).
+pub fn call_tool_result(mapped: &Mapped) -> Value {
+    serde_json::to_value(CallToolResultView::of(mapped))
+        .expect("a CallToolResult always serializes")
+}
+
+impl Mapped {
+    /// Serializes `{"jsonrpc":"2.0","id":<id>,"result":<CallToolResult>}` (see
+    /// [`call_tool_result`]) straight to compact JSON text, without building a
+    /// [`serde_json::Value`] tree first: the per-call answer path.
+    pub fn response_json(&self, id: &Value) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Response<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            result: CallToolResultView<'a>,
+        }
+        let result = CallToolResultView::of(self);
+        // The envelope's text appears twice, once escaped; media blocks grow the buffer.
+        let mut out = Vec::with_capacity(2 * result.envelope.get().len() + 128);
+        let response = Response {
+            jsonrpc: "2.0",
+            id,
+            result,
+        };
+        serde_json::to_writer(&mut out, &response).expect("a response always serializes");
+        out
+    }
+}
+
+/// A [`Mapped`] that serializes as our `CallToolResult`, with its envelope's JSON text made
+/// once.
+struct CallToolResultView<'a> {
+    mapped: &'a Mapped,
+    envelope: Box<RawValue>,
+}
+
+impl<'a> CallToolResultView<'a> {
+    fn of(mapped: &'a Mapped) -> CallToolResultView<'a> {
+        let envelope = serde_json::value::to_raw_value(&mapped.envelope)
+            .expect("an envelope always serializes");
+        CallToolResultView { mapped, envelope }
+    }
+}
+
+/// The content blocks: the envelope's text, then the media passed through.
+struct Content<'a>(&'a CallToolResultView<'a>);
+
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct TextBlock<'a> {
+            r#type: &'static str,
+            text: &'a str,
+        }
+        let media = &self.0.mapped.media;
+        let mut seq = serializer.serialize_seq(Some(1 + media.len()))?;
+        seq.serialize_element(&TextBlock {
+            r#type: "text",
+            text: self.0.envelope.get(),
+        })?;
+        for block in media {
+            seq.serialize_element(block)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for CallToolResultView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mapped = self.mapped;
+        let mut result = serializer.serialize_struct("CallToolResult", 4)?;
+        result.serialize_field("content", &Content(self))?;
+        result.serialize_field("structuredContent", &*self.envelope)?;
+        result.serialize_field("isError", &(mapped.envelope.status == Status::Error))?;
+        if let Some(meta) = &mapped.meta {
+            result.serialize_field("_meta", meta)?;
+        }
+        result.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::envelope::Envelope;
+
+    /// The answer as it was made before the envelope was serialized once: the envelope
+    /// serialized for the text block and again for `structuredContent`.
+    fn twice(mapped: &Mapped, id: &Value) -> Vec<u8> {
+        let env = &mapped.envelope;
+        let mut content = vec![json!({"type": "text", "text": env.to_json()})];
+        content.extend(mapped.media.iter().cloned());
+        let mut result = serde_json::Map::new();
+        result.insert("content".into(), Value::Array(content));
+        result.insert("structuredContent".into(), env.to_value());
+        result.insert("isError".into(), Value::Bool(env.status == Status::Error));
+        if let Some(meta) = &mapped.meta {
+            result.insert("_meta".into(), meta.clone());
+        }
+        let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        serde_json::to_vec(&response).unwrap()
+    }
+
+    fn arb_status() -> impl Strategy<Value = Status> {
+        prop_oneof![
+            Just(Status::Ok),
+            Just(Status::Truncated),
+            Just(Status::Error)
+        ]
+    }
+
+    fn arb_id() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<String>().prop_map(Value::from),
+        ]
+    }
+
+    /// Strings heavy in what JSON escapes: quotes, backslashes, control characters, line
+    /// separators, non-ASCII and astral characters.
+    fn arb_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "[\"\\\\\\x00-\\x1f\\x7f\u{2028}\u{2029}é😀{}:,a ]{0,40}",
+        ]
+    }
+
+    fn arb_mapped() -> impl Strategy<Value = Mapped> {
+        let envelope = (
+            arb_text(),
+            arb_text(),
+            arb_status(),
+            arb_text(),
+            any::<u64>(),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(call_id, tool, status, content, omitted, retryable)| Envelope {
+                    call_id,
+                    tool,
+                    status,
+                    content,
+                    omitted,
+                    retryable,
+                },
+            );
+        let block = arb_text().prop_map(|data| json!({"type": "image", "data": data, "n": 1.5}));
+        let meta = prop::option::of(arb_text().prop_map(|t| json!({"k": t, "n": [1, null]})));
+        (envelope, prop::collection::vec(block, 0..3), meta).prop_map(|(envelope, media, meta)| {
+            Mapped {
+                envelope,
+                media,
+                meta,
+            }
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_answer_is_the_same_text_as_serializing_the_envelope_twice(
+            mapped in arb_mapped(),
+            id in arb_id(),
+        ) {
+            let once = mapped.response_json(&id);
+            prop_assert_eq!(String::from_utf8(once.clone()).unwrap(),
+                String::from_utf8(twice(&mapped, &id)).unwrap());
+            let value: Value = serde_json::from_slice(&once).unwrap();
+            prop_assert_eq!(&value["result"], &call_tool_result(&mapped));
+            prop_assert_eq!(&value["result"]["structuredContent"], &mapped.envelope.to_value());
+        }
+    }
+
+    #[test]
+    fn structured_content_and_the_text_block_hold_the_same_envelope() {
+        let mapped = Mapped {
+            envelope: Envelope {
+                call_id: "7".into(),
+                tool: "t\"\\\n😀".into(),
+                status: Status::Truncated,
+                content: "a\u{1}b\u{2028}é".into(),
+                omitted: u64::MAX,
+                retryable: false,
+            },
+            media: vec![json!({"type": "audio", "data": "TQ=="})],
+            meta: Some(json!({"progressToken": 1})),
+        };
+        let text = String::from_utf8(mapped.response_json(&json!(-3))).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"{"jsonrpc":"2.0","id":-3,"result":{"content":[{"type":"text","text":"#,
+                r#""{\"call_id\":\"7\",\"tool\":\"t\\\"\\\\\\n😀\",\"status\":\"truncated\","#,
+                r#"\"content\":\"a\\u0001b"#,
+                "\u{2028}",
+                r#"é\",\"omitted\":18446744073709551615,"#,
+                r#"\"retryable\":false}"},{"type":"audio","data":"TQ=="}],"#,
+                r#""structuredContent":{"call_id":"7","tool":"t\"\\\n😀","status":"truncated","#,
+                r#""content":"a\u0001b"#,
+                "\u{2028}",
+                r#"é","omitted":18446744073709551615,"retryable":false},"#,
+                r#""isError":false,"_meta":{"progressToken":1}}}"#
+            )
+        );
+    }
+}
