@@ -76,7 +76,7 @@ pub fn is_valid_id(id: &Value) -> bool {
 /// Parses and classifies one line. Pure; never panics. The top-level members are read
 /// without building a map of them ([`super::members`]); the outcome is the same.
 pub fn classify(line: &[u8]) -> Incoming {
-    match serde_json::from_slice::<TopLevel>(line) {
+    match super::members::parse_line(line) {
         Err(err) => Incoming::ParseError(err.to_string()),
         Ok(TopLevel::Array(items)) if items.is_empty() => Incoming::Single(Message::Invalid {
             id: Value::Null,

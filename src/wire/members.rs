@@ -97,6 +97,18 @@ impl Visitor<'_> for KeyVisitor {
     }
 }
 
+/// Parses a whole line. A line that is valid UTF-8 (nearly every line) is checked as UTF-8
+/// once and parsed as text: parsed as bytes, every string in it is checked on its own (a
+/// `from_utf8` per string, about 2,000 instructions of a small `tools/call`'s request and
+/// response). A line that is not valid UTF-8 is parsed as bytes, for the same error.
+/// The outcome is that of `serde_json::from_slice` either way.
+pub(super) fn parse_line(line: &[u8]) -> Result<TopLevel, serde_json::Error> {
+    match std::str::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    }
+}
+
 /// A whole line: an object (its [`Members`]), an array (a batch, its items parsed), or any
 /// other JSON value.
 #[derive(Debug)]
@@ -206,6 +218,55 @@ mod tests {
         ];
         for line in &lines {
             assert_eq!(direct(line), via_value(line), "{line}");
+        }
+    }
+
+    /// What `serde_json::from_slice` gives, as text (members or the error with its position).
+    fn as_bytes(line: &[u8]) -> String {
+        format!(
+            "{:?}",
+            serde_json::from_slice::<TopLevel>(line).map_err(|e| e.to_string())
+        )
+    }
+
+    #[test]
+    fn a_line_parsed_as_text_gives_what_parsing_its_bytes_gives() {
+        let deep = format!("{}{}", "{\"a\":".repeat(130), "}".repeat(130));
+        let mut lines: Vec<Vec<u8>> = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":"é😀","result":{"content":[{"type":"text","text":"a\nb\u00e9\ud83d\ude00"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\udc00\ud800x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\u12"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\q"}}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"tab\there\"}",
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":1e400}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"result":null,"result":[1,2.5,-0,true]}"#,
+            r#"{"id":1,"jsonrpc":"2.0","error":{"code":-32601,"message":"ü"}} x"#,
+            r#"[{"jsonrpc":"2.0","method":"m"},{"id":1}]"#,
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            "",
+            "  \"s\"  ",
+            "nul",
+            &deep,
+        ]
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+        // Not UTF-8: inside a string, outside one, a truncated sequence, a surrogate's bytes.
+        for bad in [&b"\xff"[..], b"\xc3", b"\xed\xa0\x80", b"\xe2\x82"] {
+            let mut inside = br#"{"jsonrpc":"2.0","id":1,"result":""#.to_vec();
+            inside.extend_from_slice(bad);
+            inside.extend_from_slice(br#""}"#);
+            lines.push(inside);
+            let mut outside = br#"{"jsonrpc":"2.0","id":1,"result":1"#.to_vec();
+            outside.extend_from_slice(bad);
+            lines.push(outside);
+        }
+        for line in &lines {
+            let text = format!("{:?}", parse_line(line).map_err(|e| e.to_string()));
+            assert_eq!(text, as_bytes(line), "{}", String::from_utf8_lossy(line));
         }
     }
 }
