@@ -515,16 +515,18 @@ fn render_row_within(row: &Row<'_>, limit: RenderBound, buf: &mut Vec<u8>) -> Op
     ok.then_some(out.chars)
 }
 
+/// `key=value` pairs sorted by key, joined by `,`. The members are sorted with their values
+/// (keys are unique), so no value is looked up by its key again (a lookup hashes the key).
 fn render_object_row(map: &Map<String, Value>, out: &mut CharLimited<'_>) -> io::Result<()> {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort_unstable();
-    for (i, key) in keys.into_iter().enumerate() {
+    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (i, (key, value)) in members.into_iter().enumerate() {
         if i > 0 {
             out.push(b",")?;
         }
         out.push(key.as_bytes())?;
         out.push(b"=")?;
-        match &map[key] {
+        match value {
             Value::String(s) => out.push(s.as_bytes())?,
             other => serde_json::to_writer(&mut *out, other).map_err(io::Error::other)?,
         }

@@ -339,3 +339,42 @@ mod tokens {
         }
     }
 }
+
+mod object_rows {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An object row rendered the obvious way: the keys sorted, each value looked up by key.
+    fn by_lookup(map: &Map<String, Value>) -> String {
+        let mut keys: Vec<&String> = map.keys().collect();
+        keys.sort();
+        let pairs: Vec<String> = keys
+            .into_iter()
+            .map(|k| format!("{k}={}", render_value(&map[k])))
+            .collect();
+        pairs.join(",")
+    }
+
+    fn any_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+            "[a-z=,\"é😀]{0,6}".prop_map(|s| json!([s, {"k": 1}])),
+        ]
+    }
+
+    proptest! {
+        /// Keys in any order, non-ASCII, empty and sharing prefixes; values of every kind.
+        #[test]
+        fn an_object_row_renders_its_pairs_sorted_by_key(
+            pairs in prop::collection::vec(("[a-cé😀A_]{0,3}", any_value()), 0..8),
+        ) {
+            let map: Map<String, Value> = pairs.into_iter().collect();
+            let row = Row::Object(Cow::Borrowed(&map));
+            prop_assert_eq!(render_row(&row), by_lookup(&map));
+        }
+    }
+}
