@@ -16,6 +16,7 @@
 use serde_json::Value;
 
 use super::media::{describe_media, passed_media, MediaMode};
+use super::rows::ResultMembers;
 use super::{Mapped, MappingContext};
 use crate::budget::Meter;
 use crate::envelope::{render_row, Envelope, Status, LINE_SEPARATOR, ROW_SEPARATOR};
@@ -32,9 +33,13 @@ pub fn is_url_elicitation_required(error: &Value) -> bool {
 /// The envelope of a result that needs one of the rules in the module table; `None` for a plain
 /// tool result.
 pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped> {
-    let obj = result.as_object()?;
+    special_members(&ResultMembers::of(result.as_object()?), ctx)
+}
+
+/// [`special_result`] of a result object's members.
+pub(crate) fn special_members(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>) -> Option<Mapped> {
     let server = ctx.server;
-    if obj.get("resultType").and_then(Value::as_str) == Some("input_required") {
+    if obj.result_type.and_then(Value::as_str) == Some("input_required") {
         return Some(error(
             ctx,
             "input_required",
@@ -43,7 +48,7 @@ pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped
             ),
         ));
     }
-    if let Some(task) = obj.get("task").filter(|t| t.get("taskId").is_some()) {
+    if let Some(task) = obj.task.filter(|t| t.get("taskId").is_some()) {
         let field = |k: &str| {
             task.get(k).map_or_else(
                 || "?".to_owned(),
@@ -63,11 +68,8 @@ pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped
             ),
         ));
     }
-    let inner = obj.get("structuredContent").and_then(as_envelope)?;
-    let blocks = obj
-        .get("content")
-        .and_then(Value::as_array)
-        .map_or(&[][..], |b| b);
+    let inner = obj.structured.and_then(as_envelope)?;
+    let blocks = obj.content.and_then(Value::as_array).map_or(&[][..], |b| b);
     Some(refill(&inner, blocks, ctx))
 }
 

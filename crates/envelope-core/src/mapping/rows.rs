@@ -25,7 +25,8 @@ pub(crate) fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
 
 /// How many rows a success result has under `ctx`'s text rules (0 for an error result).
 pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
-    let (mapped, kept) = map_plain_result(result, ctx, 0, &Budget::chars(0));
+    let members = result.as_object().map(ResultMembers::of);
+    let (mapped, kept) = map_plain_result(result, members.as_ref(), ctx, 0, &Budget::chars(0));
     match mapped.envelope.status {
         Status::Error => 0,
         _ => kept + mapped.envelope.omitted,
@@ -37,18 +38,64 @@ pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
 /// results, and the results [`super::nested`] handles, map as usual whatever
 /// `first_row` is.
 pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
-    let (mut mapped, kept) = match super::nested::special_result(result, ctx) {
+    let members = result.as_object().map(ResultMembers::of);
+    let special = members
+        .as_ref()
+        .and_then(|m| super::nested::special_members(m, ctx));
+    let (mut mapped, kept) = match special {
         Some(special) => (special, 0),
-        None => map_plain_result(result, ctx, first_row, &ctx.budget),
+        None => map_plain_result(result, members.as_ref(), ctx, first_row, &ctx.budget),
     };
-    mapped.meta = result.get("_meta").filter(|m| !m.is_null()).cloned();
+    mapped.meta = members
+        .and_then(|m| m.meta)
+        .filter(|m| !m.is_null())
+        .cloned();
     (mapped, kept)
+}
+
+/// The members of a `CallToolResult` object that the mapping reads, found in one pass over
+/// the object (looked up one by one, each name is hashed: six SipHashes per result). Keys of
+/// a JSON object here are unique, so each is what `get` would give.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct ResultMembers<'a> {
+    /// `content`.
+    pub content: Option<&'a Value>,
+    /// `structuredContent` (`null` included).
+    pub structured: Option<&'a Value>,
+    /// `isError`.
+    pub is_error: Option<&'a Value>,
+    /// `_meta`.
+    pub meta: Option<&'a Value>,
+    /// `resultType` (MCP 2026-07-28).
+    pub result_type: Option<&'a Value>,
+    /// `task` (a task-augmented answer).
+    pub task: Option<&'a Value>,
+}
+
+impl<'a> ResultMembers<'a> {
+    pub(crate) fn of(obj: &'a Map<String, Value>) -> ResultMembers<'a> {
+        let mut members = ResultMembers::default();
+        for (key, value) in obj {
+            let slot = match key.as_str() {
+                "content" => &mut members.content,
+                "structuredContent" => &mut members.structured,
+                "isError" => &mut members.is_error,
+                "_meta" => &mut members.meta,
+                "resultType" => &mut members.result_type,
+                "task" => &mut members.task,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        members
+    }
 }
 
 /// The plain rules from row `first_row` on, filling within `fill` (rows are still cut by
 /// `ctx`'s budget).
 fn map_plain_result(
     result: &Value,
+    members: Option<&ResultMembers<'_>>,
     ctx: &MappingContext<'_>,
     first_row: u64,
     fill: &Budget,
@@ -63,7 +110,7 @@ fn map_plain_result(
             ],
         )
     };
-    let Some(obj) = result.as_object() else {
+    let Some(obj) = members else {
         return (
             invalid(format!(
                 "the result is {}, not an object",
@@ -72,8 +119,8 @@ fn map_plain_result(
             0,
         );
     };
-    let structured = obj.get("structuredContent").filter(|v| !v.is_null());
-    let blocks: &[Value] = match (obj.get("content"), structured) {
+    let structured = obj.structured.filter(|v| !v.is_null());
+    let blocks: &[Value] = match (obj.content, structured) {
         (Some(Value::Array(blocks)), _) => blocks,
         (_, Some(_)) => &[],
         (None, None) => return (invalid("`content` is missing".to_owned()), 0),
@@ -84,7 +131,7 @@ fn map_plain_result(
             )
         }
     };
-    if obj.get("isError") == Some(&Value::Bool(true)) {
+    if obj.is_error == Some(&Value::Bool(true)) {
         return (map_tool_error(blocks, structured, ctx), 0);
     }
 

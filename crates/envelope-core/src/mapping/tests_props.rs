@@ -341,3 +341,32 @@ fn raw_mapping_edge_cases() {
         }
     }
 }
+
+// ---- a result's members found in one pass --------------------------------------------
+
+proptest! {
+    /// What one pass over a result object finds is what looking each member up gives, for
+    /// objects with and without each member, in any order, `null` included.
+    #[test]
+    fn result_members_in_one_pass_are_the_members_looked_up(
+        members in prop::collection::vec(
+            (prop::sample::select(vec![
+                "content", "structuredContent", "isError", "_meta", "resultType", "task",
+                "Content", "content ", "x",
+            ]), arb_json()),
+            0..9,
+        ),
+    ) {
+        let obj: Map<String, Value> = members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        let found = super::rows::ResultMembers::of(&obj);
+        let looked_up = super::rows::ResultMembers {
+            content: obj.get("content"),
+            structured: obj.get("structuredContent"),
+            is_error: obj.get("isError"),
+            meta: obj.get("_meta"),
+            result_type: obj.get("resultType"),
+            task: obj.get("task"),
+        };
+        prop_assert_eq!(found, looked_up);
+    }
+}
