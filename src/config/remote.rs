@@ -62,10 +62,14 @@ impl RemoteConfig {
     }
 
     /// Which credentials this server is given, in words, naming keys and environment variables
-    /// but no values, e.g. "the bearer token from $FIGMA_TOKEN (bearer_token_env_var)"; "no
-    /// credentials (set bearer_token_env_var)" when none are configured.
+    /// but no values, e.g. "the bearer token from $FIGMA_TOKEN (bearer_token_env_var)" or "the
+    /// user name and password in url (HTTP Basic)"; "no credentials (set
+    /// bearer_token_env_var)" when none are configured.
     pub fn credentials(&self) -> String {
         let mut parts = Vec::new();
+        if has_user_info(&self.url) {
+            parts.push("the user name and password in url (HTTP Basic)".to_owned());
+        }
         if let Some(var) = &self.bearer_token_env_var {
             parts.push(format!(
                 "the bearer token from ${var} (bearer_token_env_var)"
@@ -110,7 +114,8 @@ const RESERVED_HEADERS: [&str; 2] = ["mcp-session-id", "mcp-protocol-version"];
 /// `args`, `env` or `cwd` with `url`; a remote key with `command`; a `url` that is not an
 /// `http`/`https` URL with a host, or has an unset `${VAR}`; an invalid header name, a header
 /// value that is not valid in HTTP, a reserved header (`Mcp-Session-Id`, `MCP-Protocol-Version`);
-/// an invalid environment variable name.
+/// an invalid environment variable name; two sources of the `Authorization` header (user info
+/// in `url`, `bearer_token_env_var`, an `Authorization` header entry).
 pub(super) fn check(
     ctx: &Ctx<'_>,
     key: &str,
@@ -164,7 +169,8 @@ pub(super) fn check(
     }
     let url_span = url.span();
     let url = ctx.expand(url, format!("{key}.url"))?;
-    check_url(&url).map_err(|m| err(Some(url_span), "url", m))?;
+    check_url(&url).map_err(|m| err(Some(url_span.clone()), "url", m))?;
+    one_authorization(&url, url_span, raw).map_err(|(k, s, m)| err(Some(s), &k, m))?;
     let bearer_token_env_var = match raw.bearer_token_env_var.take() {
         Some(v) => {
             let s = v.span();
@@ -192,6 +198,60 @@ pub(super) fn check(
         http_headers: fixed,
         env_http_headers: from_env,
     }))
+}
+
+/// A request carries one `Authorization` header, so at most one of its sources may be written:
+/// user info in `url` (`http://user:password@host/...`, sent as HTTP Basic authorization, RFC
+/// 7617), `bearer_token_env_var`, an `Authorization` entry in `http_headers` or
+/// `env_http_headers`. Two of them are ambiguous (which one wins is not obvious), so the second
+/// is an error: `(key relative to the server table, its position, message)`. The message names
+/// keys only, never the user name, password or a header value.
+fn one_authorization(
+    url: &str,
+    url_span: Range<usize>,
+    raw: &RawServer,
+) -> Result<(), (String, Range<usize>, String)> {
+    let header = |table: &'static str, raw: &Option<Spanned<BTreeMap<String, String>>>| {
+        let raw = raw.as_ref()?;
+        let name = raw
+            .get_ref()
+            .keys()
+            .find(|n| n.eq_ignore_ascii_case("authorization"))?;
+        Some((
+            format!("{table}.{}", key_segment(name)),
+            raw.span(),
+            format!("`{table}` sets the Authorization header"),
+        ))
+    };
+    let sources = [
+        has_user_info(url).then(|| {
+            let what = "`url` has a user name and password (sent as HTTP Basic authorization)";
+            ("url".to_owned(), url_span, what.to_owned())
+        }),
+        raw.bearer_token_env_var.as_ref().map(|v| {
+            let what = "`bearer_token_env_var` sets a bearer token";
+            ("bearer_token_env_var".to_owned(), v.span(), what.to_owned())
+        }),
+        header("http_headers", &raw.http_headers),
+        header("env_http_headers", &raw.env_http_headers),
+    ];
+    let mut written = sources.into_iter().flatten();
+    match (written.next(), written.next()) {
+        (Some((_, _, first)), Some((key, span, second))) => Err((
+            key,
+            span,
+            format!(
+                "{first} and {second}; a request carries one Authorization header, so which \
+                 one is sent would be a guess: keep only one of them"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `url` has user info (a user name or a password before `@`).
+fn has_user_info(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
 }
 
 /// The first key of `keys` that is written, with its position.
@@ -376,6 +436,18 @@ max_restarts = 2
             ),
             ("url = \"http://${NOPE}/\"", "mcp_servers.a.url:"),
             (
+                "url = \"http://u:s3cret@h/\"\nbearer_token_env_var = \"T\"",
+                "x.toml:3:24: mcp_servers.a.bearer_token_env_var: `url` has a user name and password (sent as HTTP Basic authorization) and `bearer_token_env_var` sets a bearer token; a request carries one Authorization header",
+            ),
+            (
+                "url = \"http://u@h/\"\nhttp_headers = { authorization = \"s3cret\" }",
+                "mcp_servers.a.http_headers.authorization: `url` has a user name and password",
+            ),
+            (
+                "url = \"http://h/\"\nbearer_token_env_var = \"T\"\nenv_http_headers = { Authorization = \"V\" }",
+                "mcp_servers.a.env_http_headers.Authorization: `bearer_token_env_var` sets a bearer token and `env_http_headers` sets the Authorization header",
+            ),
+            (
                 "args = []",
                 "mcp_servers.a: missing field `command` (or `url` for a remote server)",
             ),
@@ -385,6 +457,20 @@ max_restarts = 2
             assert!(err.contains(want), "{body}: {err}");
             assert!(!err.contains("s3cret"), "{err}");
         }
+    }
+
+    #[test]
+    fn user_info_in_the_url_is_named_as_a_credential_without_its_values() {
+        let config = parse(
+            "[mcp_servers.a]\nurl = \"https://alice:s3cret@h/mcp\"\nhttp_headers = { X-Team = \"t\" }\n",
+        )
+        .unwrap();
+        let r = config.server("a").unwrap().remote.as_ref().unwrap();
+        assert_eq!(
+            r.credentials(),
+            "the user name and password in url (HTTP Basic), header X-Team (http_headers)"
+        );
+        assert_eq!(r.display_url(), "https://h/mcp");
     }
 
     #[test]
