@@ -2,7 +2,9 @@
 //! the rows that were left out, in order, with no gaps and no duplicates.
 //!
 //! Each entry is one truncated call of one client session, keyed by [`PageKey`] (session and
-//! `call_id`, so a client can never read another session's results). It holds the call's
+//! `call_id`, so a client can never read another session's results). The 2026-07-28 clients of
+//! `serve --http` share one session: there every `call_id` is 128 random bits drawn by the HTTP
+//! layer, known only to the client that made the call. It holds the call's
 //! `CallToolResult` as JSON text (so its size is known exactly), what is needed to map it
 //! again (tool, server, budget) and a [`Cursor`]: where the next page starts.
 //!

@@ -16,12 +16,15 @@
 //!   drops it.
 //!
 //! The stateless channel is shared by every 2026-07-28 client, whose request ids may collide:
-//! a colliding one is replaced by a fresh value on the way in and restored on the way out. A
-//! legacy session keeps the client's ids as they are (its `call_id`s are the same as over
-//! stdio). Every progress token is replaced by one unique in the process (all sessions share
+//! a colliding one is replaced by a fresh value on the way in and restored on the way out.
+//! The id of every `tools/call` there is replaced by 128 random bits ([`super::unguessable`]),
+//! so that its envelope's `call_id`, the key of its kept pages, is known to that client only:
+//! the clients share one session, and a client's own ids (1, 2, 3, ...) would let any other
+//! page its truncated results. A legacy session keeps the client's ids as they are (its
+//! `call_id`s are the same as over stdio). Every progress token is replaced by one unique in the process (all sessions share
 //! the servers, which see the tokens) and restored on the way out.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -171,7 +174,8 @@ impl Channel {
     /// request (MCP 2026-07-28 "Streamable HTTP: Cancellation").
     ///
     /// `raw` is the request as the client wrote it (forwarded as written, so that numbers keep
-    /// their exact text, unless an id or token had to be replaced).
+    /// their exact text; a replaced id is set in the text as written, and only a replaced
+    /// progress token makes it rewritten whole).
     pub async fn submit(
         self: &Arc<Self>,
         mut request: Value,
@@ -179,7 +183,7 @@ impl Channel {
         cancel_on_drop: bool,
     ) -> Result<Ticket, SubmitError> {
         let (tx, rx) = mpsc::channel(RESPONSE_QUEUE);
-        let (key, replaced) = self.register(&mut request, tx)?;
+        let (key, id_replaced, token_replaced) = self.register(&mut request, tx)?;
         let ticket = Ticket {
             channel: self.clone(),
             key,
@@ -187,8 +191,11 @@ impl Channel {
             done: false,
             cancel_on_drop,
         };
-        let line = if replaced {
+        let line = if token_replaced {
             serde_json::to_vec(&request).expect("a JSON value always serializes")
+        } else if id_replaced {
+            let spliced = with_member(&raw, "id", &request["id"]);
+            spliced.unwrap_or_else(|| serde_json::to_vec(&request).expect("JSON serializes"))
         } else {
             one_line(raw)
         };
@@ -199,12 +206,13 @@ impl Channel {
     }
 
     /// Records the waiter of `request`, replacing a colliding id or token on a shared channel.
-    /// Returns the wire key of its id and whether anything was replaced.
+    /// Returns the wire key of its id, whether the id was replaced and whether a progress token
+    /// was.
     fn register(
         &self,
         request: &mut Value,
         tx: mpsc::Sender<Out>,
-    ) -> Result<(String, bool), SubmitError> {
+    ) -> Result<(String, bool, bool), SubmitError> {
         let mut routes = self.routes.lock().unwrap();
         if routes.closed {
             return Err(SubmitError::Closed);
@@ -213,11 +221,17 @@ impl Channel {
         let seq = routes.seq;
         let mut key = key_of(&request["id"]);
         let mut client_id = None;
-        if routes.waiting.contains_key(&key) {
+        let private = self.shared && request["method"] == "tools/call";
+        if private || routes.waiting.contains_key(&key) {
             if !self.shared {
                 return Err(SubmitError::DuplicateId);
             }
-            let fresh = fresh_value(|k| routes.waiting.contains_key(k), seq);
+            let taken = |k: &str| routes.waiting.contains_key(k);
+            let fresh = if private {
+                unguessable_value(taken)
+            } else {
+                fresh_value(taken, seq)
+            };
             key = key_of(&fresh);
             client_id = Some(std::mem::replace(&mut request["id"], fresh));
         }
@@ -232,7 +246,8 @@ impl Channel {
                 routes.tokens.insert(token_key.clone(), key.clone());
                 (token_key, Some(std::mem::replace(token, fresh)))
             });
-        let replaced = client_id.is_some() || token.as_ref().is_some_and(|(_, t)| t.is_some());
+        let id_replaced = client_id.is_some();
+        let token_replaced = token.as_ref().is_some_and(|(_, t)| t.is_some());
         let waiter = Waiter {
             seq,
             client_id,
@@ -240,7 +255,7 @@ impl Channel {
             tx,
         };
         routes.waiting.insert(key.clone(), waiter);
-        Ok((key, replaced))
+        Ok((key, id_replaced, token_replaced))
     }
 
     /// Removes the waiter `key` and its progress token.
@@ -417,6 +432,13 @@ enum Fix {
 
 impl Fix {
     fn apply(self, line: &[u8]) -> Vec<u8> {
+        if let Fix::Id(id) = &self {
+            if !ends_a_listen(line) {
+                if let Some(spliced) = with_member(line, "id", id) {
+                    return spliced;
+                }
+            }
+        }
         let Ok(mut message) = serde_json::from_slice::<Value>(line) else {
             return line.to_vec();
         };
@@ -444,6 +466,35 @@ impl Fix {
     }
 }
 
+/// Whether `line` is an answer whose result names a listen stream in its `_meta` (or is not
+/// readable as an answer): its subscription id has to be put back too.
+fn ends_a_listen(line: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Option<AnswerResult<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct AnswerResult<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<HeadMeta<'a>>,
+    }
+    serde_json::from_slice::<Answer>(line).map_or(true, |answer| {
+        let meta = answer.result.and_then(|r| r.meta);
+        meta.is_some_and(|m| m.subscription_id.is_some())
+    })
+}
+
+/// The JSON object `json` on one line with its member `key` set to `value`, every other
+/// member kept as written (numbers keep their exact text; the members' order may change).
+/// `None` when `json` is not a JSON object.
+fn with_member(json: &[u8], key: &str, value: &Value) -> Option<Vec<u8>> {
+    let mut members: BTreeMap<String, &RawValue> = serde_json::from_slice(json).ok()?;
+    let value = serde_json::value::to_raw_value(value).ok()?;
+    members.insert(key.to_owned(), &value);
+    serde_json::to_vec(&members).ok().map(one_line)
+}
+
 /// The JSON text of one message on one line: line breaks between tokens become spaces (inside
 /// JSON strings they are always escaped, so nothing else changes).
 pub fn one_line(mut json: Vec<u8>) -> Vec<u8> {
@@ -461,6 +512,14 @@ fn fresh_value(taken: impl Fn(&str) -> bool, seq: u64) -> Value {
         .map(|n| json!(format!("mcp-envelope-http-{seq}-{n}")))
         .find(|v| !taken(&key_of(v)))
         .expect("an unbounded range always has a free value")
+}
+
+/// A fresh string value of 128 random bits ([`super::unguessable`]) whose key `taken` does
+/// not know: the wire id of a stateless client's `tools/call`.
+fn unguessable_value(taken: impl Fn(&str) -> bool) -> Value {
+    std::iter::repeat_with(|| json!(super::unguessable()))
+        .find(|v| !taken(&key_of(v)))
+        .expect("an endless iterator always has a free value")
 }
 
 /// The answer and related messages of one POSTed request. Dropping it before the answer
@@ -503,5 +562,34 @@ impl Drop for Ticket {
                 let _ = input.try_send(serde_json::to_vec(&cancel).expect("JSON serializes"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replaced_id_leaves_every_other_member_as_written() {
+        let raw = br#"{"jsonrpc":"2.0","id":5,
+ "method":"tools/call","params":{"n":1.10,"big":123456789012345678901234567890}}"#;
+        let line = with_member(raw, "id", &json!("abc")).unwrap();
+        let text = String::from_utf8(line).unwrap();
+        assert!(!text.contains('\n'), "{text}");
+        assert!(text.contains(r#""id":"abc""#), "{text}");
+        assert!(
+            text.contains(r#"{"n":1.10,"big":123456789012345678901234567890}"#),
+            "{text}"
+        );
+        assert_eq!(with_member(b"[1]", "id", &json!(1)), None);
+        // An answer ending a listen stream has its subscription id put back as well.
+        let listen =
+            br#"{"id":"x","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":"x"}}}"#;
+        assert!(ends_a_listen(listen));
+        assert!(!ends_a_listen(br#"{"id":"x","result":{"content":[]}}"#));
+        let fixed = Fix::Id(json!(3)).apply(listen);
+        let fixed: Value = serde_json::from_slice(&fixed).unwrap();
+        assert_eq!(fixed["result"]["_meta"][META_SUBSCRIPTION_ID], 3);
+        assert_eq!(fixed["id"], 3);
     }
 }

@@ -217,7 +217,7 @@ impl App {
             );
             evicted.close();
         }
-        let id = new_session_id();
+        let id = unguessable();
         let channel = self.open(false);
         let mut sessions = self.sessions.lock().unwrap();
         sessions.insert(id.clone(), channel.clone(), Instant::now());
@@ -295,8 +295,12 @@ pub(crate) async fn closed(mut closing: watch::Receiver<bool>) {
 }
 
 /// 128 bits from the operating system's random source, as 32 hex digits (visible ASCII, as
-/// MCP 2025-11-25 "Session Management" requires).
-fn new_session_id() -> String {
+/// MCP 2025-11-25 "Session Management" requires of a session id): unguessable, for session ids
+/// and the wire ids of stateless clients' `tools/call`s.
+///
+/// # Panics
+/// When the operating system's random source fails (getrandom(2); it does not once ready).
+pub(crate) fn unguessable() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source is available");
     bytes.iter().map(|b| format!("{b:02x}")).collect()

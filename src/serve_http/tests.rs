@@ -39,7 +39,7 @@ fn line(v: Value) -> Vec<u8> {
     serde_json::to_vec(&v).unwrap()
 }
 
-/// `initialize` and `echo` answer at once; `slow` sends progress first when asked; `ask` sends
+/// `initialize`, `echo` and `tools/call` (with the id it saw) answer at once; `slow` sends progress first when asked; `ask` sends
 /// a server-to-client request and answers with the client's reply; `tell` logs an unrelated
 /// message first; `stray` sends progress for a token no request set, then a log message; `hang` never answers; `subscriptions/listen` acknowledges and completes when
 /// the input ends; `late` answers once the test releases it (the session ends after that).
@@ -65,6 +65,9 @@ async fn fake_session(
             }
             Some("echo") => {
                 let _ = out.send(reply(json!({"echo": msg["params"]}))).await;
+            }
+            Some("tools/call") => {
+                let _ = out.send(reply(json!({"wire_id": id}))).await;
             }
             Some("slow") => {
                 if let Some(token) = msg.pointer("/params/_meta/progressToken") {
@@ -446,6 +449,50 @@ async fn stateless_requests_share_one_session_without_colliding() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(cancelled, "a closed response cancels its request");
+}
+
+#[tokio::test]
+async fn stateless_tool_calls_get_unguessable_wire_ids_legacy_ones_keep_theirs() {
+    let server = start(defaults()).await;
+    let call = || {
+        modern(
+            json!(5),
+            "tools/call",
+            json!({"name": "t", "arguments": {}}),
+        )
+    };
+    let (a, b) = (call(), call());
+    let (ra, rb) = tokio::join!(server.post_modern(&a).send(), server.post_modern(&b).send());
+    let (ra, rb) = (json_of(ra.unwrap()).await, json_of(rb.unwrap()).await);
+    let mut wire_ids = vec![];
+    for answer in [&ra, &rb] {
+        assert_eq!(answer["id"], 5, "the client's id comes back: {answer}");
+        let wire = answer["result"]["wire_id"].as_str().unwrap().to_owned();
+        let hex = wire.chars().all(|c| c.is_ascii_hexdigit());
+        assert!(wire.len() == 32 && hex, "not 128 random bits: {wire}");
+        wire_ids.push(wire);
+    }
+    assert_ne!(wire_ids[0], wire_ids[1]);
+    // Other stateless requests keep their ids while they do not collide.
+    let echo = json_of(
+        server
+            .post_modern(&modern(json!(7), "echo", json!({})))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(echo["id"], 7);
+    assert_eq!(server.seen.0.lock().unwrap().last().unwrap()["id"], 7);
+    // A legacy session's call ids stay the client's (as over stdio).
+    let session = server.initialize().await;
+    let body = request(
+        json!(5),
+        "tools/call",
+        json!({"name": "t", "arguments": {}}),
+    );
+    let legacy = server.post(&body, Some(&session)).send().await.unwrap();
+    assert_eq!(json_of(legacy).await["result"]["wire_id"], 5);
 }
 
 #[tokio::test]

@@ -336,3 +336,67 @@ fn a_bearer_token_is_required_off_loopback_and_checked() {
     assert!(status.success());
     assert!(!stderr.contains(token), "the token reached the logs");
 }
+
+/// A 2026-07-28 `tools/call` of `name` with id `id`, sent statelessly; the answer.
+fn stateless_call(proxy: &HttpProxy, id: &str, name: &str, arguments: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ACCEPT,
+        JSON_TYPE,
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    let (status, text) = proxy.raw("POST", &headers, &body.to_string());
+    assert_eq!(status, 200, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["id"], id, "the client's own id comes back: {answer}");
+    answer
+}
+
+#[test]
+fn stateless_clients_page_only_their_own_truncated_results() {
+    let server = fixture_server("fx", &[], "char_budget = 200");
+    let (_dir, config) = write_config(&server);
+    let proxy = HttpProxy::start(&config, &[], &[]);
+    // Two stateless clients use the same request id: each result is truncated.
+    let rows = |prefix: &str| json!({"n": 40, "prefix": prefix});
+    let alice = envelope_of(&stateless_call(&proxy, "5", "rows", rows("alice-")));
+    let bob = envelope_of(&stateless_call(&proxy, "5", "rows", rows("bob-")));
+    // The client's own ids name nothing another stateless client could page.
+    for guess in ["5", "1", "0"] {
+        let args = json!({"call_id": guess});
+        let page = envelope_of(&stateless_call(&proxy, "6", "envelope_next_page", args));
+        assert_eq!(page["status"], "error", "{page}");
+        assert!(page["content"].as_str().unwrap().starts_with("not_found"));
+    }
+    let mut call_ids = vec![];
+    for env in [&alice, &bob] {
+        assert_eq!(env["status"], "truncated", "{env}");
+        let call_id = env["call_id"].as_str().unwrap().to_owned();
+        let hex = call_id.chars().all(|c| c.is_ascii_hexdigit());
+        assert!(call_id.len() == 32 && hex, "not 128 random bits: {call_id}");
+        call_ids.push(call_id);
+    }
+    assert_ne!(call_ids[0], call_ids[1]);
+    // Each pages its own result with the call_id its envelope gave it.
+    for (call_id, own, other) in [
+        (&call_ids[0], "alice-", "bob-"),
+        (&call_ids[1], "bob-", "alice-"),
+    ] {
+        let args = json!({"call_id": call_id});
+        let page = envelope_of(&stateless_call(&proxy, "6", "envelope_next_page", args));
+        assert_ne!(page["status"], "error", "{page}");
+        let content = page["content"].as_str().unwrap();
+        assert!(
+            content.contains(own) && !content.contains(other),
+            "{content}"
+        );
+        assert_ne!(page["call_id"], "6");
+    }
+    let (status, _) = proxy.stop();
+    assert!(status.success());
+}
