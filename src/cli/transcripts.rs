@@ -1,6 +1,5 @@
 //! Commands that read a transcript: `replay` (and `replay --live`), `render`, `stats`.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,6 +16,7 @@ use crate::config::Config;
 use crate::drift::{self, DriftOptions, Verdict};
 use crate::trajectory;
 use crate::transcript::{self, CallRecord, TranscriptWriter};
+use envelope_core::replay::live;
 
 /// Reads the transcript at `path` (unreadable or broken: a usage error), warning on stderr
 /// about a broken last line.
@@ -78,7 +78,8 @@ pub(super) fn run_replay(
 }
 
 /// `replay --live`: makes every recorded call again, in recorded order, through the same path
-/// as `serve` (recorded by a temporary transcript), and compares each with its record.
+/// as `serve` (recorded by a temporary transcript), and compares each with its record; a call
+/// of the page tool is made again after the call it pages ([`live::plan`]).
 pub(super) fn run_replay_live(
     global: &GlobalArgs,
     path: &Path,
@@ -86,16 +87,12 @@ pub(super) fn run_replay_live(
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(global)?;
     let t = read_transcript(path)?;
-    let replayable: Vec<&CallRecord> = t
-        .records
-        .iter()
-        .filter(|r| !drift::has_redacted(&r.arguments))
-        .collect();
-    let Some(live) = call_again(&config, &replayable)? else {
+    let plans = live::plan(&t.records);
+    let Some(live) = call_again(&config, &t.records, &plans)? else {
         return Ok(interrupted("replay --live"));
     };
     let opts = DriftOptions { ignore_content };
-    let drifted = print_verdicts(&t.records, live, &config, opts)?;
+    let drifted = print_verdicts(&t.records, &plans, &live, &config, opts)?;
     Ok(if drifted == 0 {
         ExitCode::SUCCESS
     } else {
@@ -103,15 +100,44 @@ pub(super) fn run_replay_live(
     })
 }
 
-/// Makes each of `records`' calls again (JSON-RPC id = its index) through a headless proxy:
-/// the new records by call id, or `None` when a signal stopped it.
+/// The calls `replay --live` made: their records in the order made, and for each record of
+/// the transcript the index of its live record (`None`: not made again, or not recorded).
+struct LiveRun {
+    records: Vec<CallRecord>,
+    of: Vec<Option<usize>>,
+}
+
+impl LiveRun {
+    /// The live records in the order made (each with its `seq`, the order it started in) of
+    /// the calls of `made` (the index of each call's transcript record, in the order made),
+    /// matched to the transcript `records` by that order and the recorded `call_id`.
+    fn new(mut live: Vec<CallRecord>, made: &[usize], records: &[CallRecord]) -> LiveRun {
+        live.sort_by_key(|r| r.seq);
+        let mut of = vec![None; records.len()];
+        for (k, r) in live.iter().enumerate() {
+            let i = usize::try_from(r.seq).ok().and_then(|seq| made.get(seq));
+            if let Some(&i) = i.filter(|&&i| records[i].call_id == r.call_id) {
+                of[i] = Some(k);
+            }
+        }
+        LiveRun { records: live, of }
+    }
+}
+
+/// Makes again each record's call that `plans` says to (JSON-RPC id = its recorded `call_id`,
+/// so a page call's arguments name the live call it pages) through a headless proxy: the live
+/// records, or `None` when a signal stopped it.
 fn call_again(
     config: &Arc<Config>,
-    records: &[&CallRecord],
-) -> anyhow::Result<Option<HashMap<String, CallRecord>>> {
+    records: &[CallRecord],
+    plans: &[live::LivePlan],
+) -> anyhow::Result<Option<LiveRun>> {
     let scratch =
         std::env::temp_dir().join(format!("mcp-envelope-live-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&scratch);
+    let made: Vec<usize> = (0..records.len())
+        .filter(|&i| plans[i].is_called())
+        .collect();
     let rt = runtime()?;
     let finished = rt.block_on(async {
         let writer = TranscriptWriter::start(scratch.clone(), Vec::new());
@@ -120,10 +146,14 @@ fn call_again(
             proxy
                 .start_servers(headless_client("mcp-envelope-replay"))
                 .await;
-            for (i, record) in records.iter().enumerate() {
+            for record in made.iter().map(|&i| &records[i]) {
                 let params = json!({"name": record.tool, "arguments": record.arguments});
                 let _ = proxy
-                    .call_tool(&json!(i), Some(params), Arc::new(Mutex::new(None)))
+                    .call_tool(
+                        &json!(record.call_id),
+                        Some(params),
+                        Arc::new(Mutex::new(None)),
+                    )
                     .await;
             }
         };
@@ -142,36 +172,45 @@ fn call_again(
         return Ok(None);
     }
     let live = live.context("reading back the live calls")?;
-    Ok(Some(
-        live.records
-            .into_iter()
-            .map(|r| (r.call_id.clone(), r))
-            .collect(),
-    ))
+    Ok(Some(LiveRun::new(live.records, &made, records)))
 }
 
-/// Compares each record with its live call (the i-th replayable record was called with id i)
-/// and prints the verdicts and a summary line: the number that drifted.
+/// The verdict on the `i`-th record: skipped as planned, or compared with its live call (a
+/// page with the live calls made before it).
+fn verdict(
+    records: &[CallRecord],
+    i: usize,
+    plan: &live::LivePlan,
+    live: &LiveRun,
+    config: &Config,
+    opts: DriftOptions,
+) -> Verdict {
+    let record = &records[i];
+    let now = live.of[i];
+    match (plan, now) {
+        (live::LivePlan::Skip(why), _) => Verdict::Skipped(why.clone()),
+        (_, None) => Verdict::Skipped("the call could not be made again".into()),
+        (live::LivePlan::Call, Some(k)) => drift::compare(record, &live.records[k], config, opts),
+        (live::LivePlan::Page { .. }, Some(k)) => {
+            let settings = config.tool_settings(&record.server, &record.server_tool);
+            let (before, now) = (&live.records[..k], &live.records[k]);
+            live::compare_page(&records[..i], record, before, now, settings, opts)
+        }
+    }
+}
+
+/// Prints each record's verdict and a summary line; returns the number that drifted.
 fn print_verdicts(
     records: &[CallRecord],
-    mut live: HashMap<String, CallRecord>,
+    plans: &[live::LivePlan],
+    live: &LiveRun,
     config: &Config,
     opts: DriftOptions,
 ) -> anyhow::Result<usize> {
-    let mut next = 0usize;
     let mut out = std::io::stdout().lock();
     let (mut same, mut drifted, mut skipped) = (0usize, 0usize, 0usize);
-    for record in records {
-        let verdict = if drift::has_redacted(&record.arguments) {
-            Verdict::Skipped("its arguments were redacted when recorded".into())
-        } else {
-            next += 1;
-            match live.remove(&(next - 1).to_string()) {
-                Some(now) => drift::compare(record, &now, config, opts),
-                None => Verdict::Skipped("the call could not be made again".into()),
-            }
-        };
-        match verdict {
+    for (i, (record, plan)) in records.iter().zip(plans).enumerate() {
+        match verdict(records, i, plan, live, config, opts) {
             Verdict::Same => {
                 same += 1;
                 writeln!(out, "same    {}", label(record))?;

@@ -36,5 +36,6 @@ mod remote;
 mod stdio;
 mod tokens;
 mod transcripts;
+mod transcripts_paging;
 mod transcripts_tools;
 mod vectors;

@@ -119,23 +119,35 @@ pub fn compare(
         text: budget.text_shape(),
     };
     let new = map_outcome(&live.outcome, &ctx).envelope;
+    let rows = (row_count(recorded), row_count(live));
+    compare_envelopes(&old, &new, rows, opts)
+}
+
+/// The verdict on a recorded envelope `old` and a live one `new` (both mapped with the same
+/// settings), with the `(recorded, live)` row counts of their full results when known.
+pub fn compare_envelopes(
+    old: &Envelope,
+    new: &Envelope,
+    rows: (Option<u64>, Option<u64>),
+    opts: DriftOptions,
+) -> Verdict {
     let mut lines = Vec::new();
     if old.status != new.status {
         lines.push(format!(
             "  status: {} -> {}",
-            status_label(&old),
-            status_label(&new)
+            status_label(old),
+            status_label(new)
         ));
     }
-    if error_type(&old) != error_type(&new) {
+    if error_type(old) != error_type(new) {
         let label = |t: Option<&str>| t.unwrap_or("none").to_owned();
         lines.push(format!(
             "  error type: {} -> {}",
-            label(error_type(&old)),
-            label(error_type(&new))
+            label(error_type(old)),
+            label(error_type(new))
         ));
     }
-    let (old_rows, new_rows) = (row_count(recorded), row_count(live));
+    let (old_rows, new_rows) = rows;
     if old_rows.is_some() && new_rows.is_some() && old_rows != new_rows {
         lines.push(format!(
             "  rows: {} -> {}",

@@ -146,3 +146,5 @@ pub fn replay_page(
         _ => None,
     }
 }
+
+pub mod live;
