@@ -14,7 +14,7 @@ use super::session::Session;
 use super::{call_id_of, Core, DownstreamSlot};
 use crate::catalog::Route;
 use crate::config::ToolSettings;
-use crate::downstream::{CallError, RawResponse, ResultBody};
+use crate::downstream::{CallError, RawResponse, ResultBody, ServerState};
 use crate::envelope::Status;
 use crate::era::RequestMeta;
 use crate::jsonrpc;
@@ -163,11 +163,7 @@ impl Core {
         let mut _in_flight = None;
         let (server, server_tool, settings, call_outcome) = match (paged, route) {
             (Some(page), _) => page,
-            (None, None) => {
-                let settings = self.config().tool_settings("", &name);
-                let call_outcome = CallOutcome::Outcome(Outcome::NoSuchTool);
-                (String::new(), name.clone(), settings, call_outcome)
-            }
+            (None, None) => self.unrouted(&name),
             (None, Some(route)) => {
                 let settings = self.config().tool_settings(&route.server, &route.tool);
                 params.insert("name".into(), Value::from(route.tool.clone()));
@@ -211,6 +207,44 @@ impl Core {
             payload,
         };
         Ok(self.finish(pager, finished))
+    }
+
+    /// A name the catalog does not route: `not_found`, unless the config names the server
+    /// that owns it ([`crate::config::Config::listing_server`]) and that server is not ready
+    /// (it failed to start, is restarting or still starting): then `unavailable` naming that
+    /// server, whose tools are not offered while it is down. Returns the server ("" for none),
+    /// its name of the tool, the tool's settings and the outcome.
+    fn unrouted(&self, name: &str) -> (String, String, ToolSettings, CallOutcome) {
+        let config = self.config();
+        let down = config.listing_server(name).and_then(|(server, tool)| {
+            let reason = self.not_ready_reason(server)?;
+            Some((server.to_owned(), tool.to_owned(), reason))
+        });
+        let Some((server, tool, reason)) = down else {
+            let settings = config.tool_settings("", name);
+            let outcome = CallOutcome::Outcome(Outcome::NoSuchTool);
+            return (String::new(), name.to_owned(), settings, outcome);
+        };
+        let settings = config.tool_settings(&server, &tool);
+        let outcome = CallOutcome::Outcome(Outcome::Unavailable { reason });
+        (server, tool, settings, outcome)
+    }
+
+    /// Why the server named `server` is not serving, in words; `None` when it is ready.
+    fn not_ready_reason(&self, server: &str) -> Option<String> {
+        let servers = self.servers();
+        let Some(ds) = servers.iter().find(|d| d.name() == server) else {
+            return Some("not started".into());
+        };
+        match ds.state() {
+            ServerState::Ready(_) => None,
+            ServerState::Starting => Some("it is still starting".into()),
+            ServerState::Restarting { attempt, reason } => {
+                Some(format!("restarting (attempt {attempt}) after: {reason}"))
+            }
+            ServerState::Unavailable { reason } => Some(reason),
+            ServerState::Stopped => Some("stopped".into()),
+        }
     }
 
     /// Keeps a truncated result for paging, writes the transcript record, and makes the log

@@ -287,6 +287,36 @@ fn call_starts_only_the_server_the_allowlists_name() {
     assert!(log.contains("gone"), "{log}");
 }
 
+#[test]
+fn a_listed_tool_of_a_server_that_failed_to_start_is_unavailable() {
+    let (_dir, config) = write_config(&format!(
+        "{}[mcp_servers.gone]\ncommand = \"mcp-server-that-does-not-exist\"\nmax_restarts = 0\nenabled_tools = [\"lookup\"]\n",
+        fixture_server("fx", &[], ""),
+    ));
+    let call = |tool: &str| {
+        let out = std::process::Command::new(bin())
+            .args(["call", "--config"])
+            .arg(&config)
+            .args([tool, "{}"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let line = String::from_utf8_lossy(&out.stdout).into_owned();
+        serde_json::from_str::<serde_json::Value>(&line).unwrap()
+    };
+    // gone's allowlist says lookup is its tool: gone is named, not an unknown tool.
+    let env = call("lookup");
+    let content = env["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("unavailable: server 'gone' is unavailable: "),
+        "{env}"
+    );
+    assert_eq!(env["retryable"], false, "{env}");
+    // A name no allowlist gives stays unknown.
+    let env = call("nope");
+    assert_eq!(env["content"], "not_found: no tool named 'nope'", "{env}");
+}
+
 /// `mcp-envelope [--log-level LEVEL] call echo {"text":"hi"}` with `config`: its stderr, after
 /// checking it succeeded.
 fn call_echo(config: &std::path::Path, level: Option<&str>) -> String {

@@ -348,3 +348,18 @@ fn a_tool_name_decides_its_server_only_when_every_allowlist_is_known() {
     );
     assert_eq!(cfg.sole_server_for("echo"), None);
 }
+
+#[test]
+fn a_tool_name_names_the_server_whose_allowlist_lists_it() {
+    let text = "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"rows\"]\ndisabled_tools = [\"rows\"]\n\
+         [mcp_servers.b]\ncommand = \"x\"\ntool_prefix = \"b_\"\nenabled_tools = [\"sum\"]\n\
+         [mcp_servers.any]\ncommand = \"x\"\n\
+         [mcp_servers.off]\ncommand = \"x\"\nenabled = false\nenabled_tools = [\"gone\"]\n";
+    let cfg = Config::parse(text, Path::new("/c.toml"), &|_| None).unwrap();
+    assert_eq!(cfg.listing_server("echo"), Some(("a", "echo")));
+    assert_eq!(cfg.listing_server("b_sum"), Some(("b", "sum")));
+    assert_eq!(cfg.listing_server("sum"), None, "without b's prefix");
+    assert_eq!(cfg.listing_server("rows"), None, "disabled");
+    assert_eq!(cfg.listing_server("gone"), None, "server not enabled");
+    assert_eq!(cfg.listing_server("other"), None, "no list names it");
+}
