@@ -2,8 +2,9 @@
 //! sibling modules).
 //!
 //! Exit codes (all subcommands): 0 success; 1 the command ran but found a failure (an error
-//! envelope from `call`, a changed envelope in `replay`, a server not ready in `check`); 2 bad
-//! usage, a config error or unreadable input.
+//! envelope from `call`, a changed envelope in `replay`, a server not ready or a config tool
+//! name its server does not offer in `check`); 2 bad usage, a config error or unreadable input;
+//! 130 `call` or `check` stopped by SIGINT or SIGTERM.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::budget::Tokenizer;
 
 /// An MCP stdio proxy that rewrites every tool result into a six-key envelope
-/// (call_id, tool, status, content, omitted, retryable) within a per-tool character budget.
+/// (call_id, tool, status, content, omitted, retryable) within a per-tool budget of characters
+/// (and, when configured, tokens).
 ///
 /// With no subcommand it runs `serve`, so agent clients can start it as
 /// `mcp-envelope --config PATH`.
@@ -21,7 +23,7 @@ use crate::budget::Tokenizer;
     name = "mcp-envelope",
     version,
     about,
-    after_help = "Examples:\n  mcp-envelope --config ~/.config/mcp-envelope/config.toml\n  mcp-envelope call --config config/example.toml get_current_time '{\"timezone\":\"Europe/Warsaw\"}'\n\nExit codes: 0 success, 1 failure found (error envelope, changed replay, server not ready), 2 usage, config or input error."
+    after_help = "Examples:\n  mcp-envelope --config ~/.config/mcp-envelope/config.toml\n  mcp-envelope call --config config/example.toml get_current_time '{\"timezone\":\"Europe/Warsaw\"}'\n\nExit codes: 0 success, 1 failure found (error envelope, changed replay, server not ready or tool name not offered in check), 2 usage, config or input error, 130 call or check stopped by SIGINT/SIGTERM."
 )]
 pub struct Cli {
     /// Options shared by every subcommand.
@@ -125,7 +127,7 @@ pub enum Command {
     ///
     /// Example: mcp-envelope call --config config/example.toml get_current_time '{"timezone":"Europe/Warsaw"}'
     #[command(
-        after_help = "Exit codes: 0 the envelope is ok or truncated, 1 it is an error, 2 usage or config error."
+        after_help = "Exit codes: 0 the envelope is ok or truncated, 1 it is an error, 2 usage or config error, 130 stopped by SIGINT/SIGTERM."
     )]
     Call {
         /// The tool name as the client sees it (after prefixes).
@@ -150,11 +152,8 @@ pub enum Command {
     /// Recompute every envelope of a transcript from its recorded raw outcome and compare.
     /// Prints `ok` / `changed` per call and `N passed, M failed`; exit 0 all match, 1 any
     /// differ, 2 unreadable input. Budgets come from `--config` when given, else the recorded ones.
-    ///
-    /// Example: mcp-envelope replay calls.jsonl --config config/example.toml
-    ///          mcp-envelope replay --live calls.jsonl --config config/example.toml
     #[command(
-        after_help = "Exit codes: 0 every envelope matches (or --update rewrote them; with --live: no call drifted), 1 some differ, 2 unreadable transcript or config."
+        after_help = "Examples:\n  mcp-envelope replay calls.jsonl --config config/example.toml\n  mcp-envelope replay --live calls.jsonl --config config/example.toml\n\nExit codes: 0 every envelope matches (or --update rewrote them; with --live: no call drifted), 1 some differ, 2 unreadable transcript or config."
     )]
     Replay {
         /// The transcript (JSONL) to replay.
@@ -174,10 +173,11 @@ pub enum Command {
     /// Validate the config, start every enabled server, list its tools, stop them and print a
     /// table: each server's state (ready, or failed with the reason and the last lines of its
     /// stderr) and startup time, then each tool by the name the client sees with its effective
-    /// char_budget and timeout and where each came from (tool, server, defaults, built-in).
-    /// Exit 0 every enabled server is ready, 1 one is not, 2 config error.
+    /// char_budget, token_budget (with its tokenizer) and timeout and where each came from
+    /// (tool, server, defaults, built-in). Exit 0 every enabled server is ready, 1 one is not or the config
+    /// names a tool its server does not offer, 2 config error, 130 stopped by a signal.
     #[command(
-        after_help = "Example:\n  mcp-envelope check --config config/example.toml\n\nExit codes: 0 every enabled server ready, 1 a server not ready, 2 config error."
+        after_help = "Example:\n  mcp-envelope check --config config/example.toml\n\nExit codes: 0 every enabled server ready, 1 a server not ready or a tool name in the config (enabled_tools, disabled_tools, tools.NAME) that its server does not offer, 2 config error, 130 stopped by SIGINT/SIGTERM."
     )]
     Check,
     /// Convert an agent client's MCP config into mcp-envelope TOML on stdout: `mcpServers`
@@ -216,10 +216,9 @@ pub enum Command {
     )]
     ConfigSchema,
     /// Print a transcript as the numbered tool trajectory a summarizer reads.
-    ///
-    /// Example: mcp-envelope render calls.jsonl --budget 4000
-    /// Example: mcp-envelope render calls.jsonl --budget 1000 --budget-unit tokens
-    #[command(after_help = "Exit codes: 0 printed, 2 unreadable transcript.")]
+    #[command(
+        after_help = "Examples:\n  mcp-envelope render calls.jsonl --budget 4000\n  mcp-envelope render calls.jsonl --budget 1000 --budget-unit tokens\n\nExit codes: 0 printed, 2 unreadable transcript."
+    )]
     Render {
         /// The transcript (JSONL) to render.
         transcript: PathBuf,
@@ -289,4 +288,57 @@ fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {
     Tokenizer::parse(name).ok_or_else(|| {
         format!("unknown tokenizer `{name}`; expected `o200k_base` or `cl100k_base`")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// `mcp-envelope [SUBCOMMAND] --help` as printed.
+    fn help(subcommand: Option<&str>) -> String {
+        let mut cli = Cli::command();
+        let cmd = match subcommand {
+            Some(name) => cli.find_subcommand_mut(name).unwrap(),
+            None => &mut cli,
+        };
+        cmd.render_long_help().to_string()
+    }
+
+    #[test]
+    fn help_texts_name_every_exit_code_and_budget_kind() {
+        let top = help(None);
+        assert!(top.contains("tokens") && top.contains("130"), "{top}");
+        let check = help(Some("check"));
+        for part in [
+            "0 every enabled server ready",
+            "1 a server not ready or a tool name in the config",
+            "2 config error",
+            "130 stopped by SIGINT/SIGTERM",
+            "token_budget",
+        ] {
+            assert!(check.contains(part), "{part}: {check}");
+        }
+        assert!(help(Some("call")).contains("130 stopped by SIGINT/SIGTERM"));
+    }
+
+    #[test]
+    fn each_example_is_on_its_own_line() {
+        for (sub, examples) in [
+            (
+                "replay",
+                ["replay calls.jsonl", "replay --live calls.jsonl"],
+            ),
+            (
+                "render",
+                ["--budget 4000", "--budget 1000 --budget-unit tokens"],
+            ),
+        ] {
+            let text = help(Some(sub));
+            for example in examples {
+                let line = text.lines().find(|l| l.contains(example)).unwrap();
+                assert_eq!(line.matches("mcp-envelope").count(), 1, "{sub}: {line}");
+            }
+        }
+    }
 }
