@@ -441,9 +441,10 @@ impl Passthrough {
         changed
     }
 
-    /// After a config reload: the prompts are read again from every ready server that offers
-    /// them (filters and prefixes may have changed). Returns the list_changed notifications
-    /// to send: prompts when the exposed prompts changed, resources when `servers_changed`.
+    /// After a config reload: the prompts, when they have been read before, are read again
+    /// from every ready server that offers them (filters and prefixes may have changed).
+    /// Returns the list_changed notifications to send: prompts when the exposed prompts
+    /// changed, resources when `servers_changed`.
     pub async fn after_reload(
         &self,
         up: &Upstream<'_>,
@@ -451,7 +452,10 @@ impl Passthrough {
     ) -> Vec<&'static str> {
         let d = self.declared();
         let mut changed = Vec::new();
-        if d.prompts {
+        // Prompts never read yet have reached no client: they are read when first asked for,
+        // so a reload has nothing to tell about them (a budget edit must not look like a change).
+        let prompts_read = !self.prompt_lists.lock().unwrap().is_empty();
+        if d.prompts && prompts_read {
             let before = self.prompts.lock().unwrap().prompts().to_vec();
             if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
                 warn!(error = %e, "reading prompts after a config reload failed");

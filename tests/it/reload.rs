@@ -112,6 +112,42 @@ fn a_budget_edit_applies_to_the_next_call_and_a_broken_edit_keeps_the_old_config
 }
 
 #[test]
+fn a_budget_edit_sends_no_list_changed() {
+    // A server with prompts and resources besides its tools; none of them changes.
+    let text = |budget: usize| {
+        fixture_server("fx", &["--features"], &format!("char_budget = {budget:<3}"))
+    };
+    let (_dir, config, mut p) = serving(&text(100));
+    let mut id = 0;
+    call_until(&mut p, &mut id, |_| true);
+    rewrite(&config, &text(4));
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + LONG;
+    loop {
+        id += 1;
+        p.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"text":"0123456789"}}}));
+        let (response, others) = p.response(&json!(id), LONG);
+        seen.extend(others);
+        if envelope_of(&response)["status"] == "truncated" || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(wait_until(|| p.stderr().contains("config reloaded")));
+    p.send(&json!({"jsonrpc":"2.0","id":"after","method":"ping"}));
+    seen.extend(p.response(&json!("after"), LONG).1);
+    let methods: Vec<&Value> = seen.iter().map(|m| &m["method"]).collect();
+    assert!(
+        !methods
+            .iter()
+            .any(|m| m.as_str().unwrap_or("").ends_with("/list_changed")),
+        "nothing changed but the budget: {methods:?}"
+    );
+    finish_session(p);
+}
+
+#[test]
 fn sighup_reloads_even_when_the_file_looks_unchanged() {
     let (_dir, config, mut p) = serving(&fx(4));
     let mut id = 0;
