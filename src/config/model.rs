@@ -212,7 +212,8 @@ impl Config {
         self.enabled_servers().find_map(|s| {
             let tool = exposed.strip_prefix(s.tool_prefix.as_str())?;
             let listed = s.enabled_tools.as_ref()?.iter().find(|t| *t == tool)?;
-            s.exposes(tool).then_some((s.name.as_str(), listed.as_str()))
+            s.exposes(tool)
+                .then_some((s.name.as_str(), listed.as_str()))
         })
     }
 
