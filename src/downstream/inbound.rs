@@ -134,7 +134,7 @@ pub(super) async fn read_stdout(
 ) {
     let gate = inbound.ds.inner.spec.output_gate.clone();
     let peer = inbound.conn.peer();
-    let reason = peer::read_loop(peer, &inbound, &mut stdout, gate.as_deref()).await;
+    let reason = peer::read_loop(peer, &inbound, &mut stdout, gate.as_ref()).await;
     if inbound.conn.is_serving() {
         inbound.conn.peer().refuse_new();
     } else {

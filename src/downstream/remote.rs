@@ -168,7 +168,7 @@ pub(super) async fn connect(
     let reader = tokio::spawn(async move {
         let gate = inbound.ds.inner.spec.output_gate.clone();
         let peer = inbound.conn.peer();
-        peer::read_loop(peer, &inbound, &mut received, gate.as_deref()).await;
+        peer::read_loop(peer, &inbound, &mut received, gate.as_ref()).await;
     });
     let inbox = RemoteInbox {
         queue,

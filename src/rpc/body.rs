@@ -2,9 +2,12 @@
 //! success response is delivered unparsed, to be parsed only as far as the budget needs (the
 //! one-pass large-result path).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::CallError;
+use crate::transport::backpressure::{Hold, OutputGate};
 use crate::wire::head::response_head;
 use crate::wire::jsonrpc::{self, Message};
 
@@ -38,13 +41,37 @@ impl ResultBody {
 }
 
 /// A large response line whose head (the members before `result`) says it is a plain success
-/// response; the rest has not been parsed or validated.
-#[derive(Debug, Clone, PartialEq)]
+/// response; the rest has not been parsed or validated. While it lives, its bytes may be
+/// counted in the client's output gate ([`RawResponse::hold_in`]), so a server's reader stops
+/// at the gate's mark while answers wait to be mapped (a clone is not counted; equality is the
+/// line's).
+#[derive(Debug)]
 pub struct RawResponse {
     line: String,
+    hold: Option<Hold>,
+}
+
+impl Clone for RawResponse {
+    fn clone(&self) -> Self {
+        RawResponse {
+            line: self.line.clone(),
+            hold: None,
+        }
+    }
+}
+
+impl PartialEq for RawResponse {
+    fn eq(&self, other: &Self) -> bool {
+        self.line == other.line
+    }
 }
 
 impl RawResponse {
+    /// Counts the line's bytes in `gate` until this response is dropped (or its line given up).
+    pub fn hold_in(&mut self, gate: &Arc<OutputGate>) {
+        self.hold = Some(gate.hold(self.line.len()));
+    }
+
     /// The whole line's text.
     pub fn as_str(&self) -> &str {
         &self.line
@@ -88,7 +115,7 @@ pub fn fast_response(line: Vec<u8>) -> Result<(Value, RawResponse), Vec<u8>> {
         Err(e) => return Err(e.into_bytes()),
     };
     match response_head(&line) {
-        Some(id) => Ok((id, RawResponse { line })),
+        Some(id) => Ok((id, RawResponse { line, hold: None })),
         None => Err(line.into_bytes()),
     }
 }

@@ -8,6 +8,8 @@
 //! ids) and "Utilities: Cancellation".
 
 pub mod body;
+#[cfg(test)]
+mod gate_tests;
 pub mod peer;
 
 pub use body::{RawResponse, ResultBody};

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -299,20 +299,34 @@ impl Peer {
 }
 
 /// Reads from `receiver` until the other side closes, and returns why: every message is
-/// dispatched ([`dispatch_line`]), every fault fills the slot of the request it names. While
-/// `gate` says the client's output queue is full, nothing is read (backpressure).
+/// dispatched ([`dispatch_line`]), every fault fills the slot of the request it names.
+///
+/// With a `gate` (the client's output count, see [`crate::transport::backpressure`]): nothing
+/// is read while it is full; a large answer counts in it until the answer mapped from it is
+/// queued ([`RawResponse::hold_in`](super::body::RawResponse::hold_in)); and after every
+/// [`YIELD_EVERY_BYTES`] read the loop lets the tasks it woke run, so the smaller answers it
+/// delivered are mapped and counted before it reads on (the reader would otherwise read as
+/// much as the server's pipe holds, turn after turn, before any of them is).
 pub async fn read_loop(
     peer: &Peer,
     handler: &dyn Handler,
     receiver: &mut impl Receive,
-    gate: Option<&OutputGate>,
+    gate: Option<&Arc<OutputGate>>,
 ) -> String {
+    let mut since_yield = 0usize;
     loop {
         if let Some(gate) = gate {
+            if since_yield >= YIELD_EVERY_BYTES {
+                since_yield = 0;
+                tokio::task::yield_now().await;
+            }
             gate.room().await;
         }
         match receiver.receive().await {
-            Ok(Delivery::Message(line)) => dispatch_line(peer, handler, line).await,
+            Ok(Delivery::Message(line)) => {
+                since_yield += line.len();
+                dispatch_line(peer, handler, line, gate).await
+            }
             Ok(Delivery::Fault { id, fault }) => {
                 let reply = || Reply::Failed(fault.clone().into());
                 if !id.as_ref().is_some_and(|id| peer.deliver(id, reply())) {
@@ -324,14 +338,26 @@ pub async fn read_loop(
     }
 }
 
+/// Bytes a gated [`read_loop`] reads before it lets the tasks it woke run.
+pub const YIELD_EVERY_BYTES: usize = 1 << 20;
+
 /// Handles one message line from the other side: a large plain success response is delivered
-/// unparsed ([`ResultBody::Raw`]); anything else is classified (large lines off the runtime
-/// thread) and dispatched: answers to their slots, requests and notifications to `handler`.
-pub async fn dispatch_line(peer: &Peer, handler: &dyn Handler, line: Vec<u8>) {
+/// unparsed ([`ResultBody::Raw`], counted in `gate` while it lives); anything else is
+/// classified (large lines off the runtime thread) and dispatched: answers to their slots,
+/// requests and notifications to `handler`.
+pub async fn dispatch_line(
+    peer: &Peer,
+    handler: &dyn Handler,
+    line: Vec<u8>,
+    gate: Option<&Arc<OutputGate>>,
+) {
     crate::runtime::note_message_size(line.len());
     let fast = crate::runtime::cpu_bound(line.len(), move || fast_response(line));
     let line = match fast.await {
-        Ok((id, body)) => {
+        Ok((id, mut body)) => {
+            if let Some(gate) = gate {
+                body.hold_in(gate);
+            }
             if !peer.deliver(&id, Reply::Response(Ok(ResultBody::Raw(body)))) {
                 peer.unmatched_answer(&id);
             }
@@ -457,7 +483,7 @@ mod tests {
             let first = sent(&out.recv().await.unwrap());
             assert_eq!(first, json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
             let line = br#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#.to_vec();
-            dispatch_line(&peer, &handler, line).await;
+            dispatch_line(&peer, &handler, line, None).await;
         };
         let (result, ()) = tokio::join!(ask, answer);
         assert_eq!(
@@ -496,7 +522,7 @@ mod tests {
             );
         }
         let late = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
-        dispatch_line(&peer, &Recorder::default(), late).await;
+        dispatch_line(&peer, &Recorder::default(), late, None).await;
         peer.close("gone");
         assert_eq!(peer.unmatched(&json!(1)), Unmatched::AfterClose);
     }
@@ -527,7 +553,7 @@ mod tests {
         let handler = Recorder::default();
         let batch = br#"[{"jsonrpc":"2.0","id":"s1","method":"roots/list"},
             {"jsonrpc":"2.0","method":"notifications/progress","params":{}}]"#;
-        dispatch_line(&peer, &handler, batch.to_vec()).await;
+        dispatch_line(&peer, &handler, batch.to_vec(), None).await;
         assert_eq!(
             *handler.0.lock().unwrap(),
             [
@@ -540,7 +566,7 @@ mod tests {
         let ask = peer.request("big", None, Duration::from_secs(5), &mut noop);
         let pad = "x".repeat(RAW_RESULT_MIN_BYTES);
         let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{pad}"}}}}"#);
-        let answer = dispatch_line(&peer, &handler, line.clone().into_bytes());
+        let answer = dispatch_line(&peer, &handler, line.clone().into_bytes(), None);
         let (result, ()) = tokio::join!(ask, answer);
         match result.unwrap().unwrap() {
             ResultBody::Raw(raw) => assert_eq!(raw.as_str(), line),
@@ -555,7 +581,7 @@ mod tests {
         let ask = peer.request("m", None, Duration::from_secs(5), &mut noop);
         let broken = br#"{"jsonrpc":"2.0","id":1,"result":{"a": tru"#.to_vec();
         let handler = Recorder::default();
-        let answer = dispatch_line(&peer, &handler, broken);
+        let answer = dispatch_line(&peer, &handler, broken, None);
         let (outcome, ()) = tokio::join!(ask, answer);
         assert!(
             matches!(outcome, Err(CallError::Invalid(ref d)) if d.contains("not valid JSON")),

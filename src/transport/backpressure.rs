@@ -1,12 +1,15 @@
 //! Backpressure from a client that does not read its stdout.
 //!
-//! Every line queued for the client is counted until it has been written to stdout. While more
-//! than [`HIGH_WATER_BYTES`] wait, the proxy reads neither its stdin (no new requests) nor its
-//! servers' stdout (their answers stay in the pipes, and the servers wait on their writes),
-//! until the count is down to [`LOW_WATER_BYTES`]; so the memory a stalled client can make the
-//! proxy hold is bounded by these limits (plus the answers already being mapped), not by the
-//! number of calls it sent. After such a backlog has been written, freed memory is given back
-//! to the system ([`crate::runtime::trim_heap`]).
+//! Every line queued for the client is counted until it has been written to stdout, and so is
+//! every large answer read from a server until its mapped answer has been queued (a [`Hold`]):
+//! a server's reader can read many answers in one turn of the runtime, before any of them is
+//! mapped, so counting only queued lines let a burst of answers pass the mark unseen. While
+//! more than [`HIGH_WATER_BYTES`] are counted, the proxy reads neither its stdin (no new
+//! requests) nor its servers' stdout (their answers stay in the pipes, and the servers wait on
+//! their writes), until the count is down to [`LOW_WATER_BYTES`]; so the memory a stalled
+//! client can make the proxy hold is bounded by these limits, not by the number of calls it
+//! sent. After such a backlog has been written, freed memory is given back to the system
+//! ([`crate::runtime::trim_heap`]).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -85,6 +88,39 @@ impl OutputGate {
     }
 }
 
+/// The most one [`Hold`] counts: one very large answer being mapped must not by itself stop
+/// every reader (its own memory is bounded by `max_message_bytes`); a burst of answers still
+/// adds up to the mark.
+pub const HOLD_MAX_BYTES: usize = 1 << 20;
+
+impl OutputGate {
+    /// Counts `bytes` (an answer read from a server), at most [`HOLD_MAX_BYTES`], until the
+    /// returned [`Hold`] is dropped.
+    pub fn hold(self: &Arc<Self>, bytes: usize) -> Hold {
+        let bytes = bytes.min(HOLD_MAX_BYTES);
+        self.queue(bytes);
+        Hold {
+            gate: self.clone(),
+            bytes,
+        }
+    }
+}
+
+/// Bytes counted in an [`OutputGate`] while their owner lives: an answer read from a server,
+/// from the moment its line was read until the answer mapped from it has been queued for the
+/// client (or the call was given up). Dropping it uncounts the bytes.
+#[derive(Debug)]
+pub struct Hold {
+    gate: Arc<OutputGate>,
+    bytes: usize,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.gate.written(self.bytes);
+    }
+}
+
 /// An `AsyncWrite` that reports every byte written through it to an [`OutputGate`].
 pub struct CountingWriter<W> {
     inner: W,
@@ -149,5 +185,28 @@ mod tests {
             .unwrap();
         gate.written(usize::MAX);
         assert!(!gate.is_full());
+    }
+
+    #[test]
+    fn a_hold_counts_its_bytes_until_dropped() {
+        let gate = OutputGate::new();
+        let big = gate.hold(usize::MAX);
+        assert!(
+            !gate.is_full(),
+            "one large answer alone does not stop reading"
+        );
+        drop(big);
+        let answers: Vec<Hold> = (0..=HIGH_WATER_BYTES / 100_000)
+            .map(|_| gate.hold(100_000))
+            .collect();
+        assert!(
+            gate.is_full(),
+            "answers being mapped count like queued lines"
+        );
+        gate.queue(10);
+        drop(answers);
+        assert!(!gate.is_full());
+        gate.written(10);
+        assert_eq!(gate.queued.load(Ordering::Acquire), 0);
     }
 }
