@@ -145,8 +145,8 @@ pub enum Command {
     /// Example: echo '{"call_id":"t1","tool":"sql","rows":[{"b":2,"a":1}]}' | mcp-envelope envelope --budget 8
     #[command(after_help = "Exit codes: 0 printed, 2 stdin is not a valid tool result.")]
     Envelope {
-        /// Maximum length of `content` in characters (Unicode scalar values).
-        #[arg(long, value_name = "N")]
+        /// Maximum length of `content` in characters (Unicode scalar values), at least 1.
+        #[arg(long, value_name = "N", value_parser = parse_budget)]
         budget: usize,
     },
     /// Recompute every envelope of a transcript from its recorded raw outcome and compare.
@@ -223,8 +223,8 @@ pub enum Command {
         /// The transcript (JSONL) to render.
         transcript: PathBuf,
         /// Keep whole calls, oldest first, within this many characters (newlines included),
-        /// or tokens with `--budget-unit tokens`.
-        #[arg(long, value_name = "N")]
+        /// or tokens with `--budget-unit tokens`; at least 1.
+        #[arg(long, value_name = "N", value_parser = parse_budget)]
         budget: Option<usize>,
         /// What `--budget` counts: `chars` (Unicode scalar values) or `tokens`.
         #[arg(long, value_enum, default_value_t = BudgetUnit::Chars, requires = "budget")]
@@ -282,6 +282,21 @@ pub enum BudgetUnit {
     Chars,
     /// Tokens of `--tokenizer`.
     Tokens,
+}
+
+/// A `--budget` value: a whole number of at least 1, the same rule as the config's
+/// `char_budget` and `token_budget` (a zero budget is a config error there, and a usage error,
+/// exit 2, here).
+fn parse_budget(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err(
+            "a budget is a whole number of at least 1 (as char_budget and \
+                       token_budget in the config); 0 leaves no room for any content"
+                .to_string(),
+        ),
+        Ok(n) => Ok(n),
+        Err(err) => Err(format!("not a whole number of at least 1 ({err})")),
+    }
 }
 
 fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {

@@ -58,6 +58,22 @@ fn rows_not_a_list_is_exit_2() {
     assert!(stderr.contains("list of objects"), "{stderr}");
 }
 
+/// A zero budget is refused as the config refuses `char_budget = 0`: exit 2, nothing on
+/// stdout, a message saying what a budget must be.
+#[test]
+fn zero_budget_is_exit_2() {
+    let (code, stdout, stderr) = run(
+        &["envelope", "--budget", "0"],
+        r#"{"call_id":"t1","tool":"sql","rows":[{"a":1}]}"#,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("at least 1"), "{stderr}");
+    let (code, _, stderr) = run(&["render", "--budget", "0", "/nonexistent.jsonl"], "");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("at least 1"), "{stderr}");
+}
+
 #[test]
 fn negative_or_missing_budget_is_exit_2() {
     let (code, _, stderr) = run(&["envelope", "--budget", "-1"], "{}");
