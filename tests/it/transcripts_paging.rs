@@ -131,3 +131,45 @@ fn replay_live_pages_against_the_live_call_they_page() {
         "a page that ended now has rows after it: {shown}"
     );
 }
+
+/// `stats` over a session with pages: one row per tool name (the page tool's pages and its
+/// errors together, answered by the proxy: no server), no negative saving, and the page row's
+/// raw sizes are not counted again (the rows a page returns are in the paged call's raw result).
+#[test]
+fn stats_gives_the_page_tool_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let repo = git_repo(10);
+    let (_d, cfg) = write_config(&git_server(
+        repo.path(),
+        "[mcp_servers.git.tools.git_log]\nchar_budget = 300",
+    ));
+    let pages = record_paged_session(&cfg, &path, repo.path());
+    let out = cli(&["stats", s(&path), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let tools = doc["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["tool"].as_str().unwrap()).collect();
+    assert_eq!(names, ["envelope_next_page", "git_log"], "{doc:#}");
+    let page = &tools[0];
+    assert_eq!(page["calls"], pages + 1, "{page}");
+    assert_eq!(
+        page["errors"]["not_found"], 2,
+        "one past the end, one orphan: {page}"
+    );
+    assert_eq!(page["server"], "", "{page}");
+    assert_eq!(
+        (page["raw_chars"].as_u64(), page["raw_tokens"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(page["envelope_tokens"].as_u64().unwrap() > 0, "{page}");
+    assert_eq!(
+        (page["pages"].as_bool(), tools[1]["pages"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(tools[1]["server"], "git", "{doc:#}");
+    let table = stdout(&cli(&["stats", s(&path)]));
+    assert_eq!(table.matches("envelope_next_page").count(), 1, "{table}");
+    let negative = |c: &str| c.starts_with('-') && c.len() > 1;
+    assert!(!table.split_whitespace().any(negative), "{table}");
+}

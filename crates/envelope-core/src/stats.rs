@@ -1,6 +1,6 @@
 //! `stats`: what the envelope did, per tool, over a transcript (pure: records in, text out).
 //!
-//! For each tool (grouped by the name the client used and its server) [`compute`] counts the
+//! For each tool (grouped by the name the client used: one row per name) [`compute`] counts the
 //! calls, the errors by envelope error type, how often the envelope was `truncated`, the
 //! call durations' p50 and p95 (nearest-rank, milliseconds), and the sizes the envelope saved:
 //! the raw outcome (the downstream `result` or `error` member as compact JSON) against the
@@ -13,6 +13,13 @@
 //! at which the greedy fill leaves nothing out (the fill keeps every row exactly when the whole
 //! rendering fits), and the suggestion is the nearest-rank 90th percentile of those lengths.
 //! Error envelopes take no part in it.
+//!
+//! The proxy's page tool (`envelope_next_page`, recognised by its records' `page` and
+//! `page_error` outcomes, whatever `[paging] tool_name` calls it) gets one row of its own marked
+//! [`ToolStats::pages`]: its calls, errors, truncation (pages with rows still to come),
+//! durations and envelope sizes. It has no raw size of its own: the rows a page returns are rows
+//! of the paged call's raw result, already counted on that tool's row, so its raw sizes are 0,
+//! and its saving and suggested budgets do not apply (a page is cut to the paged tool's budget).
 //!
 //! Renderings: [`render_table`] (a fixed-width table for the terminal), [`render_json`] (one
 //! JSON document for machines) and [`render_html`] (a self-contained page with an inline SVG
@@ -41,8 +48,13 @@ const UNLIMITED: usize = usize::MAX / 4;
 pub struct ToolStats {
     /// The tool name the client used.
     pub tool: String,
-    /// The server's config name (`""` when no server had the tool).
+    /// The server's config name (`""` when no server had the tool, and for the page tool,
+    /// which the proxy answers; several names joined by `,` when the name moved between
+    /// servers within the transcript).
     pub server: String,
+    /// Whether this is the proxy's page tool (see the module documentation): raw sizes 0,
+    /// no saving, no suggested budgets.
+    pub pages: bool,
     /// Recorded calls.
     pub calls: u64,
     /// Error envelopes by error type (`timeout`, `tool_error`, ...), sorted by type.
@@ -73,14 +85,16 @@ pub struct ToolStats {
 }
 
 impl ToolStats {
-    /// Characters the envelope saved against the raw outcome (negative when it added some).
-    pub fn saved_chars(&self) -> i64 {
-        self.raw_chars as i64 - self.envelope_chars as i64
+    /// Characters the envelope saved against the raw outcome (negative when it added some);
+    /// `None` for the page tool, which has no raw outcome of its own.
+    pub fn saved_chars(&self) -> Option<i64> {
+        (!self.pages).then(|| self.raw_chars as i64 - self.envelope_chars as i64)
     }
 
-    /// Tokens the envelope saved against the raw outcome (negative when it added some).
-    pub fn saved_tokens(&self) -> i64 {
-        self.raw_tokens as i64 - self.envelope_tokens as i64
+    /// Tokens the envelope saved against the raw outcome (negative when it added some);
+    /// `None` for the page tool, which has no raw outcome of its own.
+    pub fn saved_tokens(&self) -> Option<i64> {
+        (!self.pages).then(|| self.raw_tokens as i64 - self.envelope_tokens as i64)
     }
 
     /// Errors as `type:count` pairs joined by `,`; `-` when there were none.
@@ -158,6 +172,8 @@ pub fn nearest_rank<T: Ord + Copy>(values: &mut [T], pct: usize) -> Option<T> {
 
 struct Acc {
     tokenizer: Tokenizer,
+    servers: std::collections::BTreeSet<String>,
+    pages: bool,
     calls: u64,
     errors: BTreeMap<String, u64>,
     truncated: u64,
@@ -174,6 +190,8 @@ impl Acc {
     fn new(tokenizer: Tokenizer) -> Acc {
         Acc {
             tokenizer,
+            servers: std::collections::BTreeSet::new(),
+            pages: false,
             calls: 0,
             errors: BTreeMap::new(),
             truncated: 0,
@@ -198,9 +216,20 @@ impl Acc {
             Status::Truncated => self.truncated += 1,
             Status::Ok => {}
         }
-        let raw = raw_text(&record.outcome);
-        self.raw_chars += raw.chars().count() as u64;
-        self.raw_tokens += self.tokenizer.count(&raw) as u64;
+        if matches!(
+            record.outcome,
+            Outcome::Page { .. } | Outcome::PageError { .. }
+        ) {
+            // A page's rows are the paged call's, counted on its row; the proxy answers it.
+            self.pages = true;
+        } else {
+            if !record.server.is_empty() {
+                self.servers.insert(record.server.clone());
+            }
+            let raw = raw_text(&record.outcome);
+            self.raw_chars += raw.chars().count() as u64;
+            self.raw_tokens += self.tokenizer.count(&raw) as u64;
+        }
         let answered = answered_text(record);
         self.envelope_chars += answered.chars().count() as u64;
         self.envelope_tokens += self.tokenizer.count(&answered) as u64;
@@ -211,10 +240,12 @@ impl Acc {
         }
     }
 
-    fn finish(mut self, tool: String, server: String) -> ToolStats {
+    fn finish(mut self, tool: String) -> ToolStats {
+        let servers: Vec<String> = std::mem::take(&mut self.servers).into_iter().collect();
         ToolStats {
             tool,
-            server,
+            server: servers.join(","),
+            pages: self.pages,
             calls: self.calls,
             errors: self.errors,
             truncated: self.truncated,
@@ -234,29 +265,29 @@ impl Acc {
     }
 }
 
-/// Per-tool statistics over `records`, sorted by tool name, then server; token counts in
-/// `tokenizer`'s tokens.
+/// Per-tool statistics over `records`, one per tool name the client used, sorted by name;
+/// token counts in `tokenizer`'s tokens.
 pub fn compute(records: &[CallRecord], tokenizer: Tokenizer) -> Vec<ToolStats> {
-    let mut groups: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Acc> = BTreeMap::new();
     for record in records {
-        let key = (record.tool.clone(), record.server.clone());
         groups
-            .entry(key)
+            .entry(record.tool.clone())
             .or_insert_with(|| Acc::new(tokenizer))
             .add(record);
     }
     groups
         .into_iter()
-        .map(|((tool, server), acc)| acc.finish(tool, server))
+        .map(|(tool, acc)| acc.finish(tool))
         .collect()
 }
 
-/// The tokens saved, as a whole percentage of the raw tokens (`-` when there were none).
+/// The tokens saved, as a whole percentage of the raw tokens (`-` when there were none, and
+/// for the page tool).
 fn saved_percent(s: &ToolStats) -> String {
-    if s.raw_tokens == 0 {
-        return "-".to_owned();
+    match s.saved_tokens() {
+        Some(saved) if s.raw_tokens > 0 => format!("{}%", saved * 100 / s.raw_tokens as i64),
+        _ => "-".to_owned(),
     }
-    format!("{}%", s.saved_tokens() * 100 / s.raw_tokens as i64)
 }
 
 /// The number of table columns.
@@ -281,6 +312,14 @@ const HEADERS: [&str; COLUMNS] = [
 
 fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
     let opt = |n: Option<usize>| n.map_or("-".to_owned(), |n| n.to_string());
+    // The page tool has no raw size of its own (module documentation).
+    let raw = |n: u64| {
+        if s.pages {
+            "-".to_owned()
+        } else {
+            n.to_string()
+        }
+    };
     [
         s.tool.clone(),
         if s.server.is_empty() {
@@ -291,9 +330,9 @@ fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
         s.calls.to_string(),
         s.errors_label(),
         s.truncated.to_string(),
-        s.raw_chars.to_string(),
+        raw(s.raw_chars),
         s.envelope_chars.to_string(),
-        s.raw_tokens.to_string(),
+        raw(s.raw_tokens),
         s.envelope_tokens.to_string(),
         saved_percent(s),
         s.p50_ms.to_string(),

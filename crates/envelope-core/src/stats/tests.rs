@@ -90,7 +90,7 @@ fn sizes_compare_raw_json_with_the_envelope() {
             .chars()
             .count() as u64
     );
-    assert!(s.saved_chars() > 800, "{s:?}");
+    assert!(s.saved_chars().unwrap() > 800, "{s:?}");
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn tokens_are_counted_with_the_chosen_tokenizer() {
         assert_eq!(s.raw_tokens, tokenizer.count(&raw) as u64);
         let answered = serde_json::to_string(&records[0].envelope).unwrap();
         assert_eq!(s.envelope_tokens, tokenizer.count(&answered) as u64);
-        assert!(s.saved_tokens() > 0);
+        assert!(s.saved_tokens().unwrap() > 0);
         // The suggested token budget is the full rendering's token count.
         let full = map_outcome(
             &records[0].outcome,
@@ -151,4 +151,63 @@ fn tokens_are_counted_with_the_chosen_tokenizer() {
         .content;
         assert_eq!(s.suggested_token_budget, Some(tokenizer.count(&full)));
     }
+}
+
+/// One row per tool name: a call answered with no server (`no_such_tool`) joins its tool's
+/// row, and the page tool's pages (answered with the paged call's server) and page errors (no
+/// server) make one row with no raw size and no saving.
+#[test]
+fn one_row_per_tool_name_and_pages_count_no_raw_size() {
+    let mut page = record(
+        "envelope_next_page",
+        Outcome::Page {
+            of_call_id: "1".into(),
+            first_row: 3,
+        },
+        100,
+        1,
+    );
+    page.envelope = record("envelope_next_page", text_result("d\ne"), 100, 1).envelope;
+    let mut page_error = record(
+        "envelope_next_page",
+        Outcome::PageError {
+            error_type: "not_found".into(),
+            message: "gone".into(),
+        },
+        100,
+        1,
+    );
+    page_error.server = String::new();
+    let mut unknown = record("git_log", Outcome::NoSuchTool, 100, 1);
+    unknown.server = String::new();
+    let records = [
+        record("git_log", text_result("a\nb\nc\nd\ne"), 3, 1),
+        page,
+        page_error,
+        unknown,
+    ];
+    let stats = compute(&records, Tokenizer::O200kBase);
+    let names: Vec<(&str, &str, u64)> = stats
+        .iter()
+        .map(|s| (s.tool.as_str(), s.server.as_str(), s.calls))
+        .collect();
+    assert_eq!(
+        names,
+        [("envelope_next_page", "", 2), ("git_log", "git", 2)]
+    );
+    let pages = &stats[0];
+    assert!(pages.pages && !stats[1].pages);
+    assert_eq!((pages.raw_chars, pages.raw_tokens), (0, 0));
+    assert!(pages.envelope_tokens > 0);
+    assert_eq!((pages.saved_chars(), pages.saved_tokens()), (None, None));
+    assert_eq!(pages.errors_label(), "not_found:1");
+    assert_eq!(pages.suggested_char_budget, None);
+    let table = render_table(&stats);
+    let row = table.lines().nth(1).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells[..6],
+        ["envelope_next_page", "-", "2", "not_found:1", "0", "-"]
+    );
+    assert_eq!(cells[9], "-", "no saving for pages: {table}");
 }
