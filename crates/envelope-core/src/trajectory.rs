@@ -88,6 +88,15 @@
 //! smaller group is never taken instead), and a final line
 //! `(3 more calls omitted for budget)` (`(1 more call omitted for budget)` for one) says how
 //! many groups were left out; that line has no number and is not counted in the budget.
+//!
+//! When not even the first group fits, it is shortened rather than left out (a summarizer
+//! given nothing cannot say what the session was about): every line keeps its number, role
+//! and label (`[assistant] function_call <tool>(`, `[tool] function_result: `, an event's text
+//! up to its first `: `) and the rest of each line is cut to the same largest number of
+//! characters `c` that makes the group fit, followed by `… [N characters cut]` (a line stays
+//! whole when the marker would make it no shorter). When even `c = 0` does not fit, the only line is
+//! `(the first call needs 85 characters even shortened, more than the budget of 10: 2 calls
+//! omitted for budget)` (`tokens` with a token budget). See `trajectory/shorten.rs`.
 
 use std::fmt::Write as _;
 
@@ -125,71 +134,91 @@ pub fn render(records: &[CallRecord], opts: &RenderOptions) -> String {
     let mut order: Vec<&CallRecord> = records.iter().collect();
     order.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.seq.cmp(&b.seq)));
 
+    let measure = opts.tokens.map_or(Measure::Chars, Measure::Tokens);
     let mut out = String::new();
     let mut used = 0usize;
     let mut next = 1usize;
     for (i, record) in order.iter().enumerate() {
-        let items = group_items(record);
-        let mut text = String::new();
-        for (k, item) in items.iter().enumerate() {
-            let _ = writeln!(text, "{}. {}", next + k, item);
-        }
+        let group = Group::of(record);
+        let text = group.numbered(next, None);
         if let Some(budget) = opts.budget {
-            let len = match opts.tokens {
-                Some(t) => Measure::Tokens(t).count(&text),
-                None => Measure::Chars.count(&text),
-            };
+            let len = measure.count(&text);
             if used.saturating_add(len) > budget {
                 let left = order.len() - i;
-                let noun = if left == 1 { "call" } else { "calls" };
-                let _ = writeln!(out, "({left} more {noun} omitted for budget)");
+                if i > 0 {
+                    out.push_str(&shorten::omitted_line(left));
+                } else {
+                    out.push_str(&shorten::first_group(&group, budget, measure, left));
+                }
                 break;
             }
             used += len;
         }
-        next += items.len();
+        next += group.items.len();
         out.push_str(&text);
     }
     out
 }
 
-/// The lines of one group, without numbers or newlines, already escaped.
-fn group_items(r: &CallRecord) -> Vec<String> {
-    let suffix = if r.call_id.is_empty() {
-        String::new()
-    } else {
-        format!(" [call_id={}]", r.call_id)
-    };
-    let tool = r.tool.as_str();
-    let mut items = Vec::with_capacity(2 + r.events.len());
+/// One call's lines before numbering and escaping: each a label (role and kind, kept whole
+/// when a line is shortened) and the rest; and the ` [call_id=…]` suffix of every line.
+struct Group {
+    items: Vec<(String, String)>,
+    suffix: String,
+}
 
-    let args = match &r.arguments {
-        Value::Null => String::new(),
-        v => sanitize(v).to_string(),
-    };
-    items.push(format!("[assistant] function_call {tool}({args})"));
+impl Group {
+    fn of(r: &CallRecord) -> Group {
+        let suffix = if r.call_id.is_empty() {
+            String::new()
+        } else {
+            format!(" [call_id={}]", r.call_id)
+        };
+        let tool = r.tool.as_str();
+        let mut items = Vec::with_capacity(2 + r.events.len());
 
-    let mut requests: Vec<(Value, String)> = Vec::new();
-    for ev in &r.events {
-        items.push(event_item(ev, tool, &mut requests));
+        let args = match &r.arguments {
+            Value::Null => String::new(),
+            v => sanitize(v).to_string(),
+        };
+        items.push((
+            format!("[assistant] function_call {tool}("),
+            format!("{args})"),
+        ));
+
+        let mut requests: Vec<(Value, String)> = Vec::new();
+        for ev in &r.events {
+            let item = event_item(ev, tool, &mut requests);
+            let label_end = item.find(": ").map_or(item.len(), |k| k + 2);
+            let (label, rest) = item.split_at(label_end);
+            items.push((label.to_owned(), rest.to_owned()));
+        }
+
+        let env = &r.envelope;
+        let result = match env.status {
+            Status::Error => format!("error({})", env.content),
+            Status::Truncated => format!("{} (+{} omitted)", env.content, env.omitted),
+            Status::Ok if env.omitted > 0 => format!("{} (+{} omitted)", env.content, env.omitted),
+            Status::Ok => env.content.clone(),
+        };
+        items.push(("[tool] function_result: ".to_owned(), result));
+        Group { items, suffix }
     }
 
-    let env = &r.envelope;
-    let result = match env.status {
-        Status::Error => format!("error({})", env.content),
-        Status::Truncated => format!("{} (+{} omitted)", env.content, env.omitted),
-        Status::Ok if env.omitted > 0 => format!("{} (+{} omitted)", env.content, env.omitted),
-        Status::Ok => env.content.clone(),
-    };
-    items.push(format!("[tool] function_result: {result}"));
-
-    items
-        .into_iter()
-        .map(|mut item| {
-            item.push_str(&suffix);
-            escape_line(&item)
-        })
-        .collect()
+    /// The group's numbered lines from `first` on, each escaped and ending with a newline;
+    /// with `cap`, the part of each line after its label cut to `cap` characters.
+    fn numbered(&self, first: usize, cap: Option<usize>) -> String {
+        let mut text = String::new();
+        for (k, (label, rest)) in self.items.iter().enumerate() {
+            let rest = match cap {
+                Some(c) => shorter(rest, c),
+                None => rest.clone(),
+            };
+            let line = escape_line(&format!("{label}{rest}{}", self.suffix));
+            let _ = writeln!(text, "{}. {line}", first + k);
+        }
+        text
+    }
 }
 
 /// One event line (unescaped, without the call_id suffix). `requests` collects the group's
@@ -504,6 +533,17 @@ fn is_invisible(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}')
 }
 
+/// `rest` cut to `cap` characters and the cut marker, when that is shorter than `rest` (a
+/// line only a little longer than `cap` stays whole: the marker would make it longer).
+fn shorter(rest: &str, cap: usize) -> String {
+    let cut = cut_chars(rest, cap);
+    if cut.chars().count() < rest.chars().count() {
+        cut
+    } else {
+        rest.to_owned()
+    }
+}
+
 /// One line's text with newlines as `\n`, carriage returns as `\r` and other control or
 /// invisible characters as `\u{hex}` (see the module docs).
 fn escape_line(s: &str) -> String {
@@ -521,5 +561,6 @@ fn escape_line(s: &str) -> String {
     out
 }
 
+mod shorten;
 #[cfg(test)]
 mod tests;
