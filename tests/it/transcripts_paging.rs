@@ -36,6 +36,38 @@ fn record_paged_session(cfg: &Path, path: &Path, repo: &Path) -> usize {
     pages
 }
 
+/// A recorded paged session of `git_log` (budget 300 characters) over a ten-commit
+/// repository; the temporary folders live as long as this.
+struct PagedSession {
+    _dir: tempfile::TempDir,
+    _cfg_dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    cfg: std::path::PathBuf,
+    repo: tempfile::TempDir,
+    pages: usize,
+}
+
+impl PagedSession {
+    fn record() -> PagedSession {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calls.jsonl");
+        let repo = git_repo(10);
+        let (cfg_dir, cfg) = write_config(&git_server(
+            repo.path(),
+            "[mcp_servers.git.tools.git_log]\nchar_budget = 300",
+        ));
+        let pages = record_paged_session(&cfg, &path, repo.path());
+        PagedSession {
+            _dir: dir,
+            _cfg_dir: cfg_dir,
+            path,
+            cfg,
+            repo,
+            pages,
+        }
+    }
+}
+
 /// The report's lines (without the summary) and its summary line.
 fn report(out: &Output) -> (Vec<String>, String) {
     let o = stdout(out);
@@ -55,14 +87,8 @@ fn verdicts(lines: &[String]) -> Vec<&str> {
 
 #[test]
 fn replay_live_pages_against_the_live_call_they_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    let repo = git_repo(10);
-    let (_d, cfg) = write_config(&git_server(
-        repo.path(),
-        "[mcp_servers.git.tools.git_log]\nchar_budget = 300",
-    ));
-    let pages = record_paged_session(&cfg, &path, repo.path());
+    let session = PagedSession::record();
+    let (path, cfg, repo, pages) = (&session.path, &session.cfg, &session.repo, session.pages);
     let live = |extra: &[&str]| {
         let mut args = vec!["replay", "--live", s(&path), "--config", s(&cfg)];
         args.extend_from_slice(extra);
@@ -137,14 +163,8 @@ fn replay_live_pages_against_the_live_call_they_page() {
 /// raw sizes are not counted again (the rows a page returns are in the paged call's raw result).
 #[test]
 fn stats_gives_the_page_tool_one_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    let repo = git_repo(10);
-    let (_d, cfg) = write_config(&git_server(
-        repo.path(),
-        "[mcp_servers.git.tools.git_log]\nchar_budget = 300",
-    ));
-    let pages = record_paged_session(&cfg, &path, repo.path());
+    let session = PagedSession::record();
+    let (path, pages) = (&session.path, session.pages);
     let out = cli(&["stats", s(&path), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
