@@ -25,6 +25,7 @@ mod import;
 mod install;
 mod install_deps;
 mod modern_only;
+mod output_schema;
 mod paging;
 mod passthrough;
 mod real_clients;

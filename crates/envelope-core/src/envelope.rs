@@ -111,16 +111,18 @@ impl Envelope {
     /// A JSON Schema (draft 2020-12, the dialect MCP 2025-11-25 "Tools" assumes for a schema
     /// without `$schema`) describing every envelope: the six keys, their types, `status`'s three
     /// values, nothing else allowed. Advertised as each tool's `outputSchema` (MCP
-    /// specification 2025-06-18, "Tools: Output Schema"), so it is kept compact (346 bytes
-    /// of JSON): no titles or descriptions repeated in every tool of a `tools/list` answer; the
-    /// proxy's `instructions` explain the envelope once.
+    /// specification 2025-06-18, "Tools: Output Schema"), so it is kept compact (330 bytes
+    /// of JSON): no titles or descriptions repeated in every tool of a `tools/list` answer (the
+    /// proxy's `instructions` explain the envelope once), and no keyword another one implies:
+    /// `status` has its `enum` of three strings and no `"type": "string"` beside it (JSON
+    /// Schema 2020-12 Validation, 6.1.2: `enum` alone admits exactly those values).
     pub fn json_schema() -> Value {
         serde_json::json!({
             "type": "object",
             "properties": {
                 "call_id": {"type": "string"},
                 "tool": {"type": "string"},
-                "status": {"type": "string", "enum": ["ok", "truncated", "error"]},
+                "status": {"enum": ["ok", "truncated", "error"]},
                 "content": {"type": "string"},
                 "omitted": {"type": "integer", "minimum": 0},
                 "retryable": {"type": "boolean"}
