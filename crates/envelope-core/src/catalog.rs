@@ -268,8 +268,13 @@ fn build_kept<I: Listed, T>(
         }
     }
     let mut counts: HashMap<&str, usize> = map_with_capacity(candidates.len());
-    for (final_name, ..) in &candidates {
+    let mut per_server = vec![0; servers.len()];
+    for (final_name, index, ..) in &candidates {
         *counts.entry(final_name).or_default() += 1;
+        per_server[*index] += 1;
+    }
+    for (s, listed) in servers.iter().zip(per_server) {
+        names.reserve(s.server, listed);
     }
     let mut catalog = Catalog {
         items: Vec::with_capacity(candidates.len()),

@@ -66,6 +66,22 @@ impl ExposedNames {
         }
     }
 
+    /// Makes room for `tools` names of `server` (counting those it has already), so that
+    /// assigning a whole listing does not grow the maps step by step (each growth rehashes
+    /// every name: about a fifth of a 10,000-tool catalog's build).
+    pub fn reserve(&mut self, server: &str, tools: usize) {
+        if tools == 0 {
+            return;
+        }
+        let given = match self.by_tool.get_mut(server) {
+            Some(given) => given,
+            None => self.by_tool.entry(server.into()).or_default(),
+        };
+        let more = tools.saturating_sub(given.len());
+        given.reserve(more);
+        self.names.reserve(more);
+    }
+
     /// How many names were given.
     pub fn len(&self) -> usize {
         self.names.len()
@@ -92,5 +108,24 @@ mod tests {
         assert!(names.taken_by_other("gh__echo", "aaa", "gh__echo"));
         assert!(!names.taken_by_other("gh__echo", "gh", "echo"));
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn room_made_ahead_changes_no_name() {
+        let mut names = ExposedNames::default();
+        names.reserve("none", 0);
+        assert!(
+            names.by_tool.is_empty(),
+            "no table for a server without tools"
+        );
+        names.assign("gh", "echo", "echo");
+        names.reserve("gh", 3);
+        names.reserve("gh", 1);
+        names.assign("gh", "echo", "other");
+        names.assign("gh", "log", "log");
+        assert_eq!(names.get("gh", "echo"), Some("echo"));
+        assert_eq!(names.get("gh", "log"), Some("log"));
+        assert_eq!(names.len(), 2);
+        assert!(names.by_tool["gh"].capacity() >= 3);
     }
 }
