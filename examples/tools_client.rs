@@ -46,6 +46,8 @@ struct Conn {
     output: BufReader<ChildStdout>,
     next_id: u64,
     line: Vec<u8>,
+    /// When the last byte of `line` was read (before anything looked at it).
+    read_at: Instant,
 }
 
 /// What one full listing (all pages) of one connection saw; `done` is when the last page's
@@ -90,6 +92,7 @@ impl Conn {
             output,
             next_id: 0,
             line: Vec::new(),
+            read_at: Instant::now(),
         }
     }
 
@@ -110,11 +113,13 @@ impl Conn {
     }
 
     /// Reads lines until the response to a request (a line with `"result"` or `"error"` and
-    /// no `"method"`); notifications and server requests are skipped.
+    /// no `"method"`); notifications and server requests are skipped. `read_at` is when the
+    /// response's last byte was read, before the line is scanned.
     fn read_response(&mut self) -> &[u8] {
         loop {
             self.line.clear();
             let n = self.output.read_until(b'\n', &mut self.line).unwrap();
+            self.read_at = Instant::now();
             assert!(n > 0, "the process closed its output");
             if starts_as_response(&self.line) {
                 return &self.line;
@@ -133,7 +138,7 @@ impl Conn {
         let mut listing = Listing::default();
         loop {
             self.read_response();
-            listing.done = Instant::now();
+            listing.done = self.read_at;
             let line = &self.line;
             listing.bytes += line.len();
             listing.pages += 1;
@@ -158,12 +163,12 @@ impl Conn {
 /// Whether the line starts like a response: `{"jsonrpc":"2.0","id":…,"result"` or `"error"`
 /// appears before any `"method"`.
 fn starts_as_response(line: &[u8]) -> bool {
-    let find = |needle: &[u8]| line.windows(needle.len()).position(|w| w == needle);
-    let method = find(b"\"method\"").unwrap_or(usize::MAX);
-    let result = find(b"\"result\"")
-        .or_else(|| find(b"\"error\""))
-        .unwrap_or(usize::MAX);
-    result < method
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let Some(result) = find(line, b"\"result\"").or_else(|| find(line, b"\"error\"")) else {
+        return false;
+    };
+    // Only the text before it: a multi-megabyte answer is not scanned to its end.
+    find(&line[..result], b"\"method\"").is_none()
 }
 
 /// Lists on every connection at once: all first requests written, then each connection read
