@@ -145,8 +145,11 @@ pub enum Command {
     /// Example: echo '{"call_id":"t1","tool":"sql","rows":[{"b":2,"a":1}]}' | mcp-envelope envelope --budget 8
     #[command(after_help = "Exit codes: 0 printed, 2 stdin is not a valid tool result.")]
     Envelope {
-        /// Maximum length of `content` in characters (Unicode scalar values), at least 1.
-        #[arg(long, value_name = "N", value_parser = parse_budget)]
+        /// Maximum length of `content` in characters (Unicode scalar values). 0 is allowed here:
+        /// the envelope spec defines it (ten cases of the shared vectors): a result's content
+        /// is cut to nothing, an error keeps its message. (The config refuses `char_budget = 0`,
+        /// which would leave every result of a tool empty.)
+        #[arg(long, value_name = "N")]
         budget: usize,
     },
     /// Recompute every envelope of a transcript from its recorded raw outcome and compare.
@@ -285,9 +288,9 @@ pub enum BudgetUnit {
     Tokens,
 }
 
-/// A `--budget` value: a whole number of at least 1, the same rule as the config's
+/// A `render --budget` value: a whole number of at least 1, the same rule as the config's
 /// `char_budget` and `token_budget` (a zero budget is a config error there, and a usage error,
-/// exit 2, here).
+/// exit 2, here: no call fits in nothing).
 fn parse_budget(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err(

@@ -58,17 +58,26 @@ fn rows_not_a_list_is_exit_2() {
     assert!(stderr.contains("list of objects"), "{stderr}");
 }
 
-/// A zero budget is refused as the config refuses `char_budget = 0`: exit 2, nothing on
-/// stdout, a message saying what a budget must be.
+/// `envelope --budget 0` is the envelope function with a zero budget, which the envelope
+/// spec defines (the shared vectors' cases of budget 0): a result's content is cut to
+/// nothing, an error keeps its message. `render --budget 0` is a usage error: no call fits.
 #[test]
-fn zero_budget_is_exit_2() {
+fn zero_budget_is_the_spec_case_for_envelope_and_a_usage_error_for_render() {
     let (code, stdout, stderr) = run(
         &["envelope", "--budget", "0"],
         r#"{"call_id":"t1","tool":"sql","rows":[{"a":1}]}"#,
     );
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stdout.is_empty(), "{stdout}");
-    assert!(stderr.contains("at least 1"), "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
+    let env: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(env["content"], "");
+    assert_eq!(env["omitted"], 1);
+    let (code, stdout, _) = run(
+        &["envelope", "--budget", "0"],
+        r#"{"call_id":"t2","tool":"x","error":{"type":"overloaded","message":"busy"}}"#,
+    );
+    assert_eq!(code, 0);
+    let env: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(env["content"], "overloaded: busy");
     let (code, _, stderr) = run(&["render", "--budget", "0", "/nonexistent.jsonl"], "");
     assert_eq!(code, 2);
     assert!(stderr.contains("at least 1"), "{stderr}");
