@@ -8,7 +8,9 @@
 //!   with `token`, `access_token` and `GITHUB_TOKEN` are, `max_tokens` is not.
 //! - [`Redactor`]: rewrites free text (a server's stderr) so that every value of an
 //!   environment variable the proxy passed to that server, every `KEY=value` / `KEY: value`
-//!   whose key is secret, and every `Bearer …` credential reads [`REDACTED`].
+//!   whose key is secret, and every `Bearer …` / `Basic …` credential reads [`REDACTED`]. After
+//!   the words `Bearer` and `Basic` in running text only a word that looks like a credential
+//!   goes ([`looks_like_credential`]): "the bearer of bad news" and "basic auth failed" stay.
 //!
 //! Pure; no I/O. Source: the project's rule that secrets (tokens, environment values, header
 //! values) never reach logs, transcripts, envelopes or `check` output.
@@ -157,12 +159,47 @@ fn is_key_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
 }
 
+/// Whether `word`, the word after `Bearer` or `Basic` in running text, looks like a credential
+/// rather than an ordinary word: it is made of the characters of an RFC 6750 `b64token`
+/// (letters, digits, `-._~+/`, then `=` padding) and has a digit, a `-._~+/` inside it or `=`
+/// padding, or an upper-case letter after a lower-case one (base64), or at least 20 characters.
+/// `tok123`, `ghp_x9`, `dXNlcjpwYXNz`, `abc.def` are credentials; `and`, `of`, `auth`, `token`,
+/// `Token.` are not.
+fn looks_like_credential(word: &str) -> bool {
+    let body = word.trim_end_matches('=');
+    let padded = body.len() < word.len();
+    let b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/');
+    if body.is_empty() || !body.chars().all(b64) {
+        return false;
+    }
+    // A mark at the end is the sentence's (`the bearer token.`), not the credential's.
+    let inner = body.trim_end_matches(['.', '-', '_', '~', '+', '/']);
+    let marked = inner.contains(|c: char| !c.is_ascii_alphabetic());
+    let mixed_case = inner
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    padded || marked || mixed_case || body.len() >= 20
+}
+
 /// Characters that end an unquoted value.
 fn ends_value(c: char) -> bool {
     c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '&' | '}' | ')' | ']')
 }
 
-/// Replaces the value after every `KEY=`, `KEY:`, `"KEY":` or `Bearer ` whose key is secret.
+/// Whether `word` is an HTTP authentication scheme whose next word is a credential.
+fn is_scheme(word: &str) -> bool {
+    word.eq_ignore_ascii_case("bearer") || word.eq_ignore_ascii_case("basic")
+}
+
+/// The first word of `text` after spaces and an opening quote, up to the end of a value.
+fn next_word(text: &str) -> &str {
+    let word = text.trim_start_matches([' ', '"', '\'']);
+    &word[..word.find(ends_value).unwrap_or(word.len())]
+}
+
+/// Replaces the value after every `KEY=`, `KEY:`, `"KEY":` whose key is secret, and the
+/// credential after `Bearer ` or `Basic ` ([`looks_like_credential`]).
 fn redact_keyed_values(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -181,7 +218,7 @@ fn redact_keyed_values(text: &str) -> String {
             .map_or(key_text.len(), |(i, _)| i);
         let key = &key_text[key_start..];
         let secret = match sep {
-            ' ' => key.eq_ignore_ascii_case("bearer") || key.eq_ignore_ascii_case("basic"),
+            ' ' => is_scheme(key) && looks_like_credential(next_word(after)),
             _ => !key.is_empty() && key_is_secret(key),
         };
         if !secret {
@@ -198,8 +235,7 @@ fn redact_keyed_values(text: &str) -> String {
             continue;
         }
         let mut end = value.find(ends_value).unwrap_or(value.len());
-        let scheme = &value[..end];
-        if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
+        if is_scheme(&value[..end]) && looks_like_credential(next_word(&value[end..])) {
             // `Authorization: Bearer <credential>`: the credential goes too.
             let gap = value[end..].len() - value[end..].trim_start_matches(' ').len();
             let word = &value[end + gap..];
@@ -385,6 +421,43 @@ mod tests {
             ("client_secret='s3' rest", "client_secret='[redacted]' rest"),
             ("time: 12:00 ok", "time: 12:00 ok"),
             ("token=", "token="),
+        ] {
+            assert_eq!(r.redact(text), want, "{text}");
+        }
+    }
+
+    /// After `Bearer` / `Basic` in running text only a credential goes, never the words
+    /// around it; keyed values and credentials of every shape still go.
+    #[test]
+    fn bearer_and_basic_take_credentials_not_words() {
+        let r = Redactor::default();
+        for text in [
+            "held by the bearer  and returned",
+            "the bearer of bad news.",
+            "basic auth failed",
+            "a Bearer token is required",
+            "send the bearer token.",
+            "Basic Authentication, please",
+            "bearer",
+        ] {
+            assert_eq!(r.redact(text), text, "ordinary words stay");
+        }
+        for (text, want) in [
+            (
+                "retry with bearer tok123 now",
+                "retry with bearer [redacted] now",
+            ),
+            ("Bearer ghp_AbC", "Bearer [redacted]"),
+            ("basic dXNlcjpwYXNz sent", "basic [redacted] sent"),
+            ("Basic dXNlcjpw==", "Basic [redacted]"),
+            ("bearer abc.def.ghi", "bearer [redacted]"),
+            ("bearer abcdefghijklmnopqrstuvwxyz", "bearer [redacted]"),
+            ("Authorization: Bearer xyz.abc", "Authorization: [redacted]"),
+            ("Authorization: Bearer and", "Authorization: [redacted] and"),
+            (
+                "authorization=plainword rest",
+                "authorization=[redacted] rest",
+            ),
         ] {
             assert_eq!(r.redact(text), want, "{text}");
         }
