@@ -147,11 +147,58 @@ pub fn secret_args(args: &[String]) -> Vec<String> {
 
 /// The password in a URL's `user:password@` part, if any.
 fn url_password(arg: &str) -> Option<String> {
-    let (_, rest) = arg.split_once("://")?;
+    url_user_info(arg).map(|(_, password)| password.to_owned())
+}
+
+/// The user name and the (non-empty) password of a URL's `user:password@` part, as written.
+fn url_user_info(url: &str) -> Option<(&str, &str)> {
+    let (_, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     let (userinfo, _) = authority.rsplit_once('@')?;
-    let (_, password) = userinfo.split_once(':')?;
-    (!password.is_empty()).then(|| password.to_owned())
+    let (user, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then_some((user, password))
+}
+
+/// The secrets of a remote server's `url` (after `${VAR}` expansion), for the redactor of the
+/// text that server sends: the password of its user info as written, percent-decoded, and the
+/// HTTP Basic credential they are sent as (RFC 7617: base64 of `user:password`). Empty when the
+/// URL has no password.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let Some((user, password)) = url_user_info(url) else {
+        return Vec::new();
+    };
+    let decoded = percent_decoded(password);
+    let pair = format!("{}:{decoded}", percent_decoded(user));
+    let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+    vec![password.to_owned(), decoded, basic]
+}
+
+/// `text` with every `%XX` (two hex digits) replaced by that byte (RFC 3986 percent-encoding);
+/// bytes that do not make UTF-8 become U+FFFD.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex
+            .filter(|_| bytes[i] == b'%')
+            .map(|h| u8::from_str_radix(h, 16))
+        {
+            Some(Ok(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            _ => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Characters that may make up a key in `KEY=value` text.
@@ -327,6 +374,20 @@ mod tests {
         assert_eq!(
             r.redact(line),
             "connecting with [redacted] to db as bob:[redacted] on 8080, token [redacted]"
+        );
+    }
+
+    #[test]
+    fn a_urls_password_is_a_secret_in_every_form() {
+        assert!(url_secrets("https://host/mcp").is_empty());
+        assert!(url_secrets("https://bob@host/mcp").is_empty());
+        let secrets = url_secrets("https://bob:p%40ss-w0rd@host:8443/mcp?x=1");
+        assert_eq!(secrets[..2], ["p%40ss-w0rd", "p@ss-w0rd"]);
+        let r = Redactor::default().with_values(secrets);
+        let echo = "denied: password p@ss-w0rd (p%40ss-w0rd), header Ym9iOnBAc3MtdzByZA== for bob";
+        assert_eq!(
+            r.redact(echo),
+            "denied: password [redacted] ([redacted]), header [redacted] for bob"
         );
     }
 

@@ -157,7 +157,10 @@ impl HttpTransport {
     ) -> Result<HttpTransport, String> {
         let endpoint = Url::parse(&remote.url).map_err(|e| format!("url: {e}"))?;
         let headers = credential_headers(remote, env)?;
-        let redactor = credential_redactor(&headers);
+        // The password of user info in `url` is sent too (as HTTP Basic): a secret like the
+        // headers' values.
+        let redactor =
+            credential_redactor(&headers).with_values(crate::redact::url_secrets(&remote.url));
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .user_agent(concat!("mcp-envelope/", env!("CARGO_PKG_VERSION")))

@@ -29,6 +29,7 @@ mod output_schema;
 mod paging;
 mod passthrough;
 mod real_clients;
+mod redaction;
 mod reliability_faults;
 mod reliability_load;
 mod reliability_servers;

@@ -88,7 +88,7 @@ fn sdk_server(port: Option<u16>, flags: &[&str]) -> HttpServer {
     HttpServer::start(c, port)
 }
 
-fn fault_server(log: &Path) -> HttpServer {
+pub(super) fn fault_server(log: &Path) -> HttpServer {
     let port = free_port();
     let mut c = Command::new(python());
     c.arg(root().join("tests/fixtures/http_servers.py"))
