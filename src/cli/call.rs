@@ -34,8 +34,13 @@ pub(super) fn run_call(
         )));
     }
     let mut config = load_config(global)?;
-    // Only the server that offers the tool, when the config alone says which.
-    if let Some(server) = config.sole_server_for(tool) {
+    if config.paging.enabled && tool == config.paging.tool_name {
+        // The page tool answers from the proxy's own store, which no server fills here.
+        let mut none = (*config).clone();
+        none.servers.clear();
+        config = Arc::new(none);
+    } else if let Some(server) = config.sole_server_for(tool) {
+        // Only the server that offers the tool, when the config alone says which.
         config = Arc::new(config.with_only_server(server));
     }
     let rt = runtime()?;

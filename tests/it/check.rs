@@ -287,6 +287,36 @@ fn call_starts_only_the_server_the_allowlists_name() {
     assert!(log.contains("gone"), "{log}");
 }
 
+/// The page tool answers from the proxy's own store, which a one-shot `call` never filled:
+/// `call envelope_next_page` starts no server (a missing command would be logged) and
+/// answers `not_found`.
+#[test]
+fn call_of_the_page_tool_starts_no_server() {
+    let (_dir, config) = write_config(&format!(
+        "{}[mcp_servers.gone]\ncommand = \"mcp-server-that-does-not-exist\"\n",
+        fixture_server("fx", &[], ""),
+    ));
+    let out = std::process::Command::new(bin())
+        .args(["--log-level", "debug", "call", "--config"])
+        .arg(&config)
+        .args(["envelope_next_page", "{\"call_id\":\"7\"}"])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = env["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("not_found: no rows kept for call_id '7'"),
+        "{env}"
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !log.contains("server=fx") && !log.contains("server=gone"),
+        "{log}"
+    );
+}
+
 #[test]
 fn a_listed_tool_of_a_server_that_failed_to_start_is_unavailable() {
     let (_dir, config) = write_config(&format!(
