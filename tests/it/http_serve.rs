@@ -66,6 +66,37 @@ impl HttpProxy {
 
     /// One raw HTTP/1.1 request; the status code and the body.
     fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let (status, _, body) = self.raw_with_head(method, headers, body);
+        (status, body)
+    }
+
+    /// Opens a 2025-11-25 session (`initialize`, then `notifications/initialized`); its id.
+    fn legacy_session(&self) -> String {
+        let (status, head, body) =
+            self.raw_with_head("POST", &[ACCEPT, JSON_TYPE], &initialize_body());
+        assert_eq!(status, 200, "{body}");
+        let id = head
+            .lines()
+            .find_map(|l| {
+                l.split_once(':')
+                    .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+            })
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no session id: {head}"));
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+        let (status, _) = self.raw("POST", &[ACCEPT, JSON_TYPE, ("Mcp-Session-Id", &id)], &note);
+        assert_eq!(status, 202);
+        id
+    }
+
+    /// One raw HTTP/1.1 request; the status code, the head (status line and headers) and the
+    /// body.
+    fn raw_with_head(
+        &self,
+        method: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
         let mut stream = TcpStream::connect(&self.addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
@@ -88,8 +119,8 @@ impl HttpProxy {
             .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
-        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-        (status, body.to_owned())
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        (status, head.to_owned(), body.to_owned())
     }
 
     /// Sends SIGTERM and waits for the exit; its status and the whole stderr.
@@ -397,6 +428,34 @@ fn stateless_clients_page_only_their_own_truncated_results() {
         );
         assert_ne!(page["call_id"], "6");
     }
+    let (status, _) = proxy.stop();
+    assert!(status.success());
+}
+
+/// A downstream server's `_meta["io.modelcontextprotocol/serverInfo"]` names the server that
+/// answers (MCP 2026-07-28 "Base Protocol: General fields, `_meta`"): through `serve --http`
+/// the answer is the proxy's, so a 2025-era client never sees the downstream server's identity
+/// as the answering server's, and a 2026-07-28 client sees the proxy's.
+#[test]
+fn call_results_carry_no_downstream_server_identity() {
+    let (_dir, config) = write_config(&crate::eras::modern_server("modern", ""));
+    let proxy = HttpProxy::start(&config, &[], &[]);
+    let session = proxy.legacy_session();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}});
+    let headers = [ACCEPT, JSON_TYPE, ("Mcp-Session-Id", session.as_str())];
+    let (status, body) = proxy.raw("POST", &headers, &call.to_string());
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(envelope_of(&answer)["content"], "hi", "{answer}");
+    let info = &answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert!(
+        info.is_null(),
+        "the downstream server's identity reached the client: {answer}"
+    );
+    let modern = stateless_call(&proxy, "3", "echo", json!({"text": "hi"}));
+    let info = &modern["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["name"], "mcp-envelope", "{modern}");
     let (status, _) = proxy.stop();
     assert!(status.success());
 }

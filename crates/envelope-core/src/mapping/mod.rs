@@ -203,7 +203,8 @@ pub struct Mapped {
     /// order received; empty on the error path and with [`MediaMode::Describe`].
     pub media: Vec<Value>,
     /// The downstream result's `_meta`, kept on our CallToolResult (MCP 2025-11-25 "Basic:
-    /// `_meta`"); `None` when it had none.
+    /// `_meta`") without the downstream server's `io.modelcontextprotocol/serverInfo` (the
+    /// answering server's identity, which is not ours to pass on); `None` when nothing is left.
     pub meta: Option<Value>,
 }
 

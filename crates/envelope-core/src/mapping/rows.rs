@@ -46,11 +46,26 @@ pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64)
         Some(special) => (special, 0),
         None => map_plain_result(result, members.as_ref(), ctx, first_row, &ctx.budget),
     };
-    mapped.meta = members
-        .and_then(|m| m.meta)
-        .filter(|m| !m.is_null())
-        .cloned();
+    mapped.meta = members.and_then(|m| kept_meta(m.meta?));
     (mapped, kept)
+}
+
+/// The downstream result's `_meta` as our result carries it: without the downstream server's
+/// `io.modelcontextprotocol/serverInfo`, which names the server that answers (MCP 2026-07-28
+/// "Base Protocol: General fields, `_meta`, Per-response protocol fields"): the client's answer
+/// comes from the proxy, which stamps its own for 2026-07-28 clients, and the 2025 revisions
+/// reserve the `io.modelcontextprotocol/` prefix without defining the key (2025-11-25 "Basic:
+/// `_meta`"). `None` for `null` and for a `_meta` that held nothing else.
+fn kept_meta(meta: &Value) -> Option<Value> {
+    match meta {
+        Value::Null => None,
+        Value::Object(map) if map.contains_key(crate::era::META_SERVER_INFO) => {
+            let mut map = map.clone();
+            map.remove(crate::era::META_SERVER_INFO);
+            (!map.is_empty()).then_some(Value::Object(map))
+        }
+        other => Some(other.clone()),
+    }
 }
 
 /// The members of a `CallToolResult` object that the mapping reads, found in one pass over

@@ -65,6 +65,28 @@ fn time_server_structured_content_is_one_row() {
     assert!(!env.retryable);
 }
 
+/// The downstream result's `_meta` is kept, less the downstream server's serverInfo: the
+/// answer is the proxy's.
+#[test]
+fn result_meta_is_kept_without_the_servers_identity() {
+    let info = json!({"name": "modern-fixture", "version": "1.0.0"});
+    let with = |meta: Value| {
+        let result = json!({"content": [text("hi")], "_meta": meta});
+        map_result_with(result, 100, MediaMode::Passthrough).meta
+    };
+    let meta = with(json!({"io.modelcontextprotocol/serverInfo": info, "com.example/trace": 7}));
+    assert_eq!(meta, Some(json!({"com.example/trace": 7})));
+    assert_eq!(
+        with(json!({"io.modelcontextprotocol/serverInfo": info})),
+        None
+    );
+    assert_eq!(
+        with(json!({"progressToken": 3})),
+        Some(json!({"progressToken": 3}))
+    );
+    assert_eq!(with(Value::Null), None);
+}
+
 #[test]
 fn git_log_text_is_truncated_with_rows_omitted() {
     let log = "commit 3f2a9c1d\nAuthor: Ada <ada@example.org>\nDate:   Mon Nov 30 03:48:18 2026 +0100\n\n    Fix the parser\n\ncommit 1b7e0aa2\nAuthor: Bob <bob@example.org>\n";
