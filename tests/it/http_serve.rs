@@ -137,6 +137,17 @@ impl HttpProxy {
     }
 }
 
+/// A test that panics before [`HttpProxy::stop`] must not leave the proxy running (an orphan
+/// keeps every descriptor it inherited, a lock file's too).
+impl Drop for HttpProxy {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
     let deadline = std::time::Instant::now() + timeout;
     loop {
