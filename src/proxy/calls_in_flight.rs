@@ -84,6 +84,13 @@ impl CallsInFlight {
         }
     }
 
+    /// How many calls are in flight on `server` (a parked multi-round call is not: its
+    /// request was answered with an `InputRequiredResult`).
+    pub(super) fn count_on(&self, server: &str) -> usize {
+        let calls = self.calls.lock().unwrap();
+        calls.values().filter(|t| t.server == server).count()
+    }
+
     /// The oldest call in flight on `server` (an event that names no call is recorded there).
     pub(super) fn oldest(&self, server: &str) -> Option<u64> {
         let calls = self.calls.lock().unwrap();

@@ -157,10 +157,21 @@ impl Core {
             self.calls
                 .push_event(seq, transcript::event("server_to_client", event));
         }
-        let answer = match self.multi_round.waiter_for(&server, cause) {
+        let in_flight = self.calls.count_on(&server);
+        let waiter = self.multi_round.waiter_for(&server, cause, in_flight);
+        let linked = waiter.is_some() && cause.is_some();
+        let taken = match waiter {
             // A modern client's call takes it (as an input request).
-            Some(call) => multi_round::ask_call(call, method, params).await,
-            None => match self.session_for_request(&method, caller) {
+            Some(call) => multi_round::ask_call(call, &method, params.clone()).await,
+            None => Err(multi_round::Untaken),
+        };
+        let answer = match taken {
+            Ok(answer) => answer,
+            // The call the transport linked it to ended before taking it.
+            Err(_) if linked => Err(mrtr::refused(&method, "the call it belongs to has ended")),
+            // No modern call takes it, or the one guessed for it (a stdio server's request
+            // names no call) ended before taking it: a session's client answers.
+            Err(_) => match self.session_for_request(&method, self.calls.caller(&server, cause)) {
                 Ok(session) => session.ask_client(&server, &id, &method, params).await,
                 Err(refusal) => Err(refusal),
             },

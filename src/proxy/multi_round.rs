@@ -110,19 +110,34 @@ impl Drop for WaiterGuard {
 impl MultiRound {
     /// The call of a modern client on `server` that takes a request of it: the one whose
     /// downstream request is `cause` when the transport linked the request to one (none when
-    /// that call is not a modern client's), else the oldest.
+    /// that call is not a modern client's). Without a link (stdio) it is a guess: the oldest
+    /// such call that is running; a parked call (its earlier request still waits for the
+    /// client's retry) only when no other call is in flight on `server` (`in_flight` counts
+    /// the running calls there, of either era: parked ones are not in flight), since a server
+    /// asks one thing at a time for a call far more often than it asks for two.
     pub(super) fn waiter_for(
         &self,
         server: &str,
         cause: Option<u64>,
+        in_flight: usize,
     ) -> Option<mpsc::UnboundedSender<InputAsk>> {
+        let parked: Vec<u64> = {
+            let parked = self.parked.lock().unwrap();
+            parked.values().map(|r| r._waiter.id).collect()
+        };
         let waiters = self.waiters.lock().unwrap();
         let mut on_server = waiters.iter().filter(|(_, s, ..)| s == server);
-        let waiter = match cause {
-            Some(cause) => on_server.find(|(_, _, slot, _)| slot_id(slot) == Some(cause)),
-            None => on_server.next(),
-        };
-        waiter.map(|(.., tx)| tx.clone())
+        if let Some(cause) = cause {
+            let linked = on_server.find(|(_, _, slot, _)| slot_id(slot) == Some(cause));
+            return linked.map(|(.., tx)| tx.clone());
+        }
+        let (running, waiting): (Vec<_>, Vec<_>) =
+            on_server.partition(|(id, ..)| !parked.contains(id));
+        match (running.first(), waiting.first()) {
+            (Some((.., tx)), _) => Some(tx.clone()),
+            (None, Some((.., tx))) if in_flight == 0 => Some(tx.clone()),
+            _ => None,
+        }
     }
 
     fn register(
@@ -144,27 +159,28 @@ impl MultiRound {
     }
 }
 
-/// Hands a server's request to the call that takes it and waits for the client's answer.
+/// Hands a server's request to the call that takes it and waits for the client's answer
+/// (`Ok`: the client's result or the JSON-RPC error object the server gets). `Err(Untaken)`
+/// when the call ended without taking it (before it was handed over, or while it waited in the
+/// call's queue): the request is for the caller to put elsewhere.
 pub(super) async fn ask_call(
     call: mpsc::UnboundedSender<InputAsk>,
-    method: String,
+    method: &str,
     params: Option<Value>,
-) -> Result<Value, Value> {
+) -> Result<Result<Value, Value>, Untaken> {
     let (reply, answer) = oneshot::channel();
-    let gone = || mrtr::refused(&method, "the call it belongs to has ended");
-    let refusal = gone();
-    if call
-        .send(InputAsk {
-            method: method.clone(),
-            params,
-            reply,
-        })
-        .is_err()
-    {
-        return Err(refusal);
-    }
-    answer.await.unwrap_or_else(|_| Err(gone()))
+    let ask = InputAsk {
+        method: method.to_owned(),
+        params,
+        reply,
+    };
+    call.send(ask).map_err(|_| Untaken)?;
+    answer.await.map_err(|_| Untaken)
 }
+
+/// A server's request that the call it was handed to did not take: the call ended first.
+#[derive(Debug)]
+pub(super) struct Untaken;
 
 /// Tells the server the call was given up (its request id is in the slot).
 fn cancel_downstream(slot: &DownstreamSlot, reason: &str) {
@@ -450,4 +466,59 @@ async fn start_request_bounded(
         },
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call of a modern client on server `s`, running (`parked: false`) or parked.
+    fn call(multi: &MultiRound, parked: bool) -> mpsc::UnboundedSender<InputAsk> {
+        let slot = DownstreamSlot::default();
+        let (waiter, asks) = multi.register("s", &slot);
+        let tx = multi.waiters.lock().unwrap().last().unwrap().3.clone();
+        let running = Running {
+            tool: "t".into(),
+            future: Box::pin(std::future::pending()),
+            asks,
+            waiting: Vec::new(),
+            remaining: Duration::from_secs(60),
+            timeout: Duration::from_secs(60),
+            slot,
+            progress_token: None,
+            _waiter: waiter,
+        };
+        let key = if parked { "parked" } else { "running" };
+        let key = format!("{key}-{}", running._waiter.id);
+        multi.parked.lock().unwrap().insert(key.clone(), running);
+        if !parked {
+            // A running call is not parked: keep it alive elsewhere.
+            let running = multi.parked.lock().unwrap().remove(&key).unwrap();
+            std::mem::forget(running);
+        }
+        tx
+    }
+
+    #[test]
+    fn an_unlinked_request_goes_to_a_running_call_before_a_parked_one() {
+        let multi = MultiRound::default();
+        let _parked = call(&multi, true);
+        let running = call(&multi, false);
+        let got = multi.waiter_for("s", None, 1).unwrap();
+        assert!(
+            got.same_channel(&running),
+            "the running call, though younger"
+        );
+        assert!(multi.waiter_for("other", None, 0).is_none());
+    }
+
+    #[test]
+    fn a_parked_call_takes_an_unlinked_request_only_when_nothing_else_runs_on_its_server() {
+        let multi = MultiRound::default();
+        let parked = call(&multi, true);
+        // A legacy client's call is in flight on the server: it is the likelier owner.
+        assert!(multi.waiter_for("s", None, 1).is_none());
+        let got = multi.waiter_for("s", None, 0).unwrap();
+        assert!(got.same_channel(&parked));
+    }
 }
