@@ -28,6 +28,8 @@ fn main() -> ExitCode {
     drop(log); // the log lines still held are written before an error message
     match result {
         Ok(code) => code,
+        // The reader of our stdout stopped reading (`| head`): it has what it wanted.
+        Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("mcp-envelope {name}: {err:#}");
             cli::exit_code(&err)

@@ -32,6 +32,17 @@ pub fn exit_code(err: &anyhow::Error) -> ExitCode {
     }
 }
 
+/// Whether `err` comes from writing to a pipe whose reader has gone (EPIPE; Rust ignores
+/// SIGPIPE, so a command piped into `head` sees the write fail). The binary then exits 0
+/// without a message, as the reader stopped reading on purpose.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// The subcommand's name as typed (`serve` when none is given), for error messages.
 pub fn subcommand_name(command: Option<&Command>) -> &'static str {
     match command {

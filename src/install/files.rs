@@ -187,11 +187,12 @@ fn print_dry_run(
     print(out, &format!("{summary}dry run: nothing written\n"))
 }
 
-/// The command that undoes an install of `target`: every path absolute, so that it works from
-/// any directory and finds the same record (kept beside the proxy's config).
-fn undo_command(target: &Target) -> String {
+/// The command that undoes an install of `target` with the binary at `program`: every path
+/// absolute (the binary's too: it need not be on `PATH`), so that it works from any directory
+/// and finds the same record (kept beside the proxy's config).
+fn undo_command(target: &Target, program: &str) -> String {
     let mut undo = format!(
-        "mcp-envelope uninstall {} --config {}",
+        "{program} uninstall {} --config {}",
         target.client.id(),
         target.envelope_config.display()
     );
@@ -315,11 +316,12 @@ pub fn install(
     print(
         out,
         &format!(
-            "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {backup}\nundo: {}\ncheck: mcp-envelope check --config {}\n",
+            "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {backup}\nundo: {}\ncheck: {} check --config {}\n",
             target.client_config.display(),
             launcher.program,
             launcher.config,
-            undo_command(target),
+            undo_command(target, &launcher.program),
+            launcher.program,
             launcher.config,
         ),
     )

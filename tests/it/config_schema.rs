@@ -81,3 +81,25 @@ fn example_config_validates_and_bad_keys_do_not() {
         );
     }
 }
+
+/// A reader that stops reading (`mcp-envelope config-schema | head`) is not an error: exit 0,
+/// nothing on stderr. The read end of our stdout is closed before the command starts, so its
+/// first write fails with EPIPE.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills the two descriptors; each is then owned exactly once.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read_end);
+    let out = std::process::Command::new(bin())
+        .arg("config-schema")
+        .stdout(std::process::Stdio::from(write_end))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(out.status.code(), Some(0));
+}

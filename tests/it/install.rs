@@ -242,7 +242,14 @@ fn the_printed_undo_command_works_from_anywhere_after_a_relative_config() {
         "{undo}"
     );
     let mut words = undo.split_whitespace();
-    assert_eq!(words.next(), Some("mcp-envelope"));
+    // The binary by its absolute path: it need not be on PATH (the README's route builds it
+    // in target/release); the check line names it the same way.
+    let program = std::path::Path::new(words.next().unwrap());
+    assert!(program.is_absolute() && program.is_file(), "{undo}");
+    assert!(
+        text.contains(&format!("check: {} check --config", program.display())),
+        "{text}"
+    );
     let args: Vec<&str> = words.collect();
     // Run from another directory: the command finds the same install.
     let undone = ok(&bin_in_home(home.path())
