@@ -452,7 +452,13 @@ impl HttpTransport {
             }
             "application/json" => match read_limited(&mut resp, self.max_message_bytes).await {
                 Ok(body) if body.trim_ascii().is_empty() => {}
-                Ok(body) => sink.dispatch(body, None).await,
+                Ok(body) => {
+                    let answers = id.is_some_and(|id| resume::answers(&body, id));
+                    sink.dispatch(body, None).await;
+                    if answers {
+                        return;
+                    }
+                }
                 Err(BodyError::TooLong(len)) => return sink.fail(id, Fault::TooLong(len)).await,
                 Err(BodyError::Http(e)) => {
                     let detail = describe(&e);

@@ -444,6 +444,9 @@ fn a_2026_07_28_remote_server_is_called_statelessly_beside_a_2025_one() {
     // `notifications/cancelled` is POSTed.
     let env = call_envelope(&mut p, 5, "slow", json!({"seconds": 5}));
     assert_error(&env, "timeout", "within 1s", true);
+    // Each JSON answer is its call's answer: nothing is left to fail (and log) after it.
+    let stderr = p.stderr();
+    assert!(!stderr.contains("could not tell which request"), "{stderr}");
     finish_session(p);
 
     // What the modern server saw: POSTs only, each with the version and method headers (the

@@ -120,6 +120,12 @@ pub(super) fn seen(data: &str, owner: &Value) -> Seen {
     }
 }
 
+/// Whether a JSON answer `body` is the response to our request `id` (then nothing is left to
+/// fail once it is dispatched; any other body leaves the request unanswered).
+pub(super) fn answers(body: &[u8], id: &Value) -> bool {
+    std::str::from_utf8(body).is_ok_and(|text| seen(text, id) == Seen::Answer)
+}
+
 impl HttpTransport {
     /// Reads request `id`'s SSE response stream to its end. When it ends or breaks before the
     /// response and the server gave event ids, it is resumed (`http_client/resume.rs`) when
@@ -251,6 +257,16 @@ mod tests {
         let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
         assert_eq!(seen(progress, &owner), Seen::Other);
         assert_eq!(seen("not json", &owner), Seen::Other);
+    }
+
+    #[test]
+    fn a_json_answer_answers_only_its_own_request() {
+        let body = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+        assert!(answers(body, &json!(7)));
+        assert!(!answers(body, &json!(8)));
+        let error = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"m"}}"#;
+        assert!(!answers(error, &json!(7)));
+        assert!(!answers(b"\xff not text", &json!(7)));
     }
 
     #[test]
