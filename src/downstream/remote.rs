@@ -61,9 +61,8 @@ impl Inbox for RemoteInbox {
         self.conn.peer().is_pending(id)
     }
 
-    fn input_schema(&self, tool: &str) -> Option<Value> {
-        let tools = self.ds.tools()?;
-        tools.iter().find(|t| t.name() == tool)?.input_schema()
+    fn tools(&self) -> Option<Arc<Vec<crate::server_tool::ServerTool>>> {
+        self.ds.tools()
     }
 }
 

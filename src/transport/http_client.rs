@@ -55,6 +55,7 @@ use super::http_auth::{
 };
 use super::Fault;
 use crate::config::RemoteConfig;
+use crate::server_tool::ServerTool;
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -85,8 +86,8 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn is_closed(&self) -> bool;
     /// Whether our request `id` still waits for its answer (a stream is resumed only then).
     fn is_waiting(&self, id: &Value) -> bool;
-    /// The `inputSchema` of the server's tool `tool`, as it listed it (for `Mcp-Param-*`).
-    fn input_schema(&self, tool: &str) -> Option<Value>;
+    /// The server's tools as it last listed them (their `inputSchema`s give `Mcp-Param-*`).
+    fn tools(&self) -> Option<Arc<Vec<ServerTool>>>;
 }
 
 mod modern;
@@ -142,6 +143,8 @@ pub struct HttpTransport {
     /// The tasks POSTing 2026-07-28 requests, by request id (JSON text): aborting one closes
     /// its response stream, which cancels the request.
     modern_posts: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// The tools' `x-mcp-header` annotations, read once per tool and tool list.
+    param_marks: Mutex<param_headers::MarkCache>,
 }
 
 impl HttpTransport {
@@ -185,6 +188,7 @@ impl HttpTransport {
             renewing: tokio::sync::Mutex::new(()),
             listening: AtomicBool::new(false),
             modern_posts: Mutex::new(HashMap::new()),
+            param_marks: Mutex::default(),
         })
     }
 
@@ -314,10 +318,11 @@ impl HttpTransport {
         let Some(tool) = sent.modern_tool() else {
             return Vec::new();
         };
-        let Some(schema) = sink.input_schema(tool) else {
+        let Some(tools) = sink.tools() else {
             return Vec::new();
         };
-        let annotations = match param_headers::annotations(&schema) {
+        let marks = self.param_marks.lock().unwrap().marks(&tools, tool);
+        let annotations = match marks {
             Ok(found) if !found.is_empty() => found,
             Ok(_) => return Vec::new(),
             Err(why) => {

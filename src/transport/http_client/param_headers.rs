@@ -18,6 +18,9 @@
 //! 2025 era gets no `Mcp-Param-*` headers, so only a 2026-07-28 server over HTTP is filtered
 //! (the caller decides).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
 use serde_json::{Map, Value};
 
 use super::modern::encode_header_value;
@@ -156,6 +159,45 @@ pub fn exclude_invalid(
     kept
 }
 
+/// The `x-mcp-header` annotations of a server's tools, each tool's read the first time it is
+/// called and kept while the server's tool list is the same one (a new listing replaces the
+/// list, it never changes in place), so that a call does not parse and walk its tool's
+/// `inputSchema` again.
+#[derive(Default)]
+pub struct MarkCache {
+    /// The tool list the annotations were read from (weak: the server's list owns it).
+    tools: Weak<Vec<ServerTool>>,
+    /// By tool name: its valid annotations (empty when it has none), or why they are invalid.
+    by_tool: HashMap<String, Result<Arc<[Annotation]>, String>>,
+}
+
+impl MarkCache {
+    /// The annotations of tool `name` in `tools` ([`annotations`] of its `inputSchema`): empty
+    /// when it has none or is not in the list; `Err` says why they are invalid.
+    pub fn marks(
+        &mut self,
+        tools: &Arc<Vec<ServerTool>>,
+        name: &str,
+    ) -> Result<Arc<[Annotation]>, String> {
+        if !std::ptr::eq(self.tools.as_ptr(), Arc::as_ptr(tools)) {
+            self.tools = Arc::downgrade(tools);
+            self.by_tool.clear();
+        }
+        if let Some(found) = self.by_tool.get(name) {
+            return found.clone();
+        }
+        let Some(tool) = tools.iter().find(|t| t.name() == name) else {
+            return Ok(Arc::from([]));
+        };
+        let found = match tool.input_schema() {
+            Some(schema) => annotations(&schema).map(Arc::from),
+            None => Ok(Arc::from([])),
+        };
+        self.by_tool.insert(name.to_owned(), found.clone());
+        found
+    }
+}
+
 /// The `Mcp-Param-*` headers (lower-case names, encoded values) of a call with `arguments`.
 pub fn param_headers(annotations: &[Annotation], arguments: &Value) -> Vec<(String, String)> {
     let mut headers = Vec::new();
@@ -259,5 +301,33 @@ mod tests {
                 "server 'remote': tool \"twice\" dropped: x-mcp-header \"x\" (property b) is not unique",
             ]
         );
+    }
+
+    #[test]
+    fn marks_are_read_once_per_tool_list() {
+        let tool = |name: &str, header: &str| {
+            let props = json!({"r": {"type": "string", "x-mcp-header": header}});
+            let tool =
+                json!({"name": name, "inputSchema": {"type": "object", "properties": props}});
+            ServerTool::from_value(&tool).unwrap()
+        };
+        let mut cache = MarkCache::default();
+        let first = Arc::new(vec![tool("regional", "Region"), tool("bad", "A B")]);
+        let marks = cache.marks(&first, "regional").unwrap();
+        assert_eq!(&marks[..], [(vec!["r".to_owned()], "Region".to_owned())]);
+        assert!(Arc::ptr_eq(
+            &marks,
+            &cache.marks(&first, "regional").unwrap()
+        ));
+        assert!(cache
+            .marks(&first, "bad")
+            .unwrap_err()
+            .contains("not an HTTP token"));
+        assert!(cache.marks(&first, "unlisted").unwrap().is_empty());
+        // A new listing is read again.
+        let second = Arc::new(vec![tool("regional", "Zone")]);
+        let marks = cache.marks(&second, "regional").unwrap();
+        assert_eq!(&marks[..], [(vec!["r".to_owned()], "Zone".to_owned())]);
+        assert!(cache.marks(&second, "bad").unwrap().is_empty());
     }
 }
