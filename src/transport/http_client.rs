@@ -90,6 +90,7 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn tools(&self) -> Option<Arc<Vec<ServerTool>>>;
 }
 
+mod error_answer;
 mod modern;
 mod param_headers;
 mod renew;
@@ -97,6 +98,7 @@ mod resume;
 
 pub use param_headers::exclude_invalid as exclude_invalid_header_marks;
 
+use error_answer::ErrorAnswer;
 use modern::Sent;
 use resume::{Cursor, Seen};
 
@@ -616,48 +618,6 @@ fn content_type(resp: &Response) -> String {
         .and_then(|v| v.to_str().ok());
     let value = value.unwrap_or("").split(';').next().unwrap_or("");
     value.trim().to_ascii_lowercase()
-}
-
-/// What an HTTP error answer says: its status, `Retry-After`, whether it asks for OAuth
-/// (`WWW-Authenticate` with `resource_metadata`), and its text (or why it could not be read).
-struct ErrorAnswer {
-    status: StatusCode,
-    retry_after: Option<String>,
-    oauth: bool,
-    text: Result<String, String>,
-}
-
-impl ErrorAnswer {
-    async fn read(resp: Response) -> ErrorAnswer {
-        let header = |name| {
-            let v = resp.headers().get(name)?.to_str().ok()?;
-            Some(v.to_owned())
-        };
-        let retry_after = header(reqwest::header::RETRY_AFTER);
-        let oauth = header(reqwest::header::WWW_AUTHENTICATE)
-            .is_some_and(|h| h.contains("resource_metadata"));
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| describe(&e));
-        ErrorAnswer {
-            status,
-            retry_after,
-            oauth,
-            text,
-        }
-    }
-
-    /// Whether it says the server does not know our session: a 404, or a 400 whose text
-    /// names the session (MCP 2025-11-25 "Transports: Streamable HTTP", session management).
-    fn names_the_session(&self) -> bool {
-        match self.status {
-            StatusCode::NOT_FOUND => true,
-            StatusCode::BAD_REQUEST => self
-                .text
-                .as_ref()
-                .is_ok_and(|t| t.to_ascii_lowercase().contains("session")),
-            _ => false,
-        }
-    }
 }
 
 enum BodyError {
