@@ -226,8 +226,9 @@ pub enum Command {
         /// The transcript (JSONL) to render.
         transcript: PathBuf,
         /// Keep whole calls, oldest first, within this many characters (newlines included),
-        /// or tokens with `--budget-unit tokens`; at least 1. A first call too long for it is
-        /// shortened (each line cut after its label), not left out.
+        /// or tokens with `--budget-unit tokens`; at least 1. The line counting the calls left
+        /// out counts too. A first call too long for it is shortened (each line cut after its
+        /// label), not left out.
         #[arg(long, value_name = "N", value_parser = parse_budget)]
         budget: Option<usize>,
         /// What `--budget` counts: `chars` (Unicode scalar values) or `tokens`.

@@ -87,7 +87,9 @@
 //! groups' tokens. The first group that does not fit stops the rendering (a later,
 //! smaller group is never taken instead), and a final line
 //! `(3 more calls omitted for budget)` (`(1 more call omitted for budget)` for one) says how
-//! many groups were left out; that line has no number and is not counted in the budget.
+//! many groups were left out. That line counts in the budget too (the budget is what the
+//! summarizer receives, seed 004): groups are dropped from the end until the kept ones and
+//! that line fit together.
 //!
 //! When not even the first group fits, it is shortened rather than left out (a summarizer
 //! given nothing cannot say what the session was about): every line keeps its number, role
@@ -120,8 +122,8 @@ pub const EVENT_TEXT_MAX: usize = 200;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RenderOptions {
     /// The most characters (Unicode scalar values, newlines and number prefixes included) the
-    /// kept groups may take; `None` keeps everything. The closing
-    /// `(N more calls omitted for budget)` line is not counted. See the module docs.
+    /// output may take, the closing `(N more calls omitted for budget)` line included; `None`
+    /// keeps everything. See the module docs.
     pub budget: Option<usize>,
     /// Count `budget` in tokens of this tokenizer instead of characters.
     pub tokens: Option<Tokenizer>,
@@ -135,29 +137,60 @@ pub fn render(records: &[CallRecord], opts: &RenderOptions) -> String {
     order.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.seq.cmp(&b.seq)));
 
     let measure = opts.tokens.map_or(Measure::Chars, Measure::Tokens);
-    let mut out = String::new();
-    let mut used = 0usize;
-    let mut next = 1usize;
+    let Some(budget) = opts.budget else {
+        let mut out = String::new();
+        let mut next = 1usize;
+        for record in &order {
+            let group = Group::of(record);
+            out.push_str(&group.numbered(next, None));
+            next += group.items.len();
+        }
+        return out;
+    };
+    let (texts, first) = kept_groups(&order, budget, measure);
+    let left = order.len() - texts.len();
+    let mut out = texts.concat();
+    match (texts.is_empty(), left) {
+        (_, 0) => {}
+        (true, _) => out = shorten::first_group(&first, budget, measure, left),
+        (false, _) => out.push_str(&shorten::omitted_line(left)),
+    }
+    out
+}
+
+/// The numbered texts of the longest run of whole groups, oldest first, that fits `budget`
+/// together with the line counting the groups left out (none when every group is kept), and
+/// the first group (for [`shorten::first_group`] when no group is kept).
+fn kept_groups(order: &[&CallRecord], budget: usize, measure: Measure) -> (Vec<String>, Group) {
+    let mut first = None;
+    let mut texts: Vec<String> = Vec::new();
+    let mut kept = 0;
+    let (mut used, mut next) = (0usize, 1usize);
     for (i, record) in order.iter().enumerate() {
         let group = Group::of(record);
         let text = group.numbered(next, None);
-        if let Some(budget) = opts.budget {
-            let len = measure.count(&text);
-            if used.saturating_add(len) > budget {
-                let left = order.len() - i;
-                if i > 0 {
-                    out.push_str(&shorten::omitted_line(left));
-                } else {
-                    out.push_str(&shorten::first_group(&group, budget, measure, left));
-                }
-                break;
-            }
-            used += len;
-        }
         next += group.items.len();
-        out.push_str(&text);
+        used = used.saturating_add(measure.count(&text));
+        first.get_or_insert(group);
+        if used > budget {
+            break;
+        }
+        texts.push(text);
+        let left = order.len() - i - 1;
+        let trailer = match left {
+            0 => 0,
+            _ => measure.count(&shorten::omitted_line(left)),
+        };
+        if used + trailer <= budget {
+            kept = texts.len();
+        }
     }
-    out
+    texts.truncate(kept);
+    let first = first.unwrap_or(Group {
+        items: Vec::new(),
+        suffix: String::new(),
+    });
+    (texts, first)
 }
 
 /// One call's lines before numbering and escaping: each a label (role and kind, kept whole

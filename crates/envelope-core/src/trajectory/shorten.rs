@@ -19,10 +19,15 @@ fn calls(n: usize) -> &'static str {
 }
 
 /// The first of `calls` groups, which does not fit `budget` whole: its lines cut after their
-/// labels to the largest common length that fits, then the omitted line for the other calls;
-/// or, when even the labels alone do not fit, one line saying what the first call needs.
+/// labels to the largest common length with which it and the omitted line for the other calls
+/// fit together; or, when even the labels alone do not, one line saying what the first call
+/// needs (then the only output that may pass the budget: it says so).
 pub(super) fn first_group(group: &Group, budget: usize, measure: Measure, calls: usize) -> String {
-    let needs = measure.count(&group.numbered(1, Some(0)));
+    let trailer = match calls {
+        0 | 1 => 0,
+        _ => measure.count(&omitted_line(calls - 1)),
+    };
+    let needs = measure.count(&group.numbered(1, Some(0))) + trailer;
     if needs > budget {
         let unit = match measure {
             Measure::Chars => "characters",
@@ -33,7 +38,7 @@ pub(super) fn first_group(group: &Group, budget: usize, measure: Measure, calls:
             self::calls(calls)
         );
     }
-    let fits = |cap: usize| measure.count(&group.numbered(1, Some(cap))) <= budget;
+    let fits = |cap: usize| measure.count(&group.numbered(1, Some(cap))) + trailer <= budget;
     // `lo` fits; `hi` (the longest line whole, i.e. the group itself) does not.
     let mut lo = 0;
     let mut hi = group

@@ -14,21 +14,38 @@ fn budget_exact_fit_keeps_everything() {
 #[test]
 fn budget_one_short_drops_the_last_group() {
     let records = seed_records();
-    let n = SEED_GOLDEN.chars().count();
     let first_group: String = SEED_GOLDEN
         .lines()
         .take(2)
         .map(|l| format!("{l}\n"))
         .collect();
+    let trailer = "(1 more call omitted for budget)\n";
+    let fit = first_group.chars().count() + trailer.chars().count();
+    // Exactly the first group and the line counting the other fit.
     assert_eq!(
-        render(&records, &budget(n - 1)),
-        format!("{first_group}(1 more call omitted for budget)\n")
+        render(&records, &budget(fit)),
+        format!("{first_group}{trailer}")
     );
-    // Exactly the first group fits.
-    assert_eq!(
-        render(&records, &budget(first_group.chars().count())),
-        format!("{first_group}(1 more call omitted for budget)\n")
-    );
+    // One less: the first group is shortened so that both still fit.
+    let short = render(&records, &budget(fit - 1));
+    assert!(short.ends_with(trailer), "{short}");
+    assert!(short.contains("characters cut]"), "{short}");
+    assert!(short.chars().count() < fit, "{short}");
+}
+
+/// The budget bounds the whole output, the line counting the calls left out included (the
+/// summarizer receives all of it, seed 004); only the line saying that not even the first
+/// call fits shortened may pass it.
+#[test]
+fn every_budget_bounds_the_whole_output() {
+    let records = seed_records();
+    let n = SEED_GOLDEN.chars().count();
+    for b in 0..=n + 1 {
+        let out = render(&records, &budget(b));
+        if !out.starts_with("(the first call needs") {
+            assert!(out.chars().count() <= b, "budget {b}: {out}");
+        }
+    }
 }
 
 /// A first call too long for the budget is shortened, not left out: each line keeps its
@@ -44,17 +61,18 @@ fn budget_first_group_not_fitting_is_shortened() {
         &"commit ".repeat(100),
     );
     let records = vec![long, ok(1, 1, "2", "t", json!({}), "a")];
-    let out = render(&records, &budget(160));
+    // 160 for the call, 33 for the line counting the one left out.
+    let out = render(&records, &budget(193));
     assert_eq!(
         out,
         "1. [assistant] function_call git_log({\"repo\":\"/r\"}) [call_id=1]\n\
          2. [tool] function_result: commit commit commit commit commit… [666 characters cut] [call_id=1]\n\
          (1 more call omitted for budget)\n"
     );
-    let kept: usize = out.lines().take(2).map(|l| l.chars().count() + 1).sum();
-    assert!(kept <= 160, "{kept}");
-    // One character more would not fit.
-    assert!(!render(&records, &budget(kept - 1)).contains("commit commit commit commit commit…"));
+    let all = out.chars().count();
+    assert!(all <= 193, "{all}");
+    // One character less and the cut is shorter.
+    assert!(!render(&records, &budget(all - 1)).contains("commit commit commit commit commit…"));
     // The call's arguments are cut too when they are long.
     let big_args = ok(
         0,
@@ -138,7 +156,7 @@ fn budget_never_skips_to_a_smaller_later_group() {
     let huge = ok(2, 2, "3", "t", json!({}), &"y".repeat(1000));
     let small2 = ok(3, 3, "4", "t", json!({}), "b");
     let records = vec![big, small1, huge, small2];
-    let out = render(&records, &budget(300));
+    let out = render(&records, &budget(310));
     assert!(out.contains("[call_id=2]"));
     assert!(!out.contains("[call_id=4]"));
     assert!(out.ends_with("(2 more calls omitted for budget)\n"));
