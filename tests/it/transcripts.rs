@@ -239,19 +239,19 @@ fn render_numbers_the_lines_within_a_budget(path: &Path) {
         r#"7. [assistant] function_call echo({"text":"hi","token":"[redacted]"}) [call_id=4]"#
     );
     assert_eq!(lines[7], "8. [tool] function_result: hi [call_id=4]");
-    // --budget: the first two groups fit, the rest is one left-out line.
+    // --budget: the first two groups and the line counting the rest fit, exactly.
+    let trailer = "(2 more calls omitted for budget)\n";
     let budget = lines[..4]
         .iter()
         .map(|l| l.chars().count() + 1)
-        .sum::<usize>();
+        .sum::<usize>()
+        + trailer.chars().count();
     let out = cli(&["render", s(path), "--budget", &budget.to_string()]);
     assert_eq!(out.status.code(), Some(0));
     let o2 = stdout(&out);
-    let expected = format!(
-        "{}\n(2 more calls omitted for budget)\n",
-        lines[..4].join("\n")
-    );
+    let expected = format!("{}\n{trailer}", lines[..4].join("\n"));
     assert_eq!(o2, expected);
+    assert_eq!(o2.chars().count(), budget);
 }
 
 #[test]
