@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use serde_json::{Map, Value};
 
 use crate::outcome::Outcome;
+use crate::settings::ToolSettings;
 use crate::transcript::{Transcript, REDACTED};
 
 /// One recorded call: its canonical arguments and the outcomes still to be played, in order.
@@ -37,6 +38,8 @@ pub struct Cassette {
     tool_lists: Vec<(String, Vec<Value>)>,
     /// `(server, server tool)` -> the distinct recorded calls, in first-recorded order.
     calls: HashMap<(String, String), Vec<Recorded>>,
+    /// `(server, server tool)` -> the settings of its last recorded call.
+    settings: HashMap<(String, String), ToolSettings>,
     ignored_keys: Vec<String>,
 }
 
@@ -115,6 +118,11 @@ impl Cassette {
             c.ensure_tool(&record.server, &record.server_tool);
             let arguments = canonical(&record.arguments, &c.ignored_keys);
             let key = (record.server.clone(), record.server_tool.clone());
+            let timeout = std::time::Duration::from_millis(record.timeout_ms);
+            let settings = record
+                .budget
+                .settings(record.char_budget, timeout, record.media);
+            c.settings.insert(key.clone(), settings);
             let calls = c.calls.entry(key).or_default();
             let outcome = record.outcome.clone();
             match calls.iter_mut().find(|r| r.arguments == arguments) {
@@ -243,6 +251,9 @@ pub struct Playback {
     /// `record-missing`: the real servers are started and an unmatched call is forwarded to
     /// them (and recorded); otherwise (`strict`) no server is started and it is `not_found`.
     pub record_missing: bool,
+    /// Whether a tool the cassette has calls of is mapped with the settings of its last
+    /// recorded call ([`Playback::settings`]) rather than the config's.
+    recorded_settings: bool,
 }
 
 impl Playback {
@@ -251,7 +262,26 @@ impl Playback {
         Playback {
             cassette: std::sync::Mutex::new(cassette),
             record_missing,
+            recorded_settings: false,
         }
+    }
+
+    /// This playback, mapping each tool the cassette has calls of with the settings of its
+    /// last recorded call (budgets, `text_rows`, `long_rows`, media, timeout), as `replay` does
+    /// without `--config`: `serve --cassette` when no `--config` is given.
+    pub fn with_recorded_settings(mut self) -> Playback {
+        self.recorded_settings = true;
+        self
+    }
+
+    /// The recorded settings of `tool` of `server` when this playback uses them
+    /// ([`Playback::with_recorded_settings`]) and the cassette has calls of that tool.
+    pub fn settings(&self, server: &str, tool: &str) -> Option<ToolSettings> {
+        if !self.recorded_settings {
+            return None;
+        }
+        let key = (server.to_owned(), tool.to_owned());
+        self.cassette.lock().unwrap().settings.get(&key).copied()
     }
 
     /// The recorded tool lists, `(server, tools)`, each with only its well-formed tools (a

@@ -106,7 +106,9 @@ pub enum Command {
         transcript: Option<PathBuf>,
         /// Serve this recorded transcript instead of the servers: its tools, and each
         /// tools/call answered with the recorded outcome of the same call (tool and arguments),
-        /// mapped with the current config's budgets.
+        /// mapped with the budgets of `--config` when given, else with the settings recorded
+        /// with that tool's last call (`char_budget`, `token_budget`, `text_rows`, ...), as
+        /// `replay` does.
         #[arg(long, value_name = "TRANSCRIPT")]
         cassette: Option<PathBuf>,
         /// `strict`: start no server; a call with no recorded answer gets a `not_found` error

@@ -54,14 +54,18 @@ pub(super) fn run_serve(
         .as_ref()
         .is_some_and(|(_, mode, _)| *mode == CassetteMode::Strict);
     let config = match load_config(global) {
-        // A strict cassette starts no server: it needs no config file (budgets are built-in).
+        // A strict cassette starts no server: it needs no config file (budgets are recorded).
         Err(_) if strict_cassette && global.config.is_none() => {
             let none = Path::new("(no config file)");
             Arc::new(Config::parse("", none, &|k: &str| std::env::var(k).ok()).map_err(usage)?)
         }
         other => other?,
     };
-    let cassette = load_cassette(cassette, &mut transcript)?;
+    let mut cassette = load_cassette(cassette, &mut transcript)?;
+    if global.config.is_none() {
+        // As `replay`: without --config, recorded calls map with the settings recorded.
+        cassette = cassette.map(crate::cassette::Playback::with_recorded_settings);
+    }
     let rt = runtime()?;
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);

@@ -165,7 +165,7 @@ impl Core {
             (Some(page), _) => page,
             (None, None) => self.unrouted(&name),
             (None, Some(route)) => {
-                let settings = self.config().tool_settings(&route.server, &route.tool);
+                let settings = self.tool_settings(&route.server, &route.tool);
                 params.insert("name".into(), Value::from(route.tool.clone()));
                 let token = params
                     .get("_meta")

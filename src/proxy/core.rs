@@ -132,6 +132,13 @@ impl Core {
         self.config.read().unwrap().clone()
     }
 
+    /// The settings a call of `tool` of `server` is mapped with: the running config's, or the
+    /// cassette's recorded ones when it is served with them ([`crate::cassette::Playback::settings`]).
+    pub(super) fn tool_settings(&self, server: &str, tool: &str) -> crate::settings::ToolSettings {
+        let recorded = self.cassette.get().and_then(|c| c.settings(server, tool));
+        recorded.unwrap_or_else(|| self.config().tool_settings(server, tool))
+    }
+
     /// Replaces the running config (see [`crate::reload`]).
     pub(super) fn set_config(&self, config: Arc<Config>) {
         *self.config.write().unwrap() = config;

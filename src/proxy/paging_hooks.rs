@@ -40,7 +40,7 @@ impl Core {
             Some(call) => (call.server.clone(), call.server_tool.clone()),
             None => (String::new(), name.to_owned()),
         };
-        let settings = self.config().tool_settings(&server, &tool);
+        let settings = self.tool_settings(&server, &tool);
         let call_outcome = CallOutcome::Mapped(answer.mapped, answer.outcome);
         Some((server, tool, settings, call_outcome))
     }

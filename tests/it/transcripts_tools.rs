@@ -342,3 +342,75 @@ fn cassette_record_missing_appends_new_calls() {
         "{text}"
     );
 }
+
+/// A cassette of one call of `notes` (server `rec`) recorded with `char_budget` 12 and
+/// `text_rows` "blocks": three blank-line-separated paragraphs.
+fn cassette_with_recorded_settings(dir: &Path) -> PathBuf {
+    let text = "first para\n\nsecond para\n\nthird";
+    let record = json!({
+        "v": 1, "started_at": "2026-12-01T00:00:00.000Z", "seq": 0, "call_id": "1",
+        "tool": "notes", "server": "rec", "server_tool": "notes", "arguments": {},
+        "char_budget": 12, "long_rows": "split", "text_rows": "blocks", "timeout_ms": 1000,
+        "outcome": {"kind": "result", "result": {"content": [{"type": "text", "text": text}]}},
+        "envelope": {"call_id": "1", "tool": "notes", "status": "truncated",
+                     "content": "first para", "omitted": 2, "retryable": false},
+        "duration_ms": 1
+    });
+    let path = dir.join("calls.jsonl");
+    std::fs::write(&path, format!("{record}\n")).unwrap();
+    path
+}
+
+/// The envelope `serve --cassette CASSETTE [args]` answers a call of `notes` with, run in
+/// `dir` with no config to discover there or under `XDG_CONFIG_HOME`.
+fn cassette_envelope(dir: &Path, cassette: &Path, args: &[&str]) -> Value {
+    use std::io::{BufRead, Write};
+    let mut child = Command::new(bin())
+        .args(["serve", "--cassette", s(cassette)])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MCP_ENVELOPE_CONFIG")
+        .env("XDG_CONFIG_HOME", dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "notes", "arguments": {}}});
+    for message in [init, initialized, call] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let answer = lines
+        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
+        .find(|m| m["id"] == 1)
+        .expect("an answer to the call");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    envelope_of(&answer)
+}
+
+/// `serve --cassette` without `--config` maps each recorded call with the settings it was
+/// recorded with (here 12 characters, blocks), as `replay` does; an explicit `--config` wins.
+#[test]
+fn cassette_without_config_maps_with_the_recorded_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = cassette_with_recorded_settings(dir.path());
+    let played = cassette_envelope(dir.path(), &cassette, &[]);
+    let recorded = json!({"call_id": "1", "tool": "notes", "status": "truncated",
+        "content": "first para", "omitted": 2, "retryable": false});
+    assert_eq!(played, recorded);
+    let (_d, cfg) = write_config("[defaults]\nchar_budget = 100\n");
+    let configured = cassette_envelope(dir.path(), &cassette, &["--config", s(&cfg)]);
+    assert_eq!(configured["status"], "ok", "{configured}");
+    assert_eq!(
+        configured["content"], "first para\n\nsecond para\n\nthird",
+        "--config's char_budget and built-in text_rows (lines) apply"
+    );
+}

@@ -35,6 +35,9 @@ pub enum Source {
     Defaults,
     /// The compiled-in `DEFAULT_*` constant.
     BuiltIn,
+    /// A transcript record: the value in force when the call was recorded
+    /// ([`RecordedBudget::settings`]; `serve --cassette` without `--config`).
+    Recorded,
 }
 
 impl fmt::Display for Source {
@@ -44,6 +47,7 @@ impl fmt::Display for Source {
             Source::Server => "server",
             Source::Defaults => "defaults",
             Source::BuiltIn => "built-in",
+            Source::Recorded => "recorded",
         })
     }
 }
@@ -302,11 +306,98 @@ impl RecordedBudget {
         }
     }
 
+    /// The [`ToolSettings`] a record with this, `char_budget`, `tool_timeout` and `media` was
+    /// made with, so that it maps again exactly as it did: every value's source is
+    /// [`Source::Recorded`], except a character budget that did not apply (`chars_unlimited`),
+    /// which is [`Source::BuiltIn`] as it was then ([`ToolSettings::budget`] leaves it out).
+    pub fn settings(
+        &self,
+        char_budget: usize,
+        tool_timeout: Duration,
+        media: MediaMode,
+    ) -> ToolSettings {
+        fn recorded<T>(value: T) -> Setting<T> {
+            Setting {
+                value,
+                source: Source::Recorded,
+            }
+        }
+        let char_source = if self.chars_unlimited {
+            Source::BuiltIn
+        } else {
+            Source::Recorded
+        };
+        ToolSettings {
+            char_budget: Setting {
+                value: char_budget,
+                source: char_source,
+            },
+            tool_timeout: recorded(tool_timeout),
+            media: recorded(media),
+            budget_rules: BudgetRules {
+                token_budget: self.token_budget.map(recorded),
+                tokenizer: recorded(self.tokenizer.unwrap_or_default()),
+                long_rows: recorded(self.long_rows),
+                text_rows: recorded(self.text_rows),
+            },
+        }
+    }
+
     /// The `long_rows` and `text_rows` of the record.
     pub fn text_shape(&self) -> TextShape {
         TextShape {
             text_rows: self.text_rows,
             long_rows: self.long_rows,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{LongRows, TextRows, Tokenizer};
+
+    /// A record's settings, made again, give the budget and text shape it was made with: with
+    /// a token budget alone (the character budget did not apply), with both, and with neither.
+    #[test]
+    fn recorded_settings_give_the_budget_they_were_recorded_with() {
+        let keys = |token_budget| BudgetKeys {
+            token_budget,
+            tokenizer: Some(Tokenizer::Cl100kBase),
+            long_rows: Some(LongRows::Keep),
+            text_rows: Some(TextRows::Blocks),
+        };
+        for (token_budget, char_source) in [
+            (Some(300), Source::BuiltIn),
+            (Some(300), Source::Server),
+            (None, Source::Tool),
+        ] {
+            let tool = keys(token_budget);
+            let original = ToolSettings {
+                char_budget: Setting {
+                    value: 1500,
+                    source: char_source,
+                },
+                tool_timeout: Setting {
+                    value: Duration::from_millis(2500),
+                    source: Source::Defaults,
+                },
+                media: Setting {
+                    value: MediaMode::Describe,
+                    source: Source::Server,
+                },
+                budget_rules: BudgetRules::resolve(Some(&tool), None, &BudgetKeys::default()),
+            };
+            let again = RecordedBudget::of(&original).settings(
+                1500,
+                Duration::from_millis(2500),
+                MediaMode::Describe,
+            );
+            assert_eq!(again.budget(), original.budget(), "{char_source}");
+            assert_eq!(again.text_shape(), original.text_shape());
+            assert_eq!(again.media.value, MediaMode::Describe);
+            assert_eq!(again.tool_timeout.value, Duration::from_millis(2500));
+            assert_eq!(again.budget_rules.text_rows.source, Source::Recorded);
         }
     }
 }
