@@ -32,8 +32,10 @@
 //! header, and for `401`/`403` the credentials named (never their values).
 //! A JSON body or an SSE event longer than `max_message_bytes` answers its request as too long.
 //!
-//! Crates: reqwest (HTTP/1.1 client, rustls with the platform's and webpki's root certificates)
-//! and sse-stream (an incremental SSE parser: a large event costs time linear in its size).
+//! Crates: hyper's client connections for the POSTs to a plain `http://` server
+//! (`http_client/plain.rs`), reqwest for everything else (HTTP/1.1 client, rustls with the
+//! platform's and webpki's root certificates) and sse-stream (an incremental SSE parser: a
+//! large event costs time linear in its size).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,8 +44,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{Method, RequestBuilder, StatusCode, Url};
 use serde_json::Value;
 use sse_stream::SseByteStream;
 use tokio::sync::{mpsc, oneshot};
@@ -61,6 +63,7 @@ const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const POST_ACCEPT: &str = "application/json, text/event-stream";
 const EVENT_STREAM: &str = "text/event-stream";
+const USER_AGENT: &str = concat!("mcp-envelope/", env!("CARGO_PKG_VERSION"));
 
 /// Where the messages a remote server sends go: the receiving half of this transport, pushed
 /// (the downstream side queues them for the same reader loop a stdio server's stdout feeds).
@@ -90,16 +93,20 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn tools(&self) -> Option<Arc<Vec<ServerTool>>>;
 }
 
+mod answer;
 mod error_answer;
 mod modern;
 mod param_headers;
+mod plain;
 mod renew;
 mod resume;
 
 pub use param_headers::exclude_invalid as exclude_invalid_header_marks;
 
+use answer::{content_type, data_stream, from_reqwest, read_limited, Answer, BodyError};
 use error_answer::ErrorAnswer;
 use modern::Sent;
+use plain::PlainHttp;
 use resume::{Cursor, Seen};
 
 /// A server request that arrived on the response stream of one of our requests: it belongs
@@ -118,6 +125,8 @@ pub struct Caused {
 pub struct HttpTransport {
     server: String,
     client: reqwest::Client,
+    /// The POSTs' own path to a plain `http://` server (`None`: reqwest for every request).
+    plain: Option<PlainHttp>,
     /// The configured URL (streamable HTTP endpoint, or where the legacy SSE stream is).
     endpoint: Url,
     /// Where messages are POSTed: `endpoint`, or the legacy transport's `endpoint` event.
@@ -166,15 +175,17 @@ impl HttpTransport {
         // headers' values.
         let redactor =
             credential_redactor(&headers).with_values(crate::redact::url_secrets(&remote.url));
+        let plain = PlainHttp::new(&endpoint, &headers, USER_AGENT, &|v| std::env::var_os(v));
         let client = reqwest::Client::builder()
             .default_headers(headers)
-            .user_agent(concat!("mcp-envelope/", env!("CARGO_PKG_VERSION")))
+            .user_agent(USER_AGENT)
             .redirect(same_origin_redirects())
             .build()
             .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
         Ok(HttpTransport {
             server: server.to_owned(),
             client,
+            plain,
             post_url: RwLock::new(endpoint.clone()),
             endpoint,
             session: RwLock::new(None),
@@ -346,23 +357,19 @@ impl HttpTransport {
             .unwrap()
             .clone()
             .filter(|_| !self.legacy());
-        let url = self.post_url.read().unwrap().clone();
-        let mut post = self.request(Method::POST, url);
+        let mut extra = HeaderMap::new();
         for (name, value) in sent.modern_headers() {
-            post = post.header(name, value);
+            extra.append(name, value);
         }
         for (name, value) in self.param_headers(&sent, &body, sink) {
-            post = post.header(name, value);
+            let name = HeaderName::try_from(name);
+            if let (Ok(name), Ok(value)) = (name, HeaderValue::try_from(value)) {
+                extra.append(name, value);
+            }
         }
-        let resp = post
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, POST_ACCEPT)
-            .body(body.clone())
-            .send()
-            .await;
-        let resp = match resp {
+        let resp = match self.post(extra, body.clone()).await {
             Ok(r) => r,
-            Err(e) => return self.broken(&sent, describe(&e), sink).await,
+            Err(detail) => return self.broken(&sent, detail, sink).await,
         };
         let status = resp.status();
         if let Some(body) = again.filter(|_| matches!(status.as_u16(), 400 | 404 | 405)) {
@@ -445,9 +452,37 @@ impl HttpTransport {
         self.lose(detail);
     }
 
+    /// POSTs one message with the session headers and `extra`: on the plain path when there
+    /// is one (a 3xx answer there is sent again through reqwest, which follows redirects),
+    /// else through reqwest. `Err` says why no answer came.
+    async fn post(&self, mut extra: HeaderMap, body: Bytes) -> Result<Answer, String> {
+        if let Some(plain) = self.plain.as_ref().filter(|_| !self.legacy()) {
+            if let Some(id) = self.session.read().unwrap().clone() {
+                extra.insert(SESSION_ID, id);
+            }
+            if let Some(v) = self.protocol_version.read().unwrap().clone() {
+                extra.entry(PROTOCOL_VERSION).or_insert(v);
+            }
+            let resp = plain.post(&extra, body.clone()).await?;
+            if !resp.status().is_redirection() {
+                return Ok(resp.map(http_body_util::Either::Left));
+            }
+        }
+        let url = self.post_url.read().unwrap().clone();
+        let resp = self
+            .request(Method::POST, url)
+            .headers(extra)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, POST_ACCEPT)
+            .body(body)
+            .send()
+            .await;
+        resp.map(from_reqwest).map_err(|e| describe(&e))
+    }
+
     /// Reads a successful POST's answer: a JSON body or an SSE stream; a request not answered
     /// by it fails (a 202 leaves it to the GET stream).
-    async fn read_answer<S: Inbox>(&self, mut resp: Response, sent: &Sent, sink: &S) {
+    async fn read_answer<S: Inbox>(&self, mut resp: Answer, sent: &Sent, sink: &S) {
         let id = sent.request_id();
         if resp.status() == StatusCode::ACCEPTED {
             return;
@@ -467,8 +502,7 @@ impl HttpTransport {
                     }
                 }
                 Err(BodyError::TooLong(len)) => return sink.fail(id, Fault::TooLong(len)).await,
-                Err(BodyError::Http(e)) => {
-                    let detail = describe(&e);
+                Err(BodyError::Http(detail)) => {
                     return sink.fail(id, Fault::Connection(detail)).await;
                 }
             },
@@ -485,12 +519,12 @@ impl HttpTransport {
     /// Feeds the `message` events of a response's SSE stream to the sink ([`HttpTransport::pump`]).
     async fn read_events<S: Inbox>(
         &self,
-        resp: Response,
+        resp: Answer,
         owner: Option<&Value>,
         cursor: &mut Cursor,
         sink: &S,
     ) -> Result<(), String> {
-        let events = std::pin::pin!(SseByteStream::new(resp.bytes_stream()));
+        let events = std::pin::pin!(SseByteStream::new(data_stream(resp)));
         self.pump(events, owner, cursor, sink).await
     }
 
@@ -572,12 +606,12 @@ impl HttpTransport {
             .header(ACCEPT, EVENT_STREAM)
             .send()
             .await;
-        let resp = match resp {
+        let resp = match resp.map(from_reqwest) {
             Ok(r) if r.status().is_success() && content_type(&r) == EVENT_STREAM => r,
             Ok(r) => return self.refused(&sent, ErrorAnswer::read(r).await, sink).await,
             Err(e) => return self.broken(&sent, describe(&e), sink).await,
         };
-        let mut events = Box::pin(SseByteStream::new(resp.bytes_stream()));
+        let mut events = Box::pin(SseByteStream::new(data_stream(resp)));
         let endpoint = loop {
             match events.next().await {
                 Some(Ok(e)) if e.event.as_deref() == Some("endpoint") => {
@@ -610,41 +644,10 @@ impl HttpTransport {
     }
 }
 
-/// The media type of a response, lower-case, without parameters (`text/event-stream`).
-fn content_type(resp: &Response) -> String {
-    let value = resp
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    let value = value.unwrap_or("").split(';').next().unwrap_or("");
-    value.trim().to_ascii_lowercase()
-}
-
-enum BodyError {
-    TooLong(usize),
-    Http(reqwest::Error),
-}
-
-/// The body, read chunk by chunk, refused once longer than `max` bytes.
-async fn read_limited(resp: &mut Response, max: usize) -> Result<Vec<u8>, BodyError> {
-    let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0).min(1 << 20) as usize);
-    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Http)? {
-        if body.len() + chunk.len() > max {
-            return Err(BodyError::TooLong(body.len() + chunk.len()));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
 /// A reqwest error in plain words, without the URL (which may hold a secret): the innermost
 /// cause, e.g. `cannot connect: Connection refused (os error 111)`.
 pub fn describe(e: &reqwest::Error) -> String {
-    let mut cause: &dyn std::error::Error = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    let inner = cause.to_string();
+    let inner = answer::innermost(e);
     if e.is_connect() {
         format!("cannot connect: {inner}")
     } else if e.is_timeout() {

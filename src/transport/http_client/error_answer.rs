@@ -1,9 +1,9 @@
 //! An HTTP error answer of a remote server, read once: what the transport needs to say why a
 //! request failed and whether a retry, a new session or OAuth could help.
 
-use reqwest::{Response, StatusCode};
+use reqwest::StatusCode;
 
-use super::describe;
+use super::answer::{text, Answer};
 
 /// What an HTTP error answer says: its status, `Retry-After`, whether it asks for OAuth
 /// (`WWW-Authenticate` with `resource_metadata`), and its text (or why it could not be read).
@@ -16,7 +16,7 @@ pub(super) struct ErrorAnswer {
 
 impl ErrorAnswer {
     /// Reads the status, the two headers and the text of `resp`.
-    pub(super) async fn read(resp: Response) -> ErrorAnswer {
+    pub(super) async fn read(resp: Answer) -> ErrorAnswer {
         let header = |name| {
             let v = resp.headers().get(name)?.to_str().ok()?;
             Some(v.to_owned())
@@ -25,7 +25,7 @@ impl ErrorAnswer {
         let oauth = header(reqwest::header::WWW_AUTHENTICATE)
             .is_some_and(|h| h.contains("resource_metadata"));
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| describe(&e));
+        let text = text(resp).await;
         ErrorAnswer {
             status,
             retry_after,

@@ -14,15 +14,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use reqwest::{Method, Response};
+use reqwest::header::{HeaderMap, HeaderValue};
 use sse_stream::SseByteStream;
 use tracing::info;
 
-use super::{
-    content_type, describe, read_limited, BodyError, HttpTransport, Inbox, EVENT_STREAM,
-    POST_ACCEPT, SESSION_ID,
-};
+use super::answer::{content_type, data_stream, read_limited, Answer, BodyError};
+use super::{HttpTransport, Inbox, EVENT_STREAM, SESSION_ID};
 use crate::wire::jsonrpc::{self, Incoming, Message};
 
 impl HttpTransport {
@@ -40,7 +37,7 @@ impl HttpTransport {
         let init = self.initialize_body.lock().unwrap().clone();
         let init = init.ok_or("the session was never initialized")?;
         *self.session.write().unwrap() = None;
-        let resp = self.post(init).await?;
+        let resp = self.post_again(init).await?;
         let session = resp.headers().get(SESSION_ID).cloned();
         let answer = self.first_message(resp).await?;
         match jsonrpc::classify(&answer) {
@@ -49,7 +46,7 @@ impl HttpTransport {
         }
         *self.session.write().unwrap() = session;
         let initialized = jsonrpc::notification("notifications/initialized", None);
-        self.post(Bytes::from(jsonrpc::to_line(&initialized)))
+        self.post_again(Bytes::from(jsonrpc::to_line(&initialized)))
             .await?;
         info!(server = %self.server, "the server no longer knew our session; opened a new one");
         self.start_listening(sink);
@@ -58,16 +55,8 @@ impl HttpTransport {
 
     /// POSTs `body` with the session headers; an error status or a failed connection is the
     /// error.
-    async fn post(&self, body: Bytes) -> Result<Response, String> {
-        let url = self.post_url.read().unwrap().clone();
-        let resp = self
-            .request(Method::POST, url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, POST_ACCEPT)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| describe(&e))?;
+    async fn post_again(&self, body: Bytes) -> Result<Answer, String> {
+        let resp = self.post(HeaderMap::new(), body).await?;
         if !resp.status().is_success() {
             return Err(format!(
                 "the server answered HTTP {}",
@@ -79,16 +68,16 @@ impl HttpTransport {
 
     /// The answer in a POST's response: its JSON body, or the first response on its SSE
     /// stream.
-    async fn first_message(&self, mut resp: Response) -> Result<Vec<u8>, String> {
+    async fn first_message(&self, mut resp: Answer) -> Result<Vec<u8>, String> {
         if content_type(&resp) != EVENT_STREAM {
             return read_limited(&mut resp, self.max_message_bytes)
                 .await
                 .map_err(|e| match e {
                     BodyError::TooLong(len) => format!("the answer is {len} bytes, too long"),
-                    BodyError::Http(e) => describe(&e),
+                    BodyError::Http(detail) => detail,
                 });
         }
-        let mut events = std::pin::pin!(SseByteStream::new(resp.bytes_stream()));
+        let mut events = std::pin::pin!(SseByteStream::new(data_stream(resp)));
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| format!("the SSE stream broke: {e}"))?;
             let data = event.data.unwrap_or_default().into_bytes();

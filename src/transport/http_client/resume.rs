@@ -24,13 +24,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::ACCEPT;
-use reqwest::{Method, Response};
+use reqwest::Method;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 use tracing::debug;
 
-use super::{content_type, describe, Fault, HttpTransport, Inbox, EVENT_STREAM};
+use super::answer::{content_type, from_reqwest, Answer};
+use super::{describe, Fault, HttpTransport, Inbox, EVENT_STREAM};
 use crate::wire::head::response_head;
 
 /// `Last-Event-ID`.
@@ -133,7 +134,7 @@ impl HttpTransport {
     /// connection.
     pub(super) async fn follow_stream<S: Inbox>(
         &self,
-        resp: Response,
+        resp: Answer,
         id: Option<&Value>,
         resumable: bool,
         sink: &S,
@@ -211,14 +212,14 @@ impl HttpTransport {
     /// Opens a GET stream with the session headers: the stream of server messages, or with
     /// `last_event_id` the stream that broke after that event, resumed. `Err` says why the
     /// server would not open it (an error status: 405 when it offers none).
-    pub(super) async fn open_get(&self, last_event_id: Option<&str>) -> Result<Response, String> {
+    pub(super) async fn open_get(&self, last_event_id: Option<&str>) -> Result<Answer, String> {
         let mut get = self
             .request(Method::GET, self.endpoint.clone())
             .header(ACCEPT, EVENT_STREAM);
         if let Some(id) = last_event_id {
             get = get.header(LAST_EVENT_ID, id);
         }
-        let resp = get.send().await.map_err(|e| describe(&e))?;
+        let resp = from_reqwest(get.send().await.map_err(|e| describe(&e))?);
         let status = resp.status();
         if status.is_success() && content_type(&resp) == EVENT_STREAM {
             if last_event_id.is_some() {
