@@ -105,6 +105,21 @@ impl Connection {
         self.peer.request(method, params, timeout, on_sent).await
     }
 
+    /// [`Connection::request_body`] whose successful answer comes back unparsed whatever its
+    /// size ([`crate::rpc::Peer::request_raw`]): for `tools/list` pages.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        let stamped = handshake::prepare_params(self.era(), params);
+        let params = stamped.as_ref().or(params);
+        self.peer
+            .request_raw(method, params, timeout, &mut |_| {})
+            .await
+    }
+
     /// Queues a notification for the server unless its era does not have it; dropped (with a
     /// log line) if the server is gone or its queue is full.
     pub fn notify(&self, method: &str, params: Option<Value>) {

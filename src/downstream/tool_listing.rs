@@ -32,7 +32,7 @@ pub(super) async fn list_all_tools(
     for _page in 0..MAX_TOOL_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let body = conn
-            .request_body("tools/list", params.as_ref(), timeout, &mut |_| {})
+            .request_raw("tools/list", params.as_ref(), timeout)
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?
             .map_err(|e| format!("tools/list was refused: {e}"))?;
@@ -142,7 +142,11 @@ mod tests {
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":3,"result":{{"tools":[{{"name":"a", "d":"{pad}"}}, 7 ,{{"name":"b","x":[1.50]}}],"nextCursor":"c2"}}}}"#
         );
-        let (_, raw) = crate::rpc::body::fast_response(line.into_bytes()).unwrap();
+        let (_, raw) = crate::rpc::body::fast_response(
+            line.into_bytes(),
+            crate::rpc::body::RAW_RESULT_MIN_BYTES,
+        )
+        .unwrap();
         let mut tools = Vec::new();
         let next = read_page(ResultBody::Raw(raw), &mut tools).unwrap();
         assert_eq!(next, Some(json!("c2")));

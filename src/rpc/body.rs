@@ -104,10 +104,12 @@ impl RawResponse {
     }
 }
 
-/// A large line that starts like a plain successful JSON-RPC response: its id and the line,
-/// unparsed past the head. Any other line is given back, to be classified as usual.
-pub fn fast_response(line: Vec<u8>) -> Result<(Value, RawResponse), Vec<u8>> {
-    if line.len() < RAW_RESULT_MIN_BYTES {
+/// A line of at least `min_bytes` (normally [`RAW_RESULT_MIN_BYTES`]; 0 while a request wants
+/// its answer unparsed whatever its size) that starts like a plain successful JSON-RPC
+/// response: its id and the line, unparsed past the head. Any other line is given back, to be
+/// classified as usual.
+pub fn fast_response(line: Vec<u8>, min_bytes: usize) -> Result<(Value, RawResponse), Vec<u8>> {
+    if line.len() < min_bytes {
         return Err(line);
     }
     let line = match String::from_utf8(line) {
@@ -132,15 +134,18 @@ mod tests {
         let ok = format!(
             r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"{pad}"}}]}}}}"#
         );
-        let (id, raw) = fast_response(line(ok.clone())).unwrap();
+        let (id, raw) = fast_response(line(ok.clone()), RAW_RESULT_MIN_BYTES).unwrap();
         assert_eq!(id, json!(7));
         assert_eq!(
             raw.parse().unwrap().unwrap(),
             serde_json::from_str::<Value>(&ok).unwrap()["result"]
         );
-        let (id, _) = fast_response(line(format!(
-            r#" {{ "id" : "a" , "jsonrpc":"2.0", "result":"{pad}"}}"#
-        )))
+        let (id, _) = fast_response(
+            line(format!(
+                r#" {{ "id" : "a" , "jsonrpc":"2.0", "result":"{pad}"}}"#
+            )),
+            RAW_RESULT_MIN_BYTES,
+        )
         .unwrap();
         assert_eq!(id, json!("a"));
         // The TypeScript SDK's order: result first.
@@ -160,7 +165,7 @@ mod tests {
                 json!(-3),
             ),
         ] {
-            let (id, raw) = fast_response(line(text.clone())).unwrap();
+            let (id, raw) = fast_response(line(text.clone()), RAW_RESULT_MIN_BYTES).unwrap();
             assert_eq!(id, want, "{text}");
             assert!(raw.parse().unwrap().is_ok());
         }
@@ -186,7 +191,7 @@ mod tests {
         ];
         for text in rejected {
             assert_eq!(
-                fast_response(line(text.clone())).unwrap_err(),
+                fast_response(line(text.clone()), RAW_RESULT_MIN_BYTES).unwrap_err(),
                 text.into_bytes()
             );
         }
@@ -200,7 +205,7 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":7,"result":["{pad}", tru]}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}"}} x"#),
         ] {
-            let (_, raw) = fast_response(text.into_bytes()).unwrap();
+            let (_, raw) = fast_response(text.into_bytes(), RAW_RESULT_MIN_BYTES).unwrap();
             assert!(
                 matches!(raw.parse(), Err(CallError::Invalid(ref d)) if d.contains("not valid JSON")),
                 "{:?}",
@@ -208,7 +213,7 @@ mod tests {
             );
         }
         let both = format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{pad}","error":{{}}}}"#);
-        let (_, raw) = fast_response(both.into_bytes()).unwrap();
+        let (_, raw) = fast_response(both.into_bytes(), RAW_RESULT_MIN_BYTES).unwrap();
         assert!(matches!(raw.parse(), Err(CallError::Invalid(_))));
     }
 }

@@ -11,6 +11,8 @@ pub mod body;
 #[cfg(test)]
 mod gate_tests;
 pub mod peer;
+#[cfg(test)]
+mod raw_tests;
 
 pub use body::{RawResponse, ResultBody};
 pub use peer::{CallError, Handler, Peer, Reply};

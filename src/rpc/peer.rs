@@ -11,8 +11,8 @@
 //! Cancellation" (`notifications/cancelled` with `requestId` and `reason`; the receiver of a
 //! cancellation should not answer).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
-use super::body::{fast_response, ResultBody};
+use super::body::{fast_response, ResultBody, RAW_RESULT_MIN_BYTES};
 use crate::transport::backpressure::OutputGate;
 use crate::transport::{Delivery, Fault, Outbox, Receive};
 use crate::wire::jsonrpc::{self, Incoming, Message};
@@ -108,6 +108,10 @@ pub struct Peer {
     name: String,
     outbox: Outbox,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    /// Our pending requests whose successful answer is wanted unparsed whatever its size
+    /// ([`Peer::request_raw`]), and how many there are (read on every line, without the lock).
+    raw_wanted: Mutex<HashSet<u64>>,
+    raw_waiting: AtomicUsize,
     next_id: AtomicU64,
     closed: AtomicBool,
 }
@@ -127,11 +131,17 @@ enum Unmatched {
 struct PendingGuard<'a> {
     peer: &'a Peer,
     id: u64,
+    /// Whether the id is in the peer's `raw_wanted`.
+    raw: bool,
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         self.peer.pending.lock().unwrap().remove(&self.id);
+        if self.raw {
+            self.peer.raw_wanted.lock().unwrap().remove(&self.id);
+            self.peer.raw_waiting.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -142,6 +152,8 @@ impl Peer {
             name: name.to_owned(),
             outbox,
             pending: Mutex::new(HashMap::new()),
+            raw_wanted: Mutex::new(HashSet::new()),
+            raw_waiting: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
         }
@@ -168,6 +180,33 @@ impl Peer {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
+        self.request_with(method, params, timeout, on_sent, false)
+            .await
+    }
+
+    /// [`Peer::request`] whose successful answer comes back unparsed ([`ResultBody::Raw`])
+    /// whatever its size: for an answer the caller reads as raw text anyway (a `tools/list`
+    /// page, whose tools are kept as text), so that no value tree is built and dropped. An
+    /// error answer is parsed as usual.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        self.request_with(method, params, timeout, on_sent, true)
+            .await
+    }
+
+    async fn request_with(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+        raw: bool,
+    ) -> Result<Result<ResultBody, Value>, CallError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -177,7 +216,15 @@ impl Peer {
             }
             pending.insert(id, tx);
         }
-        let _guard = PendingGuard { peer: self, id };
+        if raw {
+            self.raw_wanted.lock().unwrap().insert(id);
+            self.raw_waiting.fetch_add(1, Ordering::Relaxed);
+        }
+        let _guard = PendingGuard {
+            peer: self,
+            id,
+            raw,
+        };
         let line = jsonrpc::request_line(&Value::from(id), method, params);
         match tokio::time::timeout(timeout, self.outbox.send(line)).await {
             Ok(Ok(())) => {}
@@ -247,6 +294,12 @@ impl Peer {
     pub fn is_pending(&self, id: &Value) -> bool {
         let id = id.as_u64();
         id.is_some_and(|id| self.pending.lock().unwrap().contains_key(&id))
+    }
+
+    /// Whether our pending request `id` wants its answer unparsed ([`Peer::request_raw`]).
+    fn wants_raw(&self, id: &Value) -> bool {
+        let id = id.as_u64();
+        id.is_some_and(|id| self.raw_wanted.lock().unwrap().contains(&id))
     }
 
     /// Fills the slot of pending request `id` with `reply`; `false` when none is pending.
@@ -352,8 +405,16 @@ pub async fn dispatch_line(
     gate: Option<&Arc<OutputGate>>,
 ) {
     crate::runtime::note_message_size(line.len());
-    let fast = crate::runtime::cpu_bound(line.len(), move || fast_response(line));
+    // While a request wants its answer unparsed at any size, every line's head is looked at.
+    let min_bytes = match peer.raw_waiting.load(Ordering::Relaxed) {
+        0 => RAW_RESULT_MIN_BYTES,
+        _ => 0,
+    };
+    let fast = crate::runtime::cpu_bound(line.len(), move || fast_response(line, min_bytes));
     let line = match fast.await {
+        Ok((id, body)) if body.len() < RAW_RESULT_MIN_BYTES && !peer.wants_raw(&id) => {
+            body.into_line().into_bytes()
+        }
         Ok((id, mut body)) => {
             if let Some(gate) = gate {
                 body.hold_in(gate);
