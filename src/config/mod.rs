@@ -87,6 +87,7 @@ mod codex;
 mod error;
 mod load;
 mod model;
+mod numbers;
 mod raw;
 mod remote;
 mod suggest;

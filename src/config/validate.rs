@@ -65,6 +65,13 @@ impl Ctx<'_> {
     ) -> ConfigError {
         let key = key_path(err.path());
         let inner = err.inner();
+        if key.is_empty() {
+            // A number TOML cannot hold is refused before any key is read: find its key.
+            let found = super::numbers::unholdable_number(self.text, inner.span(), inner.message());
+            if let Some((span, key, message)) = found {
+                return self.error(Some(span), Some(key), message);
+            }
+        }
         // toml's syntax messages span several lines; keep the error on one.
         let message = inner
             .message()
@@ -76,6 +83,7 @@ impl Ctx<'_> {
         // The key names the problem; a string value in the wrong place may be a secret, and
         // any value of an `env` or header table is one.
         let mut message = crate::redact::without_quoted_values(&message);
+        message = super::numbers::plain_expectation(&message);
         if let Some(better) = super::suggest::unknown_key_message(&message) {
             message = better;
         }
@@ -338,7 +346,7 @@ pub(super) fn key_segment(key: &str) -> String {
 }
 
 /// The dotted key path of a serde error, without `toml::Spanned`'s internal keys.
-fn key_path(path: &serde_path_to_error::Path) -> String {
+pub(super) fn key_path(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut out = String::new();
     for segment in path.iter() {

@@ -17,7 +17,7 @@ fn negative_integers_are_spanned_errors() {
         3,
         16,
         "mcp_servers.git.max_restarts",
-        "integer `-1`, expected u32",
+        "integer `-1`, expected a whole number of at least 0, at most 4294967295",
     );
     assert_error(
         "[defaults]\nmax_message_bytes = -3\n",
@@ -447,4 +447,95 @@ fn env_and_header_values_of_the_wrong_type_are_not_shown() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("-5"), "{err}");
+}
+
+/// Every numeric key says what it expects in words ("a whole number of at least ..."), never
+/// a Rust type; a number TOML cannot hold (beyond 64 bits, or a float beyond f64) is reported
+/// at its position under its key, and the number is not echoed.
+#[test]
+fn every_numeric_key_names_itself_and_what_it_expects() {
+    let whole = "expected a whole number of at least";
+    let seconds = "expected a positive number of seconds";
+    let cases = [
+        ("[defaults]\n", "char_budget", "defaults.char_budget", whole),
+        (
+            "[defaults]\n",
+            "token_budget",
+            "defaults.token_budget",
+            whole,
+        ),
+        (
+            "[defaults]\n",
+            "max_restarts",
+            "defaults.max_restarts",
+            whole,
+        ),
+        (
+            "[defaults]\n",
+            "max_message_bytes",
+            "defaults.max_message_bytes",
+            whole,
+        ),
+        (
+            "[defaults]\n",
+            "tool_timeout_sec",
+            "defaults.tool_timeout_sec",
+            seconds,
+        ),
+        (
+            "[defaults]\n",
+            "startup_timeout_sec",
+            "defaults.startup_timeout_sec",
+            seconds,
+        ),
+        (GIT, "max_restarts", "mcp_servers.git.max_restarts", whole),
+        (
+            GIT,
+            "startup_timeout_ms",
+            "mcp_servers.git.startup_timeout_ms",
+            whole,
+        ),
+        ("[paging]\n", "max_bytes", "paging.max_bytes", whole),
+        ("[paging]\n", "ttl_sec", "paging.ttl_sec", whole),
+    ];
+    for (table, name, key, expected) in cases {
+        let line = table.lines().count() + 1;
+        let column = name.chars().count() + 4;
+        for value in [
+            "99999999999999999999",
+            "-99999999999999999999",
+            "1.5",
+            "\"x\"",
+        ] {
+            if value.contains('.') && expected == seconds {
+                continue; // a fraction of a second is a valid timeout
+            }
+            let text = format!("{table}{name} = {value}\n");
+            let err = parse(&text).expect_err(&text);
+            assert_eq!(
+                (err.line, err.column, err.key.as_deref()),
+                (Some(line), Some(column), Some(key)),
+                "{err}"
+            );
+            assert!(err.message.contains(expected), "{err}");
+            assert!(
+                !err.message.contains(" u32") && !err.message.contains("usize"),
+                "{err}"
+            );
+            assert!(
+                !err.message.contains("9999999999"),
+                "the number is not echoed: {err}"
+            );
+        }
+    }
+    let err = parse(&format!(
+        "{GIT}env = {{ TOKEN = 12345678901234567890123 }}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        err.key.as_deref(),
+        Some("mcp_servers.git.env.TOKEN"),
+        "{err}"
+    );
+    assert!(!err.to_string().contains("123456789"), "{err}");
 }
