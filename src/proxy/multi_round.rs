@@ -472,8 +472,14 @@ async fn start_request_bounded(
 mod tests {
     use super::*;
 
-    /// A call of a modern client on server `s`, running (`parked: false`) or parked.
-    fn call(multi: &MultiRound, parked: bool) -> mpsc::UnboundedSender<InputAsk> {
+    /// A call of a modern client on server `s`: the channel its server's requests reach it
+    /// by, and, when it is running (`parked: false`), the call itself, which the test keeps
+    /// alive for as long as the call should be in flight; a parked call (`parked: true`) is
+    /// kept in `multi`'s parked map.
+    fn call(
+        multi: &MultiRound,
+        parked: bool,
+    ) -> (mpsc::UnboundedSender<InputAsk>, Option<Running>) {
         let slot = DownstreamSlot::default();
         let (waiter, asks) = multi.register("s", &slot);
         let tx = multi.waiters.lock().unwrap().last().unwrap().3.clone();
@@ -488,22 +494,19 @@ mod tests {
             progress_token: None,
             _waiter: waiter,
         };
-        let key = if parked { "parked" } else { "running" };
-        let key = format!("{key}-{}", running._waiter.id);
-        multi.parked.lock().unwrap().insert(key.clone(), running);
         if !parked {
-            // A running call is not parked: keep it alive elsewhere.
-            let running = multi.parked.lock().unwrap().remove(&key).unwrap();
-            std::mem::forget(running);
+            return (tx, Some(running));
         }
-        tx
+        let key = format!("parked-{}", running._waiter.id);
+        multi.parked.lock().unwrap().insert(key, running);
+        (tx, None)
     }
 
     #[test]
     fn an_unlinked_request_goes_to_a_running_call_before_a_parked_one() {
         let multi = MultiRound::default();
-        let _parked = call(&multi, true);
-        let running = call(&multi, false);
+        let (_parked, _) = call(&multi, true);
+        let (running, _call) = call(&multi, false);
         let got = multi.waiter_for("s", None, 1).unwrap();
         assert!(
             got.same_channel(&running),
@@ -515,7 +518,7 @@ mod tests {
     #[test]
     fn a_parked_call_takes_an_unlinked_request_only_when_nothing_else_runs_on_its_server() {
         let multi = MultiRound::default();
-        let parked = call(&multi, true);
+        let (parked, _) = call(&multi, true);
         // A legacy client's call is in flight on the server: it is the likelier owner.
         assert!(multi.waiter_for("s", None, 1).is_none());
         let got = multi.waiter_for("s", None, 0).unwrap();
