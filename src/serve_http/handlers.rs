@@ -49,6 +49,38 @@ pub fn unavailable(id: Value, message: &str) -> Response {
     response
 }
 
+/// The id of the JSON-RPC request a POST carries, its body read up to `limit` bytes as the
+/// endpoint reads it, for an answer given before the body is handled (503 while stopping);
+/// `null` when it cannot be known: not a POST, a body over the limit or not JSON, a
+/// notification or a response. JSON-RPC 2.0 section 5: the id is the request's, or `null`
+/// when it could not be detected.
+pub async fn request_id(request: axum::extract::Request, limit: usize) -> Value {
+    if request.method() != axum::http::Method::POST {
+        return Value::Null;
+    }
+    match axum::body::to_bytes(request.into_body(), limit).await {
+        Ok(body) => id_of_request(&body),
+        Err(_) => Value::Null,
+    }
+}
+
+/// The `id` of the JSON-RPC request in `body` (a message with a `method`); `null` otherwise.
+fn id_of_request(body: &[u8]) -> Value {
+    /// The two members that tell a request's id; the rest of the message is skipped.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        method: Option<serde::de::IgnoredAny>,
+        id: Option<Value>,
+    }
+    match serde_json::from_slice::<Head>(body) {
+        Ok(Head {
+            method: Some(_),
+            id: Some(id),
+        }) => id,
+        _ => Value::Null,
+    }
+}
+
 fn refusal(refusal: Refusal, id: Value) -> Response {
     refuse(refusal.status, id, refusal.error)
 }
@@ -343,5 +375,26 @@ pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
             StatusCode::OK.into_response()
         }
         Err(response) => *response,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_requests_id_is_found_and_anything_else_is_null() {
+        let id = |body: &str| id_of_request(body.as_bytes());
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":"a-1","method":"ping"}"#), "a-1");
+        assert_eq!(id(r#"{"method":"tools/call","params":{"id":9},"id":7}"#), 7);
+        for unknown in [
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method""#,
+            r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#,
+            "",
+        ] {
+            assert_eq!(id(unknown), Value::Null, "{unknown}");
+        }
     }
 }

@@ -338,7 +338,8 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     }
     if app.is_closing() {
         let message = "the server is shutting down; retry later";
-        return handlers::unavailable(Value::Null, message);
+        let id = handlers::request_id(request, app.options.max_body_bytes).await;
+        return handlers::unavailable(id, message);
     }
     next.run(request).await
 }

@@ -135,11 +135,28 @@ async fn while_stopping_new_requests_get_503_and_the_call_in_flight_finishes() {
     assert_eq!(refused.headers()["retry-after"], "5");
     assert_eq!(refused.headers()["content-type"], "application/json");
     let error = json_of(refused).await;
+    assert_eq!(error["id"], 0, "the request's id: {error}");
     assert_eq!(error["error"]["code"], -32000);
     assert!(error["error"]["message"]
         .as_str()
         .unwrap()
         .contains("shutting down"));
+    // Where the id cannot be known, it is null: a body that is not JSON, a notification.
+    for body in [
+        "{\"id\": 7, \"method\"",
+        r#"{"jsonrpc": "2.0", "method": "notifications/x"}"#,
+    ] {
+        let response = fresh()
+            .post(&server.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(json_of(response).await["id"], Value::Null, "{body}");
+    }
     server.release.notify_one();
     let answer = in_flight.await.unwrap().unwrap();
     assert_eq!(answer.status(), 200);
