@@ -208,7 +208,11 @@ impl Upstream<'_> {
         };
         match answer {
             Ok(Ok(body)) => match body.into_result().await {
-                Ok(outcome) => outcome,
+                Ok(outcome) => outcome.map(|mut result| {
+                    // Passed on as the proxy's answer: not the server's identity.
+                    crate::era::drop_server_info(&mut result);
+                    result
+                }),
                 Err(e) => Err(failed(e)),
             },
             Ok(Err(error)) => Err(error),

@@ -470,3 +470,58 @@ fn call_results_carry_no_downstream_server_identity() {
     let (status, _) = proxy.stop();
     assert!(status.success());
 }
+
+/// Results passed on unchanged (`resources/read`, `prompts/get`) follow the rule of call
+/// results: the downstream server's `_meta["io.modelcontextprotocol/serverInfo"]` never reaches
+/// the client; a 2025-era client gets none, a 2026-07-28 client ours; other members stay.
+#[test]
+fn forwarded_results_carry_no_downstream_server_identity() {
+    let (_dir, config) = write_config(&fixture_server("fx", &["--features"], ""));
+    let proxy = HttpProxy::start(&config, &[], &[]);
+    let session = proxy.legacy_session();
+    let identify = json!({"fixture/identify": true});
+    let requests = [
+        (
+            "resources/read",
+            json!({"uri": "fixture://fx/doc/0", "_meta": identify}),
+        ),
+        (
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "a"}, "_meta": identify}),
+        ),
+    ];
+    for (id, (method, params)) in requests.iter().enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let headers = [ACCEPT, JSON_TYPE, ("Mcp-Session-Id", session.as_str())];
+        let (status, body) = proxy.raw("POST", &headers, &request.to_string());
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            answer["result"]["_meta"],
+            json!({"fixture/trace": "t-fx"}),
+            "{method}: {answer}"
+        );
+    }
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}, "fixture/identify": true});
+    let body = json!({"jsonrpc": "2.0", "id": "m", "method": "resources/read",
+        "params": {"uri": "fixture://fx/doc/0", "_meta": meta}});
+    let headers = [
+        ACCEPT,
+        JSON_TYPE,
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "resources/read"),
+        ("Mcp-Name", "fixture://fx/doc/0"),
+    ];
+    let (status, text) = proxy.raw("POST", &headers, &body.to_string());
+    assert_eq!(status, 200, "{text}");
+    let modern: Value = serde_json::from_str(&text).unwrap();
+    let meta = &modern["result"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/serverInfo"]["name"], "mcp-envelope",
+        "{modern}"
+    );
+    assert_eq!(meta["fixture/trace"], "t-fx", "{modern}");
+    let (status, _) = proxy.stop();
+    assert!(status.success());
+}

@@ -227,6 +227,25 @@ pub fn stamp_result(method: &str, result: &mut Map<String, Value>) {
     }
 }
 
+/// Takes a downstream server's [`META_SERVER_INFO`] out of a result the proxy passes on
+/// (`resources/read`, `prompts/get`, `completion/complete`, ...): the member names the server
+/// that answers (MCP 2026-07-28 "Base Protocol: General fields, `_meta`, Per-response protocol
+/// fields"), and to the client that is the proxy: a 2026-07-28 client gets ours
+/// ([`stamp_result`]), a 2025-era client none (those revisions reserve the
+/// `io.modelcontextprotocol/` prefix without defining the key). Every other `_meta` member is
+/// kept; a `_meta` that held only that member goes. Anything but an object is left alone.
+pub fn drop_server_info(result: &mut Value) {
+    let Some(result) = result.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(meta)) = result.get_mut("_meta") else {
+        return;
+    };
+    if meta.remove(META_SERVER_INFO).is_some() && meta.is_empty() {
+        result.remove("_meta");
+    }
+}
+
 /// [`stamp_result`] on a whole JSON-RPC response given as JSON text; an error response, or a
 /// text that is not a response object, comes back unchanged.
 pub fn stamp_response_json(method: &str, json: Vec<u8>) -> Vec<u8> {
@@ -383,6 +402,27 @@ mod tests {
         let mut interim = json!({ "resultType": "input_required", "requestState": "s" });
         stamp_result("resources/read", interim.as_object_mut().unwrap());
         assert!(interim.get("ttlMs").is_none());
+    }
+
+    #[test]
+    fn a_forwarded_result_loses_only_the_servers_identity() {
+        let info = json!({"name": "downstream", "version": "1"});
+        let mut both = json!({"contents": [], "_meta": {META_SERVER_INFO: info, "x/trace": 7}});
+        drop_server_info(&mut both);
+        assert_eq!(both, json!({"contents": [], "_meta": {"x/trace": 7}}));
+        let mut only = json!({"messages": [], "_meta": {META_SERVER_INFO: info}});
+        drop_server_info(&mut only);
+        assert_eq!(only, json!({"messages": []}));
+        for mut kept in [
+            json!({"_meta": {}}),
+            json!({"_meta": 3}),
+            json!({}),
+            json!(null),
+        ] {
+            let before = kept.clone();
+            drop_server_info(&mut kept);
+            assert_eq!(kept, before);
+        }
     }
 
     #[test]
