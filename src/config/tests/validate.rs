@@ -449,65 +449,70 @@ fn env_and_header_values_of_the_wrong_type_are_not_shown() {
     assert!(err.contains("-5"), "{err}");
 }
 
+/// What each numeric key expects: whole numbers, or seconds (which may have a fraction).
+const WHOLE: &str = "expected a whole number of at least";
+const SECONDS: &str = "expected a positive number of seconds";
+
+/// Every numeric key: `(the table it is in, the key, its path, what it expects)`.
+const NUMERIC_KEYS: [(&str, &str, &str, &str); 10] = [
+    ("[defaults]\n", "char_budget", "defaults.char_budget", WHOLE),
+    (
+        "[defaults]\n",
+        "token_budget",
+        "defaults.token_budget",
+        WHOLE,
+    ),
+    (
+        "[defaults]\n",
+        "max_restarts",
+        "defaults.max_restarts",
+        WHOLE,
+    ),
+    (
+        "[defaults]\n",
+        "max_message_bytes",
+        "defaults.max_message_bytes",
+        WHOLE,
+    ),
+    (
+        "[defaults]\n",
+        "tool_timeout_sec",
+        "defaults.tool_timeout_sec",
+        SECONDS,
+    ),
+    (
+        "[defaults]\n",
+        "startup_timeout_sec",
+        "defaults.startup_timeout_sec",
+        SECONDS,
+    ),
+    (GIT, "max_restarts", "mcp_servers.git.max_restarts", WHOLE),
+    (
+        GIT,
+        "startup_timeout_ms",
+        "mcp_servers.git.startup_timeout_ms",
+        WHOLE,
+    ),
+    ("[paging]\n", "max_bytes", "paging.max_bytes", WHOLE),
+    ("[paging]\n", "ttl_sec", "paging.ttl_sec", WHOLE),
+];
+
 /// Every numeric key says what it expects in words ("a whole number of at least ..."), never
 /// a Rust type; a number TOML cannot hold (beyond 64 bits, or a float beyond f64) is reported
 /// at its position under its key, and the number is not echoed.
 #[test]
 fn every_numeric_key_names_itself_and_what_it_expects() {
-    let whole = "expected a whole number of at least";
-    let seconds = "expected a positive number of seconds";
-    let cases = [
-        ("[defaults]\n", "char_budget", "defaults.char_budget", whole),
-        (
-            "[defaults]\n",
-            "token_budget",
-            "defaults.token_budget",
-            whole,
-        ),
-        (
-            "[defaults]\n",
-            "max_restarts",
-            "defaults.max_restarts",
-            whole,
-        ),
-        (
-            "[defaults]\n",
-            "max_message_bytes",
-            "defaults.max_message_bytes",
-            whole,
-        ),
-        (
-            "[defaults]\n",
-            "tool_timeout_sec",
-            "defaults.tool_timeout_sec",
-            seconds,
-        ),
-        (
-            "[defaults]\n",
-            "startup_timeout_sec",
-            "defaults.startup_timeout_sec",
-            seconds,
-        ),
-        (GIT, "max_restarts", "mcp_servers.git.max_restarts", whole),
-        (
-            GIT,
-            "startup_timeout_ms",
-            "mcp_servers.git.startup_timeout_ms",
-            whole,
-        ),
-        ("[paging]\n", "max_bytes", "paging.max_bytes", whole),
-        ("[paging]\n", "ttl_sec", "paging.ttl_sec", whole),
+    let values = [
+        "99999999999999999999",
+        "-99999999999999999999",
+        "1.5",
+        "\"x\"",
     ];
-    for (table, name, key, expected) in cases {
+    for (table, name, key, expected) in NUMERIC_KEYS {
         let line = table.lines().count() + 1;
         let column = name.chars().count() + 4;
-        for value in [
-            "99999999999999999999",
-            "-99999999999999999999",
-            "1.5",
-            "\"x\"",
-        ] {
-            if value.contains('.') && expected == seconds {
+        for value in values {
+            if value.contains('.') && expected == SECONDS {
                 continue; // a fraction of a second is a valid timeout
             }
             let text = format!("{table}{name} = {value}\n");
@@ -518,16 +523,17 @@ fn every_numeric_key_names_itself_and_what_it_expects() {
                 "{err}"
             );
             assert!(err.message.contains(expected), "{err}");
-            assert!(
-                !err.message.contains(" u32") && !err.message.contains("usize"),
-                "{err}"
-            );
-            assert!(
-                !err.message.contains("9999999999"),
-                "the number is not echoed: {err}"
-            );
+            let rust_type = err.message.contains(" u32") || err.message.contains("usize");
+            assert!(!rust_type, "{err}");
+            let echoed = err.message.contains("9999999999");
+            assert!(!echoed, "the number is not echoed: {err}");
         }
     }
+}
+
+/// A number TOML cannot hold under a secret's key is named by its key, never shown.
+#[test]
+fn an_unholdable_number_under_a_secret_key_is_not_shown() {
     let err = parse(&format!(
         "{GIT}env = {{ TOKEN = 12345678901234567890123 }}\n"
     ))
