@@ -98,7 +98,7 @@ pub enum Command {
     ///
     /// Example: mcp-envelope serve --config config/example.toml
     #[command(
-        after_help = "Exit codes: 0 stopped normally (stdin closed or a signal), 2 config error."
+        after_help = "Exit codes: 0 stopped normally (stdin closed or a signal), 2 config error or (--http) an address it cannot listen on."
     )]
     Serve {
         /// Append one JSON line per tools/call to this transcript (overrides `[transcript] path`).

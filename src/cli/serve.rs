@@ -79,7 +79,20 @@ pub(super) fn run_serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `serve --http`: the proxy over streamable HTTP until a signal.
+/// Why `serve --http` cannot listen on `addr`, as one line naming it (a usage error: exit 2).
+fn cannot_listen(addr: std::net::SocketAddr, err: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    let why = match err.kind() {
+        ErrorKind::AddrInUse => "the address is already in use (another program listens there: stop it, or choose another port)".to_owned(),
+        ErrorKind::AddrNotAvailable => "the address is not one of this machine's".to_owned(),
+        ErrorKind::PermissionDenied => "permission denied (ports below 1024 need privileges)".to_owned(),
+        _ => err.to_string(),
+    };
+    format!("cannot listen on {addr}: {why}")
+}
+
+/// `serve --http`: the proxy over streamable HTTP until a signal; an address it cannot listen
+/// on is a usage error naming it.
 pub(super) fn run_serve_http(
     global: &GlobalArgs,
     transcript: Option<PathBuf>,
@@ -87,10 +100,13 @@ pub(super) fn run_serve_http(
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(global)?;
     let rt = runtime()?;
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .map_err(|e| usage(anyhow::anyhow!(cannot_listen(addr, &e))))?;
     rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
         let stop = crate::reload::serve_stop_signal();
-        crate::serve_http::run(addr, options, config, writer, stop).await
+        crate::serve_http::run(listener, options, config, writer, stop).await
     })
     .with_context(|| format!("serving HTTP at {addr}"))?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -402,18 +402,17 @@ pub async fn serve(
     }
 }
 
-/// Binds `addr` and serves the proxy there until `stop`: one shared core whose servers are
-/// started at once (declaring every client capability the proxy can route), one session per
-/// client; then the servers are stopped. The address actually bound is logged (`serving MCP
-/// over HTTP at http://ADDR/mcp`).
+/// Serves the proxy on `listener` (bound by the caller, so that an address in use is its
+/// error to word) until `stop`: one shared core whose servers are started at once (declaring
+/// every client capability the proxy can route), one session per client; then the servers are
+/// stopped. The address actually bound is logged (`serving MCP over HTTP at http://ADDR/mcp`).
 pub async fn run(
-    addr: SocketAddr,
+    listener: TcpListener,
     options: HttpOptions,
     config: Arc<crate::config::Config>,
     transcript: Option<crate::transcript::TranscriptWriter>,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let core = crate::proxy::Core::new(config, transcript);
     core.watch_config();

@@ -525,3 +525,24 @@ fn forwarded_results_carry_no_downstream_server_identity() {
     let (status, _) = proxy.stop();
     assert!(status.success());
 }
+
+/// `serve --http` on an address another program listens on: one line naming the address and
+/// why, exit 2 (a usage error), and no server started.
+#[test]
+fn an_address_in_use_is_one_line_naming_it_and_exit_2() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (_dir, config) = write_config("");
+    let out = Command::new(bin())
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--http", &addr])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("mcp-envelope serve: cannot listen on {addr}: the address is already in use (another program listens there: stop it, or choose another port)\n")
+    );
+}
