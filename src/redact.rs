@@ -15,6 +15,9 @@
 //! Pure; no I/O. Source: the project's rule that secrets (tokens, environment values, header
 //! values) never reach logs, transcripts, envelopes or `check` output.
 
+mod results;
+pub use results::SecretValues;
+
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 

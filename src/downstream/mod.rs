@@ -188,6 +188,9 @@ struct Shared {
     startup: Mutex<Option<Duration>>,
     /// Applied to every stderr line before it is logged or kept.
     redactor: Redactor,
+    /// The secrets the proxy gives the server, taken out of every answer to
+    /// [`Downstream::request`].
+    secrets: crate::redact::SecretValues,
     /// Why tools of the last listing were dropped (malformed, too many, endless paging).
     tool_warnings: Mutex<Vec<String>>,
     /// Set when a config reload retired this instance ([`retire`]).
@@ -209,9 +212,16 @@ impl Downstream {
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
         let in_args = crate::redact::secret_args(&spec.args);
         let redactor = Redactor::for_server(passed, inherited).with_values(in_args);
+        let secrets = match &spec.remote {
+            Some(remote) => {
+                crate::redact::SecretValues::for_remote(remote, &|k| std::env::var(k).ok())
+            }
+            None => crate::redact::SecretValues::for_local(&spec.env, &spec.args),
+        };
         let handle = Downstream {
             inner: Arc::new(Shared {
                 redactor,
+                secrets,
                 tool_warnings: Mutex::new(Vec::new()),
                 retired: Default::default(),
                 spec,
@@ -352,8 +362,50 @@ impl Downstream {
     }
 
     /// Sends a request once the server is ready; the whole wait (for readiness, then for the
-    /// answer) is bounded by `timeout`. See [`Connection::request`] for `on_sent`.
+    /// answer) is bounded by `timeout`. See [`Connection::request`] for `on_sent`. The answer
+    /// (result or error object) comes without the secrets the proxy gives the server
+    /// ([`crate::redact::SecretValues`]).
     pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        let answer = self
+            .request_unredacted(method, params, timeout, on_sent)
+            .await?;
+        let secrets = &self.inner.secrets;
+        if secrets.is_empty() {
+            return Ok(answer);
+        }
+        Ok(match answer {
+            Ok(ResultBody::Raw(raw)) if secrets.found_in(raw.as_str()) => {
+                match ResultBody::Raw(raw).into_result().await? {
+                    Ok(mut result) => {
+                        secrets.redact_json(&mut result);
+                        Ok(ResultBody::Value(result))
+                    }
+                    Err(mut error) => {
+                        secrets.redact_json(&mut error);
+                        Err(error)
+                    }
+                }
+            }
+            Ok(ResultBody::Value(mut result)) => {
+                secrets.redact_json(&mut result);
+                Ok(ResultBody::Value(result))
+            }
+            Err(mut error) => {
+                secrets.redact_json(&mut error);
+                Err(error)
+            }
+            raw => raw,
+        })
+    }
+
+    /// [`Downstream::request`] with the answer as the server sent it.
+    async fn request_unredacted(
         &self,
         method: &str,
         params: Option<&Value>,

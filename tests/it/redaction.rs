@@ -33,3 +33,65 @@ fn a_url_password_echoed_by_a_remote_server_is_redacted() {
     finish_session(p);
     assert!(!stderr.contains(password), "{stderr}");
 }
+
+/// A remote server whose tool error repeats the request's headers: the bearer token and the
+/// `env_http_headers` value read `[redacted]` in the envelope (its text and
+/// `structuredContent`) and the transcript.
+#[test]
+fn credentials_echoed_in_a_remote_tool_result_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fault_server(&dir.path().join("requests.jsonl"));
+    let transcript = dir.path().join("t.jsonl");
+    let (_d, cfg) = write_config(&format!(
+        "[transcript]\npath = {:?}\n[mcp_servers.remote]\nurl = {:?}\nmax_restarts = 0\n\
+         bearer_token_env_var = \"GITHUB_PAT\"\nenv_http_headers = {{ \"X-Api-Key\" = \"ACME_AUTH\" }}\n",
+        transcript,
+        server.url("/mcp")
+    ));
+    let (pat, key) = ("ghp_patSecretBBB222", "acmeSecretCCC333");
+    let env = [("GITHUB_PAT", pat), ("ACME_AUTH", key)];
+    let mut p = RawProxy::start_env(&cfg, &[], &env);
+    p.initialize("2025-11-25");
+    let env = envelope_of(&p.call(json!(1), "echo_headers", json!({}), LONG));
+    let content = env["content"].as_str().unwrap();
+    assert!(content.starts_with("tool_error: "), "{env}");
+    assert!(
+        content.contains("x-api-key: [redacted]")
+            && content.contains("authorization: Bearer [redacted]"),
+        "{env}"
+    );
+    let stderr = p.stderr();
+    finish_session(p);
+    let recorded = std::fs::read_to_string(&transcript).unwrap();
+    for text in [env.to_string(), recorded, stderr] {
+        assert!(!text.contains(pat) && !text.contains(key), "{text}");
+    }
+}
+
+/// A local server given `API_TOKEN` in its `env`: the value goes from a tool result, a
+/// `prompts/get` result and a `resources/read` result; the value of a variable
+/// whose name is not secret-looking stays.
+#[test]
+fn secret_env_values_in_a_local_servers_answers_are_redacted() {
+    let secret = "sk-local-777777";
+    let extra = format!("env = {{ API_TOKEN = {secret:?}, GREETING = \"hello-world\" }}");
+    let (_d, cfg) = write_config(&fixture_server("fx", &["--features"], &extra));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-11-25");
+    let said = format!("{secret} and hello-world");
+    let env = envelope_of(&p.call(json!(1), "echo", json!({ "text": said }), LONG));
+    assert_eq!(env["content"], "[redacted] and hello-world", "{env}");
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+        "params": {"name": "greet", "arguments": {"name": secret}}});
+    p.send(&get);
+    let (answer, _) = p.response(&json!(2), LONG);
+    let text = answer["result"]["messages"][0]["content"]["text"].as_str();
+    assert_eq!(text, Some("Hello, [redacted] from fx"), "{answer}");
+    let read = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+        "params": {"uri": format!("fixture://fx/item/{secret}")}});
+    p.send(&read);
+    let (answer, _) = p.response(&json!(3), LONG);
+    let text = answer["result"]["contents"][0]["text"].as_str();
+    assert_eq!(text, Some("item [redacted] of fx"), "{answer}");
+    finish_session(p);
+}

@@ -1,0 +1,232 @@
+//! Taking a server's known secret values out of what it answers ([`SecretValues`]): the
+//! results and error objects the proxy passes to the client or records (tool results with
+//! their `structuredContent`, `resources/read`, `prompts/get`, JSON-RPC errors).
+//!
+//! Unlike the stderr [`super::Redactor`], only the exact values the proxy itself gave the
+//! server are replaced (never `KEY=value` patterns): a result is the server's data, and a
+//! `password=` in a file a tool reads is no secret of ours. Every string in the JSON (member
+//! names too) is searched, so the JSON stays valid; a server with no secrets costs one
+//! emptiness check.
+
+use super::{key_is_secret, MIN_SECRET_VALUE_CHARS, REDACTED};
+use serde_json::Value;
+
+/// The secret values of one server, longest first (a value containing another is replaced
+/// whole), each with its JSON-escaped form (how it appears inside a JSON string when it has
+/// `"`, `\` or control characters). Values shorter than [`MIN_SECRET_VALUE_CHARS`] are left
+/// out.
+#[derive(Debug, Clone, Default)]
+pub struct SecretValues {
+    /// `(value, its JSON-escaped form)`.
+    values: Vec<(String, String)>,
+}
+
+impl SecretValues {
+    /// The set of `values`.
+    pub fn new(values: impl IntoIterator<Item = String>) -> SecretValues {
+        let mut values: Vec<String> = values
+            .into_iter()
+            .filter(|v| v.chars().count() >= MIN_SECRET_VALUE_CHARS)
+            .collect();
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        values.dedup();
+        let values = values
+            .into_iter()
+            .map(|v| {
+                let quoted = serde_json::to_string(&v).expect("a string serializes");
+                let escaped = quoted[1..quoted.len() - 1].to_owned();
+                (v, escaped)
+            })
+            .collect();
+        SecretValues { values }
+    }
+
+    /// The secrets of a local server: the values of the `env` the config gives it whose
+    /// names look secret ([`key_is_secret`]), and the secrets in its `args`
+    /// ([`super::secret_args`]).
+    pub fn for_local(env: &[(String, String)], args: &[String]) -> SecretValues {
+        let from_env = env
+            .iter()
+            .filter(|(k, _)| key_is_secret(k))
+            .map(|(_, v)| v.clone());
+        SecretValues::new(from_env.chain(super::secret_args(args)))
+    }
+
+    /// The secrets of a remote server, its credential variables read through `env`: the
+    /// bearer token, the values of `env_http_headers`, the `http_headers` values whose names
+    /// look secret (`X-Api-Key`, `Authorization`; not `Accept`), and the password of the
+    /// URL's user info and the values of its secret-looking query parameters
+    /// ([`super::url_secrets`]).
+    pub fn for_remote(
+        remote: &crate::config::RemoteConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> SecretValues {
+        let variables = remote
+            .bearer_token_env_var
+            .iter()
+            .chain(remote.env_http_headers.iter().map(|(_, var)| var));
+        let fixed = remote
+            .http_headers
+            .iter()
+            .filter(|(name, _)| key_is_secret(name))
+            .map(|(_, v)| v.clone());
+        let values = variables
+            .filter_map(|var| env(var))
+            .chain(fixed)
+            .chain(super::url_secrets(&remote.url))
+            .chain(query_secrets(&remote.url));
+        SecretValues::new(values)
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Whether `json` (a JSON text) holds one of the values, as written or JSON-escaped.
+    pub fn found_in(&self, json: &str) -> bool {
+        self.values
+            .iter()
+            .any(|(v, escaped)| json.contains(v.as_str()) || json.contains(escaped.as_str()))
+    }
+
+    /// Replaces every value in the strings and member names of `value` with [`REDACTED`];
+    /// returns whether anything was replaced.
+    pub fn redact_json(&self, value: &mut Value) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        match value {
+            Value::String(s) => self.redact_string(s),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_json(item) | changed),
+            Value::Object(members) => {
+                let renamed = members.keys().any(|k| self.holds(k));
+                if renamed {
+                    let old = std::mem::take(members);
+                    for (k, v) in old {
+                        let mut k = k;
+                        self.redact_string(&mut k);
+                        members.insert(k, v);
+                    }
+                }
+                members
+                    .values_mut()
+                    .fold(renamed, |changed, v| self.redact_json(v) | changed)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `text` holds one of the values.
+    fn holds(&self, text: &str) -> bool {
+        self.values.iter().any(|(v, _)| text.contains(v.as_str()))
+    }
+
+    /// Replaces the values in `text`; returns whether anything was replaced.
+    fn redact_string(&self, text: &mut String) -> bool {
+        if !self.holds(text) {
+            return false;
+        }
+        for (v, _) in &self.values {
+            if text.contains(v.as_str()) {
+                *text = text.replace(v.as_str(), REDACTED);
+            }
+        }
+        true
+    }
+}
+
+/// The values of a URL's query parameters whose names look secret (`?api_key=…`), as
+/// written.
+fn query_secrets(url: &str) -> Vec<String> {
+    let Some((_, query)) = url.split_once('?') else {
+        return Vec::new();
+    };
+    let query = query.split('#').next().unwrap_or_default();
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(k, v)| key_is_secret(k) && !v.is_empty())
+        .map(|(_, v)| v.to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_go_from_every_string_and_name_and_nothing_else() {
+        let s = SecretValues::new([
+            "ghp_patSecretBBB222".into(),
+            "acme\"Q\\1".into(),
+            "ab".into(),
+        ]);
+        let mut v = json!({
+            "content": [{"type": "text", "text": "authorization: Bearer ghp_patSecretBBB222; x: acme\"Q\\1"}],
+            "structuredContent": {"ghp_patSecretBBB222": ["acme\"Q\\1", 7, "password=ab"]},
+            "isError": true
+        });
+        let text = v.to_string();
+        assert!(s.found_in(&text), "escaped forms are seen in JSON text");
+        assert!(s.redact_json(&mut v));
+        assert_eq!(
+            v,
+            json!({
+                "content": [{"type": "text", "text": "authorization: Bearer [redacted]; x: [redacted]"}],
+                "structuredContent": {"[redacted]": ["[redacted]", 7, "password=ab"]},
+                "isError": true
+            })
+        );
+        assert!(!s.found_in(&v.to_string()));
+        assert!(!s.redact_json(&mut v), "nothing left to replace");
+    }
+
+    #[test]
+    fn a_local_servers_secrets_are_its_secret_looking_env_values_and_args() {
+        let env = [
+            ("API_TOKEN".to_owned(), "sk-live-123456".to_owned()),
+            ("PAGER".to_owned(), "less-is-more".to_owned()),
+        ];
+        let args = ["--password".to_owned(), "hunter22".to_owned()];
+        let s = SecretValues::for_local(&env, &args);
+        let mut v = json!("sk-live-123456 hunter22 less-is-more");
+        assert!(s.redact_json(&mut v));
+        assert_eq!(v, json!("[redacted] [redacted] less-is-more"));
+        assert!(SecretValues::for_local(&env[1..], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_remote_servers_secrets_are_its_credentials() {
+        let remote = crate::config::RemoteConfig {
+            url: "https://bob:pw-1234@mcp.example.com/mcp?api_key=qk-5678&page=2222".into(),
+            bearer_token_env_var: Some("GITHUB_PAT".into()),
+            http_headers: vec![
+                ("Accept".into(), "application/json".into()),
+                ("X-Api-Token".into(), "fixed-9999".into()),
+            ],
+            env_http_headers: vec![("X-Api-Key".into(), "ACME_AUTH".into())],
+        };
+        let env = |k: &str| match k {
+            "GITHUB_PAT" => Some("ghp_patSecretBBB222".to_owned()),
+            "ACME_AUTH" => Some("acmeSecretCCC333".to_owned()),
+            _ => None,
+        };
+        let s = SecretValues::for_remote(&remote, &env);
+        let mut v = json!(
+            "x-api-key: acmeSecretCCC333; authorization: Bearer ghp_patSecretBBB222; \
+             fixed-9999 pw-1234 qk-5678 page 2222 application/json"
+        );
+        assert!(s.redact_json(&mut v));
+        assert_eq!(
+            v,
+            json!(
+                "x-api-key: [redacted]; authorization: Bearer [redacted]; \
+                 [redacted] [redacted] [redacted] page 2222 application/json"
+            )
+        );
+    }
+}
