@@ -19,7 +19,9 @@
 //!
 //! Conversion rules:
 //! - a stdio entry becomes `[mcp_servers.NAME]` with `command`, `args`, `env`, `cwd` when
-//!   present; `"disabled": true` becomes `enabled = false`;
+//!   present; `"disabled": true` becomes `enabled = false`; secrets written in its `args` and
+//!   `env` move into environment variables named in a comment (see `import/stdio_secrets.rs`;
+//!   `install`, which writes into the proxy's own config, keeps them);
 //! - a remote entry ([`is_remote`]: a `url` or `httpUrl`, or `type` `sse` / `http` /
 //!   `streamable-http`) becomes a table with `url` and its headers as Codex's
 //!   `bearer_token_env_var`, `http_headers` and `env_http_headers`; literal secrets are moved
@@ -39,6 +41,7 @@ use serde_json::{Map, Value};
 
 mod codex;
 mod remote;
+mod stdio_secrets;
 pub use codex::{codex_tables_to_toml, import_codex_config};
 
 /// Keys of a client entry that the conversion uses; anything else is noted as ignored.
@@ -186,7 +189,7 @@ pub fn strip_jsonc(text: &str) -> String {
 /// or an entry has a field of the wrong type (`command` not a string, `args` not an array of
 /// strings, `env` not an object of strings/numbers/booleans, `cwd` not a string).
 pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportError> {
-    let body = convert_servers(doc)?;
+    let body = convert(doc, Secrets::Move)?;
     Ok(format!(
         "# Imported by `mcp-envelope import` from {source}.\n\
          # Check it with `mcp-envelope check --config <this file>`.\n{body}"
@@ -194,8 +197,25 @@ pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportE
 }
 
 /// The body of [`import_client_config`] (no header comment): the `[mcp_servers.NAME]` tables
-/// and their notes. Errors: as [`import_client_config`].
+/// and their notes, for `install`, which writes them into the proxy's own config: the secrets
+/// of stdio entries are kept there as written (the servers must keep working), those of remote
+/// entries move to variables as in `import`. Errors: as [`import_client_config`].
 pub fn convert_servers(doc: &Value) -> Result<String, ImportError> {
+    convert(doc, Secrets::Keep)
+}
+
+/// What becomes of the secrets written in a stdio entry's `args` and `env`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Secrets {
+    /// Moved to environment variables, a note saying which to set (`import`:
+    /// [`stdio_secrets`]).
+    Move,
+    /// Copied as written (`install`).
+    Keep,
+}
+
+/// [`convert_servers`] with `secrets` deciding about the secrets of stdio entries.
+fn convert(doc: &Value, secrets: Secrets) -> Result<String, ImportError> {
     let Some(root) = doc.as_object() else {
         return Err(ImportError(format!(
             "the top level is {}, not an object",
@@ -244,7 +264,7 @@ pub fn convert_servers(doc: &Value) -> Result<String, ImportError> {
                 )));
             };
             out.push('\n');
-            out.push_str(&server_table(name, entry, &path, &mut used_names)?);
+            out.push_str(&server_table(name, entry, &path, &mut used_names, secrets)?);
         }
     }
     Ok(out)
@@ -256,6 +276,7 @@ fn server_table(
     entry: &Map<String, Value>,
     path: &str,
     used_names: &mut BTreeSet<String>,
+    secrets: Secrets,
 ) -> Result<String, ImportError> {
     let mut notes = Vec::new();
     let mut vars = BTreeSet::new();
@@ -287,7 +308,11 @@ fn server_table(
                 json_str(name)
             ));
         };
-        stdio_lines(command, entry, path, &mut lines, &mut notes, &mut vars)?;
+        let stdio = Stdio {
+            path,
+            server: (secrets == Secrets::Move).then_some(table_name.as_str()),
+        };
+        stdio.lines(command, entry, &mut lines, &mut notes, &mut vars)?;
     }
     if entry.get("disabled") == Some(&Value::Bool(true)) {
         lines.push("enabled = false".into());
@@ -325,83 +350,102 @@ fn server_table(
     Ok(out)
 }
 
-/// The stdio keys of an entry (`command`, `args`, `env`, `cwd`) as table lines.
-fn stdio_lines(
-    command: &Value,
-    entry: &Map<String, Value>,
-    path: &str,
-    lines: &mut Vec<String>,
-    notes: &mut Vec<String>,
-    vars: &mut BTreeSet<String>,
-) -> Result<(), ImportError> {
-    let command = command.as_str().ok_or_else(|| {
-        ImportError(format!(
-            "{path}.command: expected a string, found {}",
-            kind(command)
-        ))
-    })?;
-    lines.push(format!("command = {}", toml_str(command)));
-    if let Some(args) = entry.get("args") {
-        let Some(items) = args.as_array() else {
-            return Err(ImportError(format!(
-                "{path}.args: expected an array of strings, found {}",
-                kind(args)
-            )));
-        };
-        let mut converted = Vec::new();
-        for (i, a) in items.iter().enumerate() {
-            let s = a.as_str().ok_or_else(|| {
-                ImportError(format!(
-                    "{path}.args[{i}]: expected a string, found {}",
-                    kind(a)
-                ))
-            })?;
-            converted.push(toml::Value::String(convert_vars(s, vars)));
-        }
-        lines.push(format!("args = {}", toml::Value::Array(converted)));
-    }
-    if let Some(env) = entry.get("env") {
-        let Some(map) = env.as_object() else {
-            return Err(ImportError(format!(
-                "{path}.env: expected an object, found {}",
-                kind(env)
-            )));
-        };
-        let mut table = toml::Table::new();
-        for (k, v) in map {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                other => {
-                    return Err(ImportError(format!(
-                        "{path}.env.{k}: expected a string, found {}",
-                        kind(other)
-                    )))
-                }
-            };
-            table.insert(k.clone(), toml::Value::String(convert_vars(&s, vars)));
-        }
-        if !table.is_empty() {
-            lines.push(format!("env = {}", toml::Value::Table(table)));
-        }
-    }
-    if let Some(cwd) = entry.get("cwd") {
-        let s = cwd.as_str().ok_or_else(|| {
+/// How one stdio entry is converted.
+struct Stdio<'a> {
+    /// The entry's key path, for errors.
+    path: &'a str,
+    /// The server's table name when its secrets move to variables ([`Secrets::Move`]).
+    server: Option<&'a str>,
+}
+
+impl Stdio<'_> {
+    /// The stdio keys of an entry (`command`, `args`, `env`, `cwd`) as table lines.
+    fn lines(
+        &self,
+        command: &Value,
+        entry: &Map<String, Value>,
+        lines: &mut Vec<String>,
+        notes: &mut Vec<String>,
+        vars: &mut BTreeSet<String>,
+    ) -> Result<(), ImportError> {
+        let path = self.path;
+        let command = command.as_str().ok_or_else(|| {
             ImportError(format!(
-                "{path}.cwd: expected a string, found {}",
-                kind(cwd)
+                "{path}.command: expected a string, found {}",
+                kind(command)
             ))
         })?;
-        if s.contains("${") {
-            notes.push(
+        lines.push(format!("command = {}", toml_str(command)));
+        if let Some(args) = entry.get("args") {
+            let Some(items) = args.as_array() else {
+                return Err(ImportError(format!(
+                    "{path}.args: expected an array of strings, found {}",
+                    kind(args)
+                )));
+            };
+            let mut converted = Vec::new();
+            for (i, a) in items.iter().enumerate() {
+                let s = a.as_str().ok_or_else(|| {
+                    ImportError(format!(
+                        "{path}.args[{i}]: expected a string, found {}",
+                        kind(a)
+                    ))
+                })?;
+                converted.push(convert_vars(s, vars));
+            }
+            if let Some(server) = self.server {
+                converted = stdio_secrets::args(server, converted, notes);
+            }
+            let converted = converted.into_iter().map(toml::Value::String).collect();
+            lines.push(format!("args = {}", toml::Value::Array(converted)));
+        }
+        if let Some(env) = entry.get("env") {
+            let Some(map) = env.as_object() else {
+                return Err(ImportError(format!(
+                    "{path}.env: expected an object, found {}",
+                    kind(env)
+                )));
+            };
+            let mut table = toml::Table::new();
+            for (k, v) in map {
+                let s = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    other => {
+                        return Err(ImportError(format!(
+                            "{path}.env.{k}: expected a string, found {}",
+                            kind(other)
+                        )))
+                    }
+                };
+                let mut s = convert_vars(&s, vars);
+                if let Some(server) = self.server {
+                    s = stdio_secrets::env_value(server, k, s, notes);
+                }
+                table.insert(k.clone(), toml::Value::String(s));
+            }
+            if !table.is_empty() {
+                lines.push(format!("env = {}", toml::Value::Table(table)));
+            }
+        }
+        if let Some(cwd) = entry.get("cwd") {
+            let s = cwd.as_str().ok_or_else(|| {
+                ImportError(format!(
+                    "{path}.cwd: expected a string, found {}",
+                    kind(cwd)
+                ))
+            })?;
+            if s.contains("${") {
+                notes.push(
                 "`cwd` is used as written (no `${...}` expansion there): replace the variable with a path"
                     .into(),
             );
+            }
+            lines.push(format!("cwd = {}", toml_str(s)));
         }
-        lines.push(format!("cwd = {}", toml_str(s)));
+        Ok(())
     }
-    Ok(())
 }
 
 /// Gemini CLI's keys: `timeout` (ms per request) → `tool_timeout_sec`, `includeTools` /

@@ -31,6 +31,11 @@ pub(super) fn run_import(file: &Path) -> anyhow::Result<ExitCode> {
         .lock()
         .write_all(toml.as_bytes())
         .context("writing stdout")?;
+    // What the user must set before the imported config works, where it is seen.
+    let mut stderr = std::io::stderr().lock();
+    for note in toml.lines().filter_map(|l| l.strip_prefix("# set ")) {
+        let _ = writeln!(stderr, "mcp-envelope import: set {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::{comment_line, toml_key, unique_name, ImportError};
+use super::{comment_line, stdio_secrets, toml_key, unique_name, ImportError, Secrets};
 
 /// Keys of a Codex table that the proxy refuses, and why; the import drops them and says so.
 const DROPPED_KEYS: [(&str, &str); 5] = [
@@ -47,18 +47,28 @@ pub fn import_codex_config(text: &str, source: &str) -> Result<String, ImportErr
          # Check it with `mcp-envelope check --config <this file>`.\n"
     );
     let names: Vec<&str> = servers.iter().map(|(k, _)| k).collect();
-    out.push_str(&codex_tables_to_toml(servers, &names)?);
+    out.push_str(&tables_to_toml(servers, &names, Secrets::Move)?);
     Ok(out)
 }
 
 /// The mcp-envelope TOML (no header) for the Codex servers `names` of `servers` (the
 /// `mcp_servers` table of a Codex config): stdio and remote tables copied, others listed in a
-/// comment.
+/// comment. For `install`: the secrets written in stdio tables are kept (the proxy's own
+/// config receives them), while `import` moves them to variables.
 ///
 /// Errors: an entry that is not a table.
 pub fn codex_tables_to_toml(
     servers: &dyn toml_edit::TableLike,
     names: &[&str],
+) -> Result<String, ImportError> {
+    tables_to_toml(servers, names, Secrets::Keep)
+}
+
+/// [`codex_tables_to_toml`] with `secrets` deciding about the secrets of stdio tables.
+fn tables_to_toml(
+    servers: &dyn toml_edit::TableLike,
+    names: &[&str],
+    secrets: Secrets,
 ) -> Result<String, ImportError> {
     let mut doc = DocumentMut::new();
     let mut root = Table::new();
@@ -90,6 +100,9 @@ pub fn codex_tables_to_toml(
             }
         }
         let new_name = unique_name(name, &mut used);
+        if secrets == Secrets::Move && table.contains_key("command") {
+            stdio_secrets::codex_table(&new_name, &mut table, &mut notes);
+        }
         if let Some(url) = table.get("url").and_then(Item::as_str) {
             let safe = super::remote::secret_url(url, &new_name, &mut notes);
             if safe != url {

@@ -147,12 +147,12 @@ fn header_source(name: &str, header: &str, value: &str) -> Source {
 
 /// The variable a secret of server `server` is moved to: `<SERVER>_<SUFFIX>`, upper case, every
 /// character other than a letter or digit made `_` (`my-api`, `X-Api-Key` → `MY_API_X_API_KEY`).
-fn moved_var(server: &str, suffix: &str) -> String {
+pub(super) fn moved_var(server: &str, suffix: &str) -> String {
     upper_var(&format!("{server}_{suffix}"))
 }
 
 /// `VAR` when `text` is exactly one `${VAR}` reference.
-fn single_var(text: &str) -> Option<&str> {
+pub(super) fn single_var(text: &str) -> Option<&str> {
     let var = text.strip_prefix("${")?.strip_suffix('}')?;
     let valid = !var.is_empty()
         && !var.starts_with(|c: char| c.is_ascii_digit())

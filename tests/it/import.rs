@@ -202,3 +202,51 @@ fn credentials_in_remote_urls_are_not_copied_from_either_format() {
         assert!(parsed.is_ok(), "{name}: {parsed:?}\n{toml}");
     }
 }
+
+/// Secrets written in stdio entries (JSON and Codex) are not copied: each moves to a variable
+/// named in a comment and on stderr; the output still parses.
+#[test]
+fn stdio_secrets_move_to_variables() {
+    let json = r#"{"mcpServers": {"pg": {"command": "pg-mcp",
+        "args": ["postgres://admin:pwSecret1@db/x", "--token", "argSecret"],
+        "env": {"PGPASSWORD": "envSecret", "PGHOST": "db"}}}}"#;
+    let toml = "[mcp_servers.pg]\ncommand = \"pg-mcp\"\n\
+        args = [\"postgres://admin:pwSecret1@db/x\", \"--token\", \"argSecret\"]\n\
+        env = { PGPASSWORD = \"envSecret\", PGHOST = \"db\" }\n";
+    for (name, text) in [("mcp.json", json), ("config.toml", toml)] {
+        let (out, _dir) = import_named(name, text);
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        for secret in ["pwSecret1", "argSecret", "envSecret"] {
+            assert!(
+                !stdout.contains(secret) && !stderr.contains(secret),
+                "{stdout}{stderr}"
+            );
+        }
+        for var in ["PG_PASSWORD", "PG_TOKEN", "PG_PGPASSWORD"] {
+            assert!(
+                stderr.contains(&format!("set {var} in the proxy's environment")),
+                "{stderr}"
+            );
+        }
+        let env = |k: &str| Some(format!("<{k}>"));
+        let config = mcp_envelope::config::Config::parse(&stdout, Path::new("/c/x.toml"), &env)
+            .unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+        let pg = config.server("pg").unwrap();
+        assert_eq!(
+            pg.args,
+            [
+                "postgres://admin:<PG_PASSWORD>@db/x",
+                "--token",
+                "<PG_TOKEN>"
+            ]
+        );
+        assert!(
+            pg.env
+                .contains(&("PGPASSWORD".into(), "<PG_PGPASSWORD>".into())),
+            "{stdout}"
+        );
+        assert!(pg.env.contains(&("PGHOST".into(), "db".into())), "{stdout}");
+    }
+}
