@@ -7,6 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use jsonrpc_core::ErrorCode;
+use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
@@ -16,7 +18,7 @@ use super::session::{parse_line, Session, SessionOutput};
 use super::{Core, OUTPUT_QUEUE};
 use crate::backpressure::{CountingWriter, OutputGate};
 use crate::config::Config;
-use crate::jsonrpc::{self, Frame, Incoming, LineReader};
+use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
 use crate::transcript::TranscriptWriter;
 
 /// Resolves when the session must end (a signal, or stdout closed).
@@ -64,16 +66,22 @@ where
         lines: out_tx,
         gate: Some(gate.clone()),
     });
-    let reader = LineReader::new(
+    let mut reader = LineReader::new(
         BufReader::with_capacity(256 * 1024, input),
         config.max_message_bytes(),
     );
-    read_client(&session, reader, &gate, stop).await;
-    // Let in-flight requests finish (their servers are still up), then stop everything.
-    session.close().await;
-    core.shutdown().await;
-    // Requests still running got their error envelopes when their servers stopped.
-    session.settle(Duration::from_secs(2)).await;
+    let stopped = read_client(&session, &mut reader, &gate, stop).await;
+    let finish = async {
+        // Let in-flight requests finish (their servers are still up), then stop everything.
+        session.close().await;
+        core.shutdown().await;
+        // Requests still running got their error envelopes when their servers stopped.
+        session.settle(Duration::from_secs(2)).await;
+    };
+    match stopped {
+        Stopped::Signal => refuse_while(&session, &mut reader, finish).await,
+        Stopped::InputEnded => finish.await,
+    }
     core.flush_transcript();
     drop(session);
     drop(core);
@@ -82,32 +90,40 @@ where
     Ok(())
 }
 
+/// Why [`read_client`] returned.
+enum Stopped {
+    /// `stop` resolved (a signal, or stdout closed): stdin may still bring requests.
+    Signal,
+    /// Stdin ended or could not be read.
+    InputEnded,
+}
+
 /// Reads the client's lines and feeds them to `session` until stdin ends, reading fails, or
 /// `stop` resolves.
 async fn read_client<R: AsyncBufRead + Unpin>(
     session: &Arc<Session>,
-    mut reader: LineReader<R>,
+    reader: &mut LineReader<R>,
     gate: &OutputGate,
     mut stop: Stop<'_>,
-) {
+) -> Stopped {
     let mut init = InitGate::default();
     loop {
         // A client that does not read its answers gets no more requests read meanwhile.
         if gate.is_full() {
             tokio::select! {
                 _ = gate.room() => {}
-                _ = &mut stop => return,
+                _ = &mut stop => return Stopped::Signal,
             }
         }
         let frame = tokio::select! {
             frame = reader.next_frame(), if !init.is_full() => frame,
             held = init.finished() => {
                 if !feed_all(session, held, &mut stop).await {
-                    return;
+                    return Stopped::Signal;
                 }
                 continue;
             }
-            _ = &mut stop => return,
+            _ = &mut stop => return Stopped::Signal,
         };
         match frame {
             Ok(None) => {
@@ -117,23 +133,81 @@ async fn read_client<R: AsyncBufRead + Unpin>(
                     let held = tokio::select! {
                         biased;
                         held = init.finished() => held,
-                        _ = &mut stop => return,
+                        _ = &mut stop => return Stopped::InputEnded,
                     };
                     feed_all(session, held, &mut stop).await;
                 }
-                return;
+                return Stopped::InputEnded;
             }
             Err(e) => {
                 warn!(error = %e, "reading stdin failed; shutting down");
-                return;
+                return Stopped::InputEnded;
             }
             Ok(Some(Frame::TooLong { len, head })) => session.reject_too_long(len, &head).await,
             Ok(Some(Frame::Line(line))) => {
                 if !feed_line(session, line, &mut init, &mut stop).await {
-                    return;
+                    return Stopped::Signal;
                 }
             }
         }
+    }
+}
+
+/// Runs `finish` while answering every request the client still sends with a JSON-RPC error
+/// (-32000, the proxy is shutting down), as `serve --http` answers 503: a client is never
+/// left waiting. Responses and notifications still go to `session` (an answer to a server's
+/// request, or a cancellation, may concern a call being drained).
+async fn refuse_while<R: AsyncBufRead + Unpin>(
+    session: &Arc<Session>,
+    reader: &mut LineReader<R>,
+    finish: impl Future<Output = ()>,
+) {
+    tokio::pin!(finish);
+    let mut reading = true;
+    loop {
+        let frame = tokio::select! {
+            biased;
+            () = &mut finish => return,
+            frame = reader.next_frame(), if reading => frame,
+        };
+        match frame {
+            Ok(Some(Frame::Line(line))) => match parse_line(line).await {
+                Ok(incoming) => refuse(session, incoming).await,
+                Err((id, error)) => session.answer_parse_error(id, &error).await,
+            },
+            Ok(Some(Frame::TooLong { len, head })) => session.reject_too_long(len, &head).await,
+            Ok(None) | Err(_) => reading = false,
+        }
+    }
+}
+
+/// What the client gets for a request sent while the proxy shuts down.
+const SHUTTING_DOWN: &str = "the proxy is shutting down; the request was not run";
+
+/// Answers the requests in `incoming` with [`SHUTTING_DOWN`] (a batch with one array);
+/// feeds anything else to `session`.
+async fn refuse(session: &Arc<Session>, incoming: Incoming) {
+    let error = |id: &Value| {
+        let error = jsonrpc::error_object(ErrorCode::ServerError(-32000), SHUTTING_DOWN, None);
+        jsonrpc::error_response(id.clone(), error)
+    };
+    let refusal = match &incoming {
+        Incoming::Single(Message::Request { id, .. }) => Some(error(id)),
+        Incoming::Batch(items) => {
+            let answers: Vec<Value> = items
+                .iter()
+                .filter_map(|m| match m {
+                    Message::Request { id, .. } => Some(error(id)),
+                    _ => None,
+                })
+                .collect();
+            (!answers.is_empty()).then_some(Value::Array(answers))
+        }
+        _ => None,
+    };
+    match refusal {
+        Some(answer) => session.send(&answer).await,
+        None => session.feed(incoming).await,
     }
 }
 

@@ -331,6 +331,35 @@ fn sigint_stops_children_and_exits_zero() {
     signal_shutdown(libc::SIGINT);
 }
 
+/// A request sent over stdio after SIGTERM, while a call in flight drains, is answered at once
+/// with a JSON-RPC error under its id saying the proxy is shutting down (as `serve --http`
+/// answers 503); the call in flight is answered too, and the proxy exits 0.
+#[test]
+fn a_request_during_the_drain_is_refused_not_lost() {
+    let (_dir, mut p) = initialized(&fixture_server("a", &[], "tool_prefix = \"a_\""));
+    p.send(&call_msg(json!(1), "a_sleep", json!({"ms": 3000})));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(p.pid(), libc::SIGTERM);
+    let deadline = Instant::now() + T;
+    while !p.stderr().contains("signal received") {
+        assert!(
+            Instant::now() < deadline,
+            "no shutdown logged: {}",
+            p.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.send(&json!({"jsonrpc": "2.0", "id": "late", "method": "tools/list"}));
+    let (late, _) = p.response(&json!("late"), T);
+    assert_eq!(late["error"]["code"], -32000, "{late}");
+    let message = late["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("shutting down"), "{late}");
+    let (first, _) = p.response(&json!(1), T);
+    assert_eq!(envelope_of(&first)["call_id"], "1", "{first}");
+    let status = p.close(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "stderr:\n{}", p.stderr());
+}
+
 /// A server-to-client request (`roots/list`) the client never answers does not keep the proxy
 /// running after stdin closes: exit 0 and every child gone.
 #[test]
