@@ -79,7 +79,7 @@ where
         session.settle(Duration::from_secs(2)).await;
     };
     match stopped {
-        Stopped::Signal => refuse_while(&session, &mut reader, finish).await,
+        Stopped::Signal => refuse_while(&session, &mut reader, &gate, finish).await,
         Stopped::InputEnded => finish.await,
     }
     core.flush_transcript();
@@ -160,23 +160,42 @@ async fn read_client<R: AsyncBufRead + Unpin>(
 async fn refuse_while<R: AsyncBufRead + Unpin>(
     session: &Arc<Session>,
     reader: &mut LineReader<R>,
+    gate: &OutputGate,
     finish: impl Future<Output = ()>,
 ) {
     tokio::pin!(finish);
     let mut reading = true;
     loop {
+        // A client that does not read its answers is not read either (its answers would wait).
+        let full = gate.is_full();
         let frame = tokio::select! {
             biased;
             () = &mut finish => return,
-            frame = reader.next_frame(), if reading => frame,
+            () = gate.room(), if full => continue,
+            frame = reader.next_frame(), if reading && !full => frame,
         };
-        match frame {
-            Ok(Some(Frame::Line(line))) => match parse_line(line).await {
+        let line = match frame {
+            Ok(Some(Frame::Line(line))) => line,
+            Ok(Some(Frame::TooLong { len, head })) => {
+                session.reject_too_long(len, &head).await;
+                continue;
+            }
+            Ok(None) | Err(_) => {
+                reading = false;
+                continue;
+            }
+        };
+        let answer = async {
+            match parse_line(line).await {
                 Ok(incoming) => refuse(session, incoming).await,
                 Err((id, error)) => session.answer_parse_error(id, &error).await,
-            },
-            Ok(Some(Frame::TooLong { len, head })) => session.reject_too_long(len, &head).await,
-            Ok(None) | Err(_) => reading = false,
+            }
+        };
+        // Shutting down never waits on the client.
+        tokio::select! {
+            biased;
+            () = &mut finish => return,
+            () = answer => {}
         }
     }
 }
