@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{coalesce, handshake, server_requests, ServerEra};
 use crate::rpc::{CallError, Peer, ResultBody};
 use crate::transport::Outbox;
+use crate::wire::jsonrpc;
 
 /// One running connection to a server.
 #[derive(Debug)]
@@ -92,7 +93,8 @@ impl Connection {
     }
 
     /// Like [`Connection::request`], but a large `result` may come back unparsed
-    /// ([`ResultBody::Raw`]). The params get the era's `_meta` ([`handshake::prepare_params`]).
+    /// ([`ResultBody::Raw`]). The params get the era's `_meta` ([`handshake::prepare_params`];
+    /// a modern server's are written with it straight from `params`, see `stamped.rs`).
     pub async fn request_body(
         &self,
         method: &str,
@@ -100,9 +102,17 @@ impl Connection {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        let stamped = handshake::prepare_params(self.era(), params);
-        let params = stamped.as_ref().or(params);
-        self.peer.request(method, params, timeout, on_sent).await
+        let line = |id: &Value| match self.era() {
+            Some(ServerEra::Modern(stamp)) => {
+                let stamped = super::stamped::Stamped { params, stamp };
+                jsonrpc::request_line_of(id, method, Some(&stamped), params)
+            }
+            era => {
+                let prepared = handshake::prepare_params(era, params);
+                jsonrpc::request_line(id, method, prepared.as_ref().or(params))
+            }
+        };
+        self.peer.request_by(line, timeout, on_sent).await
     }
 
     /// [`Connection::request_body`] whose successful answer comes back unparsed whatever its

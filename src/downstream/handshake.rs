@@ -161,35 +161,13 @@ pub fn discover_params(client: &ClientInit, version: &str) -> Value {
 /// The params to send for a request to a server in `era` (`None` before the era is known):
 /// `Some(new params)` when they must change, `None` to send them as they are. A modern server
 /// gets `_meta` with our version (always) and the stamp's capabilities and clientInfo (unless
-/// the request carries the client's own); a legacy server gets no modern `_meta` keys.
+/// the request carries the client's own); a legacy server gets no modern `_meta` keys. The
+/// line to a modern server is written from [`super::stamped::Stamped`] without this copy.
 pub fn prepare_params(era: Option<&ServerEra>, params: Option<&Value>) -> Option<Value> {
     match era? {
         ServerEra::Modern(stamp) => {
-            let mut params = match params {
-                Some(Value::Object(p)) => p.clone(),
-                _ => Map::new(),
-            };
-            let meta = params
-                .entry("_meta")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !meta.is_object() {
-                *meta = Value::Object(Map::new());
-            }
-            let meta = meta.as_object_mut().expect("made an object above");
-            meta.insert(
-                META_PROTOCOL_VERSION.into(),
-                Value::from(stamp.version.clone()),
-            );
-            if !meta
-                .get(META_CLIENT_CAPABILITIES)
-                .is_some_and(Value::is_object)
-            {
-                meta.insert(META_CLIENT_CAPABILITIES.into(), stamp.capabilities.clone());
-            }
-            if !meta.get(META_CLIENT_INFO).is_some_and(Value::is_object) {
-                meta.insert(META_CLIENT_INFO.into(), stamp.client_info.clone());
-            }
-            Some(Value::Object(params))
+            let stamped = super::stamped::Stamped { params, stamp };
+            Some(serde_json::to_value(stamped).expect("params always serialize"))
         }
         ServerEra::Legacy { .. } => {
             let meta = params?.get("_meta")?.as_object()?;

@@ -35,6 +35,7 @@ mod local;
 mod remote;
 mod retire;
 mod server_requests;
+mod stamped;
 mod stderr;
 pub mod supervisor;
 #[cfg(test)]

@@ -180,8 +180,8 @@ impl Peer {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        self.request_with(method, params, timeout, on_sent, false)
-            .await
+        let line = |id: &Value| jsonrpc::request_line(id, method, params);
+        self.request_with(line, timeout, on_sent, false).await
     }
 
     /// [`Peer::request`] whose successful answer comes back unparsed ([`ResultBody::Raw`])
@@ -195,14 +195,24 @@ impl Peer {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        self.request_with(method, params, timeout, on_sent, true)
-            .await
+        let line = |id: &Value| jsonrpc::request_line(id, method, params);
+        self.request_with(line, timeout, on_sent, true).await
+    }
+
+    /// Like [`Peer::request`], with the request's line (ending in `\n`) written by `line`
+    /// from our id.
+    pub async fn request_by(
+        &self,
+        line: impl FnOnce(&Value) -> Vec<u8>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        self.request_with(line, timeout, on_sent, false).await
     }
 
     async fn request_with(
         &self,
-        method: &str,
-        params: Option<&Value>,
+        line: impl FnOnce(&Value) -> Vec<u8>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
         raw: bool,
@@ -225,7 +235,7 @@ impl Peer {
             id,
             raw,
         };
-        let line = jsonrpc::request_line(&Value::from(id), method, params);
+        let line = line(&Value::from(id));
         match tokio::time::timeout(timeout, self.outbox.send(line)).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(CallError::Exited("its stdin is closed".into())),

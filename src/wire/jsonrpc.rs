@@ -200,13 +200,25 @@ pub fn request(id: Value, method: &str, params: Option<Value>) -> Value {
 /// The line (with its `\n`) of the request `{"jsonrpc":"2.0","id":…,"method":…,"params"?:…}`,
 /// serialized from borrowed parts (no intermediate [`Value`]).
 pub fn request_line(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8> {
+    request_line_of(id, method, params, params)
+}
+
+/// Like [`request_line`], with `params` written from any serializable view of them (the
+/// params of a modern server's request, stamped as they are written); `exact` is the request's
+/// own params, whose marked `arguments` text is spliced in (`exact_args.rs`).
+pub fn request_line_of<P: serde::Serialize + ?Sized>(
+    id: &Value,
+    method: &str,
+    params: Option<&P>,
+    exact: Option<&Value>,
+) -> Vec<u8> {
     #[derive(serde::Serialize)]
-    struct Request<'a> {
+    struct Request<'a, P: ?Sized> {
         jsonrpc: &'static str,
         id: &'a Value,
         method: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
-        params: Option<&'a Value>,
+        params: Option<&'a P>,
     }
     let mut line = serde_json::to_vec(&Request {
         jsonrpc: "2.0",
@@ -215,7 +227,7 @@ pub fn request_line(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8>
         params,
     })
     .expect("a request always serializes");
-    super::exact_args::splice(&mut line, params);
+    super::exact_args::splice(&mut line, exact);
     line.push(b'\n');
     line
 }
