@@ -36,6 +36,8 @@ struct Recorded {
 pub struct Cassette {
     /// `(server, tools)` in the order servers first appear in the transcript.
     tool_lists: Vec<(String, Vec<Value>)>,
+    /// Server -> the `tool_prefix` its last recorded tool list was named under.
+    prefixes: HashMap<String, String>,
     /// `(server, server tool)` -> the distinct recorded calls, in first-recorded order.
     calls: HashMap<(String, String), Vec<Recorded>>,
     /// `(server, server tool)` -> the settings of its last recorded call.
@@ -106,6 +108,8 @@ impl Cassette {
             ..Cassette::default()
         };
         for list in &transcript.tool_lists {
+            c.prefixes
+                .insert(list.server.clone(), list.tool_prefix.clone());
             match c.tool_lists.iter_mut().find(|(s, _)| *s == list.server) {
                 Some((_, tools)) => tools.clone_from(&list.tools),
                 None => c.tool_lists.push((list.server.clone(), list.tools.clone())),
@@ -282,6 +286,14 @@ impl Playback {
         }
         let key = (server.to_owned(), tool.to_owned());
         self.cassette.lock().unwrap().settings.get(&key).copied()
+    }
+
+    /// The `tool_prefix` `server`'s tools were named under when its list was recorded (`""`
+    /// when none was, or the transcript predates recorded prefixes): the prefix of a server
+    /// the config does not name, so the cassette offers the names the session gave.
+    pub fn prefix(&self, server: &str) -> String {
+        let cassette = self.cassette.lock().unwrap();
+        cassette.prefixes.get(server).cloned().unwrap_or_default()
     }
 
     /// The recorded tool lists, `(server, tools)`, each with only its well-formed tools (a

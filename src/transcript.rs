@@ -120,12 +120,13 @@ impl TranscriptWriter {
     }
 
     /// Queues a [`ToolListRecord`] of `server`'s `tools`, stamped now.
-    pub fn record_tools(&self, server: &str, tools: &[Value]) {
+    pub fn record_tools(&self, server: &str, tool_prefix: &str, tools: &[Value]) {
         let record = ToolListRecord {
             v: FORMAT_VERSION,
             kind: TOOL_LIST_KIND.to_owned(),
             recorded_at: rfc3339_utc_millis(SystemTime::now()),
             server: server.to_owned(),
+            tool_prefix: tool_prefix.to_owned(),
             tools: tools.to_vec(),
         };
         let line = serde_json::to_vec(&record).expect("tool lists always serialize");

@@ -71,7 +71,7 @@ pub struct Core {
     /// `serve --cassette`: recorded answers served instead of (or before) the servers'.
     pub(super) cassette: OnceLock<crate::cassette::Playback>,
     /// The tool list last written to the transcript per server, to record only changes.
-    recorded_tool_lists: Mutex<HashMap<String, ToolList>>,
+    recorded_tool_lists: Mutex<HashMap<String, (ToolList, String)>>,
     /// The page tool and the process's store (`None` when paging is off); each session pages
     /// with its own key into the store.
     pager: Option<crate::page_tool::Pager>,
@@ -341,15 +341,27 @@ impl Core {
                     as Box<dyn Fn(&str) -> bool>
             })
             .collect();
+        // A server the config lacks keeps the prefix its list was recorded under.
+        let recorded: Vec<String> = lists
+            .iter()
+            .zip(&filters)
+            .map(|((name, _), server)| match (server, self.cassette.get()) {
+                (None, Some(playback)) => playback.prefix(name),
+                _ => String::new(),
+            })
+            .collect();
         let inputs: Vec<ServerTools<'_, ServerTool>> = lists
             .iter()
             .zip(filters.iter().zip(closures.iter()))
-            .map(|((name, tools), (server, exposes))| ServerTools {
-                server: name,
-                prefix: server.map_or("", |s| s.tool_prefix.as_str()),
-                tools,
-                exposes: exposes.as_ref(),
-            })
+            .zip(&recorded)
+            .map(
+                |(((name, tools), (server, exposes)), recorded)| ServerTools {
+                    server: name,
+                    prefix: server.map_or(recorded.as_str(), |s| s.tool_prefix.as_str()),
+                    tools,
+                    exposes: exposes.as_ref(),
+                },
+            )
             .collect();
         let (catalog, mut warnings) = {
             // Names are given for good once clients can see them: after the first start of
@@ -402,17 +414,21 @@ impl Core {
         };
         let mut recorded = self.recorded_tool_lists.lock().unwrap();
         for (server, tools) in lists {
-            if recorded.get(server).is_some_and(|r| r == tools) {
+            let config = config.server(server);
+            let prefix = config.map_or("", |c| c.tool_prefix.as_str());
+            if recorded
+                .get(server)
+                .is_some_and(|(r, p)| r == tools && p == prefix)
+            {
                 continue;
             }
-            let config = config.server(server);
             let exposed: Vec<Value> = tools
                 .iter()
                 .filter(|t| config.map_or(true, |c| c.exposes(t.name())))
                 .map(ServerTool::to_value)
                 .collect();
-            writer.record_tools(server, &exposed);
-            recorded.insert(server.clone(), tools.clone());
+            writer.record_tools(server, prefix, &exposed);
+            recorded.insert(server.clone(), (tools.clone(), prefix.to_owned()));
         }
     }
 

@@ -222,4 +222,34 @@ mod tests {
         assert_eq!(core.servers().len(), 1);
         core.shutdown().await;
     }
+
+    #[tokio::test]
+    async fn a_new_prefix_renames_the_servers_tools_for_every_session() {
+        let core = Core::new(Arc::new(config(&server("fx"))), None);
+        let mut client = Client::open(&core).await;
+        let renamed = server("fx").replace("tool_prefix = \"fx_\"", "tool_prefix = \"p_\"");
+        let changes = core.apply_config(config(&renamed)).await;
+        assert!(changes.start.is_empty() && changes.stop.is_empty());
+        let names = client.tools_after_list_changed(1).await;
+        assert!(names.contains(&"p_echo".to_owned()), "{names:?}");
+        assert!(!names.contains(&"fx_echo".to_owned()), "{names:?}");
+        for (id, name, says) in [(2, "p_echo", "hi"), (3, "fx_echo", "not_found: no tool")] {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": {"text": "hi"}}});
+            client.send(&call).await;
+            let answer = loop {
+                let m = client.recv().await;
+                if m["id"] == id {
+                    break m;
+                }
+            };
+            let content = answer["result"]["structuredContent"]["content"].as_str();
+            assert!(content.unwrap().starts_with(says), "{name}: {answer}");
+        }
+        // The first prefix again: the tools get their first names back.
+        core.apply_config(config(&server("fx"))).await;
+        let names = client.tools_after_list_changed(4).await;
+        assert!(names.contains(&"fx_echo".to_owned()), "{names:?}");
+        core.shutdown().await;
+    }
 }

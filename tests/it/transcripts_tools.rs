@@ -364,6 +364,17 @@ fn cassette_with_recorded_settings(dir: &Path) -> PathBuf {
 /// The envelope `serve --cassette CASSETTE [args]` answers a call of `notes` with, run in
 /// `dir` with no config to discover there or under `XDG_CONFIG_HOME`.
 fn cassette_envelope(dir: &Path, cassette: &Path, args: &[&str]) -> Value {
+    cassette_session(dir, cassette, "notes", args).1
+}
+
+/// The tool names `serve --cassette CASSETTE [args]` lists, and the envelope it answers a call
+/// of `tool` with (see [`cassette_envelope`]).
+fn cassette_session(
+    dir: &Path,
+    cassette: &Path,
+    tool: &str,
+    args: &[&str],
+) -> (Vec<String>, Value) {
     use std::io::{BufRead, Write};
     let mut child = Command::new(bin())
         .args(["serve", "--cassette", s(cassette)])
@@ -381,19 +392,50 @@ fn cassette_envelope(dir: &Path, cassette: &Path, args: &[&str]) -> Value {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}});
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "notes", "arguments": {}}});
-    for message in [init, initialized, call] {
+        "params": {"name": tool, "arguments": {}}});
+    for message in [init, initialized, list, call] {
         writeln!(stdin, "{message}").unwrap();
     }
-    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let answer = lines
-        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
-        .find(|m| m["id"] == 1)
-        .expect("an answer to the call");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap());
+    let listed = lines
+        .find(|m| m["id"] == 2)
+        .expect("an answer to tools/list");
+    let answer = lines.find(|m| m["id"] == 1).expect("an answer to the call");
     drop(stdin);
     assert!(child.wait().unwrap().success());
-    envelope_of(&answer)
+    let tools = listed["result"]["tools"].as_array().unwrap().iter();
+    let names = tools.map(|t| t["name"].as_str().unwrap().to_owned());
+    (names.collect(), envelope_of(&answer))
+}
+
+/// A session recorded with `tool_prefix = "t_"` on server `rec` and the same tool name on a
+/// second server `other` (prefix `o_`), served from its cassette without `--config`: the tools
+/// keep the names the session gave them (no prefix lost, no collision renaming), and a call
+/// under the recorded name gets the recorded answer.
+#[test]
+fn cassette_without_config_offers_the_recorded_tool_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = cassette_with_recorded_settings(dir.path());
+    let tools = |server: &str, prefix: &str| {
+        json!({"v": 1, "kind": "tools", "recorded_at": "2026-12-01T00:00:00.000Z",
+            "server": server, "tool_prefix": prefix,
+            "tools": [{"name": "notes", "inputSchema": {"type": "object"}}]})
+    };
+    let calls = std::fs::read_to_string(&cassette).unwrap();
+    let lists = format!("{}\n{}\n", tools("rec", "t_"), tools("other", "o_"));
+    std::fs::write(
+        &cassette,
+        lists + &calls.replace("\"tool\":\"notes\"", "\"tool\":\"t_notes\""),
+    )
+    .unwrap();
+    let (names, envelope) = cassette_session(dir.path(), &cassette, "t_notes", &[]);
+    assert_eq!(names[..2], ["t_notes", "o_notes"], "{names:?}");
+    assert_eq!(envelope["status"], "truncated", "{envelope}");
+    assert_eq!(envelope["content"], "first para");
 }
 
 /// `serve --cassette` without `--config` maps each recorded call with the settings it was

@@ -10,7 +10,8 @@
 //!   config keeping the plain name;
 //! - a name once given stays with its tool for the session ([`ExposedNames`]): a tool listed
 //!   later whose name is already given gets the numbered name, and the earlier tool keeps its
-//!   name;
+//!   name; a server whose `tool_prefix` changes (a config reload) has its tools named again
+//!   under the new prefix, its old names retired ([`ExposedNames::follow_prefix`]);
 //! - a tool whose `execution.taskSupport` is `"required"` (MCP 2025-11-25) is left out: tasks
 //!   are not proxied (logged once per server start at debug level, and shown by `check`);
 //! - prompts are named by the same rules ([`Catalog::build_items`]);
@@ -241,6 +242,7 @@ fn build_kept<I: Listed, T>(
     let listed = servers.iter().map(|s| s.tools.len()).sum();
     let mut candidates: Vec<(Cow<'_, str>, usize, &I, &str)> = Vec::with_capacity(listed);
     for (index, s) in servers.iter().enumerate() {
+        names.follow_prefix(s.server, s.prefix);
         let mut seen = set_with_capacity(s.tools.len());
         for tool in s.tools.iter().filter(|t| keep(t)) {
             let Some(name) = tool.listed_name() else {

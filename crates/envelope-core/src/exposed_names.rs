@@ -30,12 +30,20 @@ pub(crate) fn set_with_capacity<T>(n: usize) -> HashSet<T> {
 /// to one tool, a tool has one name), so the set of names is enough to tell whether a name
 /// belongs to another tool. Hashed with foldhash (seeded per process) rather than SipHash: a
 /// catalog of 10,000 tools looks names up several times a tool.
+///
+/// A server whose `tool_prefix` changes (a config reload) has its tools named again under the
+/// new prefix ([`ExposedNames::follow_prefix`]): its old names are retired, not freed, so no
+/// other tool ever takes one; only the tool that had it gets it back (the prefix changed back).
 #[derive(Debug, Clone, Default)]
 pub struct ExposedNames {
     /// Server → its tool → the tool's name (looked up without allocating).
     by_tool: HashMap<Box<str>, HashMap<Box<str>, Arc<str>>>,
-    /// Every name given (the same strings as in `by_tool`).
+    /// Every name given (the same strings as in `by_tool` and `retired`).
     names: HashSet<Arc<str>>,
+    /// Names whose tool was named again under a new prefix → that tool (server, own name).
+    retired: HashMap<Arc<str>, (Box<str>, Box<str>)>,
+    /// The prefix each server's names were given under.
+    prefixes: HashMap<Box<str>, Box<str>>,
 }
 
 impl ExposedNames {
@@ -46,13 +54,48 @@ impl ExposedNames {
 
     /// Whether `name` was given to some tool other than `tool` of `server`.
     pub fn taken_by_other(&self, name: &str, server: &str, tool: &str) -> bool {
-        self.names.contains(name) && self.get(server, tool) != Some(name)
+        self.names.contains(name)
+            && self.get(server, tool) != Some(name)
+            && !self.retired_from(name, server, tool)
+    }
+
+    /// Whether `name` is retired from `tool` of `server` ([`ExposedNames::follow_prefix`]).
+    fn retired_from(&self, name: &str, server: &str, tool: &str) -> bool {
+        self.retired
+            .get(name)
+            .is_some_and(|(s, t)| **s == *server && **t == *tool)
+    }
+
+    /// Records that `server`'s tools are named under `prefix` from now on. When its names were
+    /// given under another prefix, they are retired (see the type's doc) and its tools get new
+    /// names from the next catalog built.
+    pub fn follow_prefix(&mut self, server: &str, prefix: &str) {
+        match self.prefixes.get_mut(server) {
+            Some(was) if **was == *prefix => return,
+            Some(was) => *was = prefix.into(),
+            None => {
+                self.prefixes.insert(server.into(), prefix.into());
+                return;
+            }
+        }
+        let Some(tools) = self.by_tool.remove(server) else {
+            return;
+        };
+        for (tool, name) in tools {
+            self.retired.insert(name, (server.into(), tool));
+        }
     }
 
     /// Records that `tool` of `server` is exposed as `name`. A tool keeps its first name: a
-    /// second call for the same tool, or for a name already given, changes nothing.
+    /// second call for the same tool, or for a name already given, changes nothing (a name
+    /// retired from this very tool is given back).
     pub fn assign(&mut self, server: &str, tool: &str, name: &str) {
         if self.names.contains(name) {
+            if self.retired_from(name, server, tool) && self.get(server, tool).is_none() {
+                let name = self.retired.remove_entry(name).expect("retired").0;
+                let tools = self.by_tool.entry(server.into()).or_default();
+                tools.insert(tool.into(), name);
+            }
             return;
         }
         let tools = match self.by_tool.get_mut(server) {
@@ -108,6 +151,33 @@ mod tests {
         assert!(names.taken_by_other("gh__echo", "aaa", "gh__echo"));
         assert!(!names.taken_by_other("gh__echo", "gh", "echo"));
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn a_new_prefix_names_the_servers_tools_again_and_retires_the_old_names() {
+        let mut names = ExposedNames::default();
+        names.follow_prefix("gh", "");
+        names.assign("gh", "echo", "echo");
+        names.follow_prefix("gh", "");
+        assert_eq!(names.get("gh", "echo"), Some("echo"), "same prefix: kept");
+        names.follow_prefix("gh", "p_");
+        assert_eq!(names.get("gh", "echo"), None, "named again");
+        assert!(
+            names.taken_by_other("echo", "other", "echo"),
+            "retired, not freed"
+        );
+        assert!(!names.taken_by_other("echo", "gh", "echo"));
+        names.assign("other", "echo", "echo");
+        assert_eq!(names.get("other", "echo"), None);
+        names.assign("gh", "echo", "p_echo");
+        assert_eq!(names.get("gh", "echo"), Some("p_echo"));
+        // Back to the first prefix: the tool gets its first name back.
+        names.follow_prefix("gh", "");
+        assert!(!names.taken_by_other("echo", "gh", "echo"));
+        names.assign("gh", "echo", "echo");
+        assert_eq!(names.get("gh", "echo"), Some("echo"));
+        assert!(names.taken_by_other("p_echo", "other", "p_echo"));
+        assert_eq!(names.len(), 2);
     }
 
     #[test]

@@ -82,6 +82,11 @@ pub struct ToolListRecord {
     pub recorded_at: String,
     /// The server's config name.
     pub server: String,
+    /// The server's `tool_prefix` when the list was recorded (the member is absent when it was
+    /// empty, and in transcripts written before it was recorded), so that a cassette served
+    /// without the config offers the tools under the names the session gave them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool_prefix: String,
     /// The server's tool definitions (MCP `Tool` objects), in the server's order.
     pub tools: Vec<Value>,
 }
