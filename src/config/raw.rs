@@ -152,8 +152,10 @@ table_with_settings! {
         pub(super) enabled_tools: Option<Vec<String>>,
         /// Denylist of the server's own tool names; these are never exposed.
         pub(super) disabled_tools: Option<Vec<String>>,
-        /// Prepended to the tool names (and prompt names) the client sees. Default: "".
-        pub(super) tool_prefix: Option<String>,
+        /// Prepended to the tool names (and prompt names) the client sees: only ASCII letters,
+        /// digits, `_`, `-` and `.` (the characters of an MCP tool name), at most 64. Default: "".
+        #[schemars(with = "Option<String>")]
+        pub(super) tool_prefix: Option<ToolPrefix>,
         /// Allowlist of the server's own prompt names; when given, only these are exposed.
         pub(super) enabled_prompts: Option<Vec<String>>,
         /// Denylist of the server's own prompt names; these are never exposed.
@@ -212,6 +214,36 @@ pub const MAX_TIMEOUT_SECS: u64 = 1_000_000_000;
 /// A timeout in seconds: a positive integer or float of at most [`MAX_TIMEOUT_SECS`], checked
 /// while deserializing so the error carries the key path and position.
 pub(super) struct Seconds(pub(super) Duration);
+
+/// A server's `tool_prefix`: it becomes part of every tool name the client sees, so it may hold
+/// only what a tool name may (MCP 2025-11-25, Server Features: Tools, "Tool names": ASCII
+/// letters, digits, `_`, `-`, `.`; at most 128 characters in all), and at most
+/// [`MAX_PREFIX_CHARS`] characters, to leave room for the tool's own name.
+#[derive(Debug)]
+pub(super) struct ToolPrefix(pub(super) String);
+
+/// Longest `tool_prefix`, in characters.
+pub(super) const MAX_PREFIX_CHARS: usize = 64;
+
+impl<'de> Deserialize<'de> for ToolPrefix {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let prefix = String::deserialize(d)?;
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        // The message names the rule, never the value.
+        if let Some(at) = prefix.chars().position(|c| !allowed(c)) {
+            return Err(serde::de::Error::custom(format!(
+                "character {} is not allowed in a tool name: use only ASCII letters, digits, `_`, `-` and `.`",
+                at + 1
+            )));
+        }
+        if prefix.chars().count() > MAX_PREFIX_CHARS {
+            return Err(serde::de::Error::custom(format!(
+                "longer than {MAX_PREFIX_CHARS} characters (a tool name has at most 128)"
+            )));
+        }
+        Ok(ToolPrefix(prefix))
+    }
+}
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

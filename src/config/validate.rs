@@ -187,7 +187,7 @@ impl Ctx<'_> {
             media: raw.media,
             enabled_tools: raw.enabled_tools,
             disabled_tools: raw.disabled_tools.unwrap_or_default(),
-            tool_prefix: raw.tool_prefix.unwrap_or_default(),
+            tool_prefix: raw.tool_prefix.map(|p| p.0).unwrap_or_default(),
             enabled_prompts: raw.enabled_prompts,
             disabled_prompts: raw.disabled_prompts.unwrap_or_default(),
             tools: BTreeMap::new(),

@@ -301,6 +301,16 @@ fn build_kept<I: Listed, T>(
                 name
             }
         };
+        // A server's own tool names were checked when listed; only a prefix or a collision
+        // name can break the rules (a cassette's prefix is read from a file).
+        if noun == "tool" && exposed != *own_name {
+            if let Some(why) = crate::tool_validation::name_problem(&exposed) {
+                let server = servers[*index].server;
+                let why = why.replacen("`name`", "that name", 1);
+                warnings.push(format!("tool '{own_name}' of server '{server}' would be named '{exposed}', which no client accepts: {why}; not offered"));
+                continue;
+            }
+        }
         catalog.items.push(rewrite(tool, &exposed));
         catalog.names.push(exposed.clone());
         let route = Route {
@@ -339,7 +349,11 @@ impl NewTool<'_> {
         };
         let (server, final_name, noun) = (self.server, self.final_name, self.noun);
         let exposed = if self.colliding {
-            let renamed = format!("{server}{COLLISION_SEPARATOR}{}", self.own_name);
+            let renamed = format!(
+                "{}{COLLISION_SEPARATOR}{}",
+                name_safe(server),
+                self.own_name
+            );
             warnings.push(format!("{noun} name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
             renamed
         } else {
@@ -359,6 +373,22 @@ impl NewTool<'_> {
         ));
         free
     }
+}
+
+/// `server` with each character a tool name may not have (MCP 2025-11-25 "Tool names": ASCII
+/// letters, digits, `_`, `-`, `.`) made `_`, for the `<server>__<tool>` name of a collision
+/// (a config name may be any TOML key: `"my server"`, `"ünï"`).
+fn name_safe(server: &str) -> Cow<'_, str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if server.chars().all(allowed) {
+        return Cow::Borrowed(server);
+    }
+    Cow::Owned(
+        server
+            .chars()
+            .map(|c| if allowed(c) { c } else { '_' })
+            .collect(),
+    )
 }
 
 /// The envelope's JSON Schema ([`Envelope::json_schema`]) as compact JSON text, made once.
@@ -613,6 +643,31 @@ mod tests {
         assert_eq!(catalog.len(), 1);
         assert!(
             warnings[0].contains("listed tool 't' twice"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn names_no_client_accepts_are_never_offered() {
+        let tools = t([json!({"name": "echo"})]);
+        let odd = |name| ServerTools {
+            server: name,
+            prefix: "",
+            tools: &tools,
+            exposes: &all,
+        };
+        // A collision between servers whose config names hold spaces and other letters.
+        let (c, warnings) = Catalog::build(&[odd("my server"), odd("ünï")]);
+        assert_eq!(c.names(), ["my_server__echo", "_n___echo"], "{warnings:?}");
+        let long = "p".repeat(125);
+        let prefixed = ServerTools {
+            prefix: &long,
+            ..odd("a")
+        };
+        let (c, warnings) = Catalog::build(&[prefixed]);
+        assert!(c.is_empty());
+        assert!(
+            warnings[0].contains("is 129 characters long"),
             "{warnings:?}"
         );
     }

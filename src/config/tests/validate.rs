@@ -545,3 +545,30 @@ fn an_unholdable_number_under_a_secret_key_is_not_shown() {
     );
     assert!(!err.to_string().contains("123456789"), "{err}");
 }
+
+#[test]
+fn a_tool_prefix_holds_only_tool_name_characters() {
+    let table =
+        |prefix: &str| format!("[mcp_servers.a]\ncommand = \"x\"\ntool_prefix = \"{prefix}\"\n");
+    for ok in ["", "git_", "a.b-c_9"] {
+        assert!(parse(&table(ok)).is_ok(), "{ok:?}");
+    }
+    let rule = "character 3 is not allowed in a tool name: use only ASCII letters, digits";
+    assert_error(
+        &table("my tools: "),
+        3,
+        15,
+        "mcp_servers.a.tool_prefix",
+        rule,
+    );
+    assert_error(
+        &table("péché_"),
+        3,
+        15,
+        "mcp_servers.a.tool_prefix",
+        "character 2 is",
+    );
+    let long = "p".repeat(65);
+    let too_long = "longer than 64 characters (a tool name has at most 128)";
+    assert_error(&table(&long), 3, 15, "mcp_servers.a.tool_prefix", too_long);
+}
