@@ -6,10 +6,12 @@
 //! that is cheaper than handing every message between worker threads; see BENCHMARKS.md).
 //! Parsing or mapping a message of many megabytes takes tens of milliseconds, during which that
 //! thread would answer nothing else; such work goes to tokio's blocking thread pool instead.
-//! The log lines of that thread are written in bursts ([`log_lines`]).
+//! The log lines of that thread are written in bursts ([`log_lines`]), in the default format
+//! made cheaper ([`log_format`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub mod log_format;
 pub mod log_lines;
 
 /// Messages at least this long (bytes) are parsed or mapped on the blocking pool.

@@ -1,0 +1,117 @@
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use tracing_subscriber::fmt::MakeWriter;
+
+use super::*;
+
+/// A log sink the test reads back.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// Logs the same events through tracing-subscriber's default fields and through
+/// `EscapedMessageFields` (no timestamps) and returns both texts.
+fn both_ways(ansi: bool, log: impl Fn()) -> (String, String) {
+    let default = Captured::default();
+    let ours = Captured::default();
+    let sub = tracing_subscriber::fmt()
+        .with_writer(default.clone())
+        .with_ansi(ansi)
+        .with_target(false)
+        .without_time()
+        .finish();
+    tracing::subscriber::with_default(sub, &log);
+    let sub = tracing_subscriber::fmt()
+        .with_writer(ours.clone())
+        .with_ansi(ansi)
+        .with_target(false)
+        .without_time()
+        .fmt_fields(EscapedMessageFields)
+        .finish();
+    tracing::subscriber::with_default(sub, &log);
+    (default.text(), ours.text())
+}
+
+#[test]
+fn fields_are_written_as_the_default_writes_them_control_characters_escaped() {
+    let evil =
+        "red \x1b[31m bell \x07 bs \x08 ff \x0c del \x7f c1 \u{80}\u{9b}\u{9f} ok \u{a0}é \u{7f}x";
+    for ansi in [false, true] {
+        let (default, ours) = both_ways(ansi, || {
+            tracing::info!("tools/call call_id={} tool={} status=\"{}\"", 3, evil, "ok");
+            tracing::info!(server = "fx", count = 3, "started {}", evil);
+            tracing::warn!(reason = %evil, detail = ?evil, "message after fields");
+            tracing::info!(only = 1_u64, flag = true);
+            tracing::error!("{}", "plain");
+            let err = io::Error::other("disk \x1b full");
+            tracing::warn!(error = &err as &(dyn std::error::Error + 'static), "failed");
+            tracing::info!(r#type = "kind", "raw name");
+        });
+        assert_eq!(ours, default, "ansi={ansi}");
+        assert!(
+            ours.contains("\\x1b[31m") && ours.contains("\\u{9b}"),
+            "{ours}"
+        );
+    }
+}
+
+#[test]
+fn the_date_is_the_proleptic_gregorian_calendar() {
+    assert_eq!(civil_date(0), (1970, 1, 1));
+    assert_eq!(civil_date(59), (1970, 3, 1));
+    assert_eq!(civil_date(11_016), (2000, 2, 29));
+    assert_eq!(civil_date(11_017), (2000, 3, 1));
+    assert_eq!(civil_date(20_789), (2026, 12, 2));
+    assert_eq!(civil_date(47_540), (2100, 2, 28));
+    assert_eq!(civil_date(47_541), (2100, 3, 1));
+    assert_eq!(civil_date(YEAR_10000_SECS / 86_400 - 1), (9999, 12, 31));
+    assert_eq!(&second_text(1_764_641_626), b"2025-12-02T02:13:46.");
+}
+
+#[test]
+fn the_timestamp_is_the_default_timers_text() {
+    // The two clocks are read one after the other: try again when a second began between.
+    for _ in 0..10 {
+        let mut default = String::new();
+        tracing_subscriber::fmt::time::SystemTime
+            .format_time(&mut Writer::new(&mut default))
+            .unwrap();
+        let mut ours = String::new();
+        CachedSecondTime
+            .format_time(&mut Writer::new(&mut ours))
+            .unwrap();
+        let mut again = String::new();
+        CachedSecondTime
+            .format_time(&mut Writer::new(&mut again))
+            .unwrap();
+        assert_eq!(ours.len(), default.len(), "{ours} {default}");
+        assert!(ours.ends_with('Z') && ours.as_bytes()[19] == b'.', "{ours}");
+        if ours[..20] == default[..20] && again[..20] == default[..20] {
+            return;
+        }
+    }
+    panic!("the timestamp never matched the default timer's");
+}
