@@ -60,16 +60,13 @@ const YEAR_10000_SECS: u64 = 253_402_300_800;
 
 /// `YYYY-MM-DDTHH:MM:SS.` of `secs` seconds since the epoch (UTC, before year 10000).
 fn second_text(secs: u64) -> SecondText {
-    let (year, month, day) = civil_date(secs / 86_400);
-    let in_day = secs % 86_400;
-    let mut t = *b"0000-00-00T00:00:00.";
-    put_digits(&mut t[0..4], year);
-    put_digits(&mut t[5..7], month);
-    put_digits(&mut t[8..10], day);
-    put_digits(&mut t[11..13], in_day / 3600);
-    put_digits(&mut t[14..16], in_day / 60 % 60);
-    put_digits(&mut t[17..19], in_day % 60);
-    t
+    // humantime writes RFC 3339 with the proleptic Gregorian calendar (`…SSZ`); its first 19
+    // characters are the ones this second shares with every other instant in it.
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    let whole = humantime::format_rfc3339_seconds(at).to_string();
+    let mut text = *b"0000-00-00T00:00:00.";
+    text[..19].copy_from_slice(&whole.as_bytes()[..19]);
+    text
 }
 
 /// Writes `n` as decimal digits right-aligned into `out`, zero-padded (the leading digits of a
@@ -79,27 +76,6 @@ fn put_digits(out: &mut [u8], mut n: u64) {
         *d = b'0' + (n % 10) as u8;
         n /= 10;
     }
-}
-
-/// The proleptic Gregorian (year, month, day) of `days` days after 1970-01-01. Rule: the
-/// calendar counted in 400-year eras of 146,097 days, each starting on 1 March so that the
-/// leap day ends a year (the well-known "days from civil" inversion).
-fn civil_date(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468; // days since 0000-03-01
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = era * 400 + year_of_era + u64::from(month <= 2);
-    (year, month, day)
 }
 
 /// The field formatter of the log: tracing-subscriber's default (`DefaultFields`) for every

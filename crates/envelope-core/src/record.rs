@@ -94,35 +94,11 @@ pub struct ToolListRecord {
 /// The `kind` of a [`ToolListRecord`] line.
 pub const TOOL_LIST_KIND: &str = "tools";
 
-/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T03:48:18.123Z`.
+/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T03:48:18.123Z`
+/// (humantime's RFC 3339 writer; a time before 1970 is written as 1970-01-01T00:00:00.000Z).
 pub fn rfc3339_utc_millis(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs() as i64;
-    let millis = since.subsec_millis();
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Proleptic Gregorian date from days since 1970-01-01 (the well-known civil-from-days
-/// algorithm over 400-year eras).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let t = t.max(UNIX_EPOCH);
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 /// `key` lowercased without `_`, `-`, `.` and spaces: the form in which keys and patterns are

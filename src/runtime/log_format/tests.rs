@@ -79,15 +79,12 @@ fn fields_are_written_as_the_default_writes_them_control_characters_escaped() {
 }
 
 #[test]
-fn the_date_is_the_proleptic_gregorian_calendar() {
-    assert_eq!(civil_date(0), (1970, 1, 1));
-    assert_eq!(civil_date(59), (1970, 3, 1));
-    assert_eq!(civil_date(11_016), (2000, 2, 29));
-    assert_eq!(civil_date(11_017), (2000, 3, 1));
-    assert_eq!(civil_date(20_789), (2026, 12, 2));
-    assert_eq!(civil_date(47_540), (2100, 2, 28));
-    assert_eq!(civil_date(47_541), (2100, 3, 1));
-    assert_eq!(civil_date(YEAR_10000_SECS / 86_400 - 1), (9999, 12, 31));
+fn the_second_is_the_proleptic_gregorian_calendar() {
+    assert_eq!(&second_text(0), b"1970-01-01T00:00:00.");
+    assert_eq!(&second_text(59 * 86_400), b"1970-03-01T00:00:00.");
+    assert_eq!(&second_text(11_016 * 86_400), b"2000-02-29T00:00:00.");
+    assert_eq!(&second_text(47_541 * 86_400 - 1), b"2100-02-28T23:59:59.");
+    assert_eq!(&second_text(YEAR_10000_SECS - 1), b"9999-12-31T23:59:59.");
     assert_eq!(&second_text(1_764_641_626), b"2025-12-02T02:13:46.");
 }
 
