@@ -102,6 +102,29 @@ impl Connection {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
+        self.send(method, params, timeout, on_sent, false).await
+    }
+
+    /// [`Connection::request_body`] whose successful answer comes back unparsed whatever its
+    /// size ([`crate::rpc::Peer::request_by`] with `raw`): for `tools/list` pages.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<Result<ResultBody, Value>, CallError> {
+        self.send(method, params, timeout, &mut |_| {}, true).await
+    }
+
+    /// The request's line for the server's era, sent ([`crate::rpc::Peer::request_by`]).
+    async fn send(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(u64) + Send),
+        raw: bool,
+    ) -> Result<Result<ResultBody, Value>, CallError> {
         let line = |id: &Value| match self.era() {
             Some(ServerEra::Modern(stamp)) => {
                 let stamped = super::stamped::Stamped { params, stamp };
@@ -112,22 +135,7 @@ impl Connection {
                 jsonrpc::request_line(id, method, prepared.as_ref().or(params))
             }
         };
-        self.peer.request_by(line, timeout, on_sent).await
-    }
-
-    /// [`Connection::request_body`] whose successful answer comes back unparsed whatever its
-    /// size ([`crate::rpc::Peer::request_raw`]): for `tools/list` pages.
-    pub async fn request_raw(
-        &self,
-        method: &str,
-        params: Option<&Value>,
-        timeout: Duration,
-    ) -> Result<Result<ResultBody, Value>, CallError> {
-        let stamped = handshake::prepare_params(self.era(), params);
-        let params = stamped.as_ref().or(params);
-        self.peer
-            .request_raw(method, params, timeout, &mut |_| {})
-            .await
+        self.peer.request_by(line, timeout, on_sent, raw).await
     }
 
     /// Queues a notification for the server unless its era does not have it; dropped (with a

@@ -109,7 +109,7 @@ pub struct Peer {
     outbox: Outbox,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     /// Our pending requests whose successful answer is wanted unparsed whatever its size
-    /// ([`Peer::request_raw`]), and how many there are (read on every line, without the lock).
+    /// ([`Peer::request_by`] with `raw`), and how many there are (read on every line, without the lock).
     raw_wanted: Mutex<HashSet<u64>>,
     raw_waiting: AtomicUsize,
     next_id: AtomicU64,
@@ -181,36 +181,15 @@ impl Peer {
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
         let line = |id: &Value| jsonrpc::request_line(id, method, params);
-        self.request_with(line, timeout, on_sent, false).await
-    }
-
-    /// [`Peer::request`] whose successful answer comes back unparsed ([`ResultBody::Raw`])
-    /// whatever its size: for an answer the caller reads as raw text anyway (a `tools/list`
-    /// page, whose tools are kept as text), so that no value tree is built and dropped. An
-    /// error answer is parsed as usual.
-    pub async fn request_raw(
-        &self,
-        method: &str,
-        params: Option<&Value>,
-        timeout: Duration,
-        on_sent: &mut (dyn FnMut(u64) + Send),
-    ) -> Result<Result<ResultBody, Value>, CallError> {
-        let line = |id: &Value| jsonrpc::request_line(id, method, params);
-        self.request_with(line, timeout, on_sent, true).await
+        self.request_by(line, timeout, on_sent, false).await
     }
 
     /// Like [`Peer::request`], with the request's line (ending in `\n`) written by `line`
-    /// from our id.
+    /// from our id. With `raw`, a successful answer comes back unparsed ([`ResultBody::Raw`])
+    /// whatever its size: for an answer the caller reads as raw text anyway (a `tools/list`
+    /// page, whose tools are kept as text), so that no value tree is built and dropped; an
+    /// error answer is parsed as usual.
     pub async fn request_by(
-        &self,
-        line: impl FnOnce(&Value) -> Vec<u8>,
-        timeout: Duration,
-        on_sent: &mut (dyn FnMut(u64) + Send),
-    ) -> Result<Result<ResultBody, Value>, CallError> {
-        self.request_with(line, timeout, on_sent, false).await
-    }
-
-    async fn request_with(
         &self,
         line: impl FnOnce(&Value) -> Vec<u8>,
         timeout: Duration,
@@ -306,7 +285,7 @@ impl Peer {
         id.is_some_and(|id| self.pending.lock().unwrap().contains_key(&id))
     }
 
-    /// Whether our pending request `id` wants its answer unparsed ([`Peer::request_raw`]).
+    /// Whether our pending request `id` wants its answer unparsed ([`Peer::request_by`] with `raw`).
     fn wants_raw(&self, id: &Value) -> bool {
         let id = id.as_u64();
         id.is_some_and(|id| self.raw_wanted.lock().unwrap().contains(&id))

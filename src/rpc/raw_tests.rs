@@ -1,4 +1,4 @@
-//! Requests whose answer is wanted unparsed whatever its size ([`Peer::request_raw`]): a small
+//! Requests whose answer is wanted unparsed whatever its size ([`Peer::request_by`] with `raw`): a small
 //! successful answer to one comes back as text, while every other request's small answer is
 //! still parsed, and an error answer is parsed as usual.
 
@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::body::ResultBody;
 use super::peer::{dispatch_line, Handler, Peer};
 use crate::transport::Outbox;
+use crate::wire::jsonrpc;
 
 /// A handler for a test that gets no request or notification.
 struct Nothing(Mutex<usize>);
@@ -34,9 +35,10 @@ async fn only_the_raw_request_gets_its_small_answer_unparsed() {
     let peer = Peer::new("t", outbox);
     let handler = Nothing(Mutex::new(0));
     let (mut a, mut b, mut c) = (|_| {}, |_| {}, |_| {});
-    let page = peer.request_raw("tools/list", None, TIMEOUT, &mut a);
+    let list = |id: &Value| jsonrpc::request_line(id, "tools/list", None);
+    let page = peer.request_by(list, TIMEOUT, &mut a, true);
     let call = peer.request("tools/call", None, TIMEOUT, &mut b);
-    let refused = peer.request_raw("tools/list", None, TIMEOUT, &mut c);
+    let refused = peer.request_by(list, TIMEOUT, &mut c, true);
     let page_line = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}"#;
     let answers = async {
         for _ in 0..3 {
