@@ -23,9 +23,23 @@ pub(super) struct ServerInbound {
     pub(super) events: mpsc::UnboundedSender<DownstreamEvent>,
 }
 
+impl ServerInbound {
+    /// `params` without the secrets the proxy gives the server
+    /// ([`crate::redact::SecretValues`]), as its answers are in [`Downstream::request`]: what a
+    /// server sends on its own (log messages, progress messages, an elicitation's text) reaches
+    /// the client and the model just as a result does.
+    fn redacted(&self, mut params: Option<Value>) -> Option<Value> {
+        if let Some(p) = params.as_mut() {
+            self.ds.inner.secrets.redact_json(p);
+        }
+        params
+    }
+}
+
 impl Handler for ServerInbound {
     fn notification(&self, method: String, params: Option<Value>) -> Option<oneshot::Receiver<()>> {
         let server = self.ds.name();
+        let params = self.redacted(params);
         if method == "notifications/subscriptions/acknowledged" {
             debug!(%server, ?params, "subscriptions/listen acknowledged");
             return None;
@@ -51,11 +65,12 @@ impl Handler for ServerInbound {
         Some(done)
     }
 
-    /// Passes a server-to-client request on to the session and answers the server with the
-    /// client's answer; refused at once when the server already has
+    /// Passes a server-to-client request on to the session (its params redacted like a
+    /// notification's) and answers the server with the client's answer; refused at once when the server already has
     /// [`MAX_OUTSTANDING_SERVER_REQUESTS`] waiting; never answered once the server cancels it.
     fn request(&self, id: Value, method: String, params: Option<Value>) {
         let (server, conn) = (self.ds.name(), &self.conn);
+        let params = self.redacted(params);
         let cause = conn.server_requests.take_cause(&id);
         if !conn.server_requests.begin(&id) {
             warn!(%server, %id, %method, "server request refused: too many waiting for the client");

@@ -1,6 +1,7 @@
 //! Taking a server's known secret values out of what it answers ([`SecretValues`]): the
 //! results and error objects the proxy passes to the client or records (tool results with
-//! their `structuredContent`, `resources/read`, `prompts/get`, JSON-RPC errors).
+//! their `structuredContent`, `resources/read`, `prompts/get`, JSON-RPC errors) and what it
+//! sends on its own (the params of its notifications and of its requests to the client).
 //!
 //! Unlike the stderr [`super::Redactor`], only the exact values the proxy itself gave the
 //! server are replaced (never `KEY=value` patterns): a result is the server's data, and a

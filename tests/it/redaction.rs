@@ -1,10 +1,11 @@
 //! Secrets in what servers send back: a remote server that repeats the password of the user
 //! info in its `url` (sent as HTTP Basic) gets `[redacted]` in the envelope and the logs, as
 //! the values of its credential headers do.
+use crate::common::faults::call_msg;
 use crate::common::*;
 use crate::remote::fault_server;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
@@ -94,4 +95,39 @@ fn secret_env_values_in_a_local_servers_answers_are_redacted() {
     let text = answer["result"]["contents"][0]["text"].as_str();
     assert_eq!(text, Some("item [redacted] of fx"), "{answer}");
     finish_session(p);
+}
+
+/// What a local server sends on its own reaches the client without its secrets too: a
+/// `notifications/message` log and the message of an `elicitation/create` request that
+/// repeat the value of its `API_TOKEN`.
+#[test]
+fn secret_env_values_in_a_servers_notifications_and_requests_are_redacted() {
+    let secret = "sk-notify-888888";
+    let extra = format!("env = {{ API_TOKEN = {secret:?} }}");
+    let (_d, cfg) = write_config(&fixture_server("fx", &["--features"], &extra));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-11-25");
+    let said = format!("token {secret} in a log");
+    p.send(&call_msg(json!(1), "log", json!({ "text": said })));
+    let (answer, before) = p.response(&json!(1), LONG);
+    assert_eq!(envelope_of(&answer)["status"], "ok", "{answer}");
+    let logs: Vec<&Value> = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert_eq!(logs.len(), 1, "{before:?}");
+    assert_eq!(logs[0]["params"]["data"], "token [redacted] in a log");
+
+    let asked = format!("may I use {secret}?");
+    p.send(&call_msg(json!(2), "elicit", json!({ "message": asked })));
+    let request = p.recv(LONG);
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    assert_eq!(request["params"]["message"], "may I use [redacted]?");
+    p.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}}));
+    let (answer, _) = p.response(&json!(2), LONG);
+    let env = envelope_of(&answer);
+    assert_eq!(env["content"], r#"result={"action":"decline"}"#, "{env}");
+    let stderr = p.stderr();
+    finish_session(p);
+    assert!(!stderr.contains(secret), "{stderr}");
 }
