@@ -101,6 +101,7 @@ fn read_page(body: ResultBody, tools: &mut Vec<Box<RawValue>>) -> Result<Option<
 /// 2026-07-28 also [`super::remote::without_invalid_header_marks`]) as the server's tools;
 /// logs the warnings when they differ from the last listing's.
 pub(super) fn store_tools(ds: &Downstream, conn: &Connection, (tools, paging): Listing) {
+    let tools = without_secrets(&ds.inner.secrets, tools);
     let (tools, mut warnings) = crate::tool_validation::admit(ds.name(), tools);
     let tools = super::remote::without_invalid_header_marks(ds, conn, tools, &mut warnings);
     if let Some(why) = paging {
@@ -115,6 +116,27 @@ pub(super) fn store_tools(ds: &Downstream, conn: &Connection, (tools, paging): L
     }
     drop(last);
     *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
+}
+
+/// The tools of a listing without the secrets the proxy gives their server
+/// ([`crate::redact::SecretValues`]), as its answers are in [`Downstream::request`]: a
+/// description that repeats a token would otherwise reach every client's model. Only a tool
+/// whose text holds a secret is parsed; a server given none costs one emptiness check.
+fn without_secrets(
+    secrets: &crate::redact::SecretValues,
+    mut tools: Vec<Box<RawValue>>,
+) -> Vec<Box<RawValue>> {
+    if secrets.is_empty() {
+        return tools;
+    }
+    for tool in tools.iter_mut().filter(|t| secrets.found_in(t.get())) {
+        let Ok(mut value) = serde_json::from_str::<Value>(tool.get()) else {
+            continue;
+        };
+        secrets.redact_json(&mut value);
+        *tool = serde_json::value::to_raw_value(&value).expect("a JSON value always serializes");
+    }
+    tools
 }
 
 /// Logs (at debug, once per start) the tools that need task-augmented execution: they are not

@@ -1,7 +1,7 @@
 //! Secrets in what servers send back: a remote server that repeats the password of the user
 //! info in its `url` (sent as HTTP Basic) gets `[redacted]` in the envelope and the logs, as
 //! the values of its credential headers do.
-use crate::common::faults::call_msg;
+use crate::common::faults::{call_msg, list_tools};
 use crate::common::*;
 use crate::remote::fault_server;
 
@@ -130,4 +130,28 @@ fn secret_env_values_in_a_servers_notifications_and_requests_are_redacted() {
     let stderr = p.stderr();
     finish_session(p);
     assert!(!stderr.contains(secret), "{stderr}");
+}
+
+/// A server whose tool description repeats the value of its `API_TOKEN` (`--describe-env`):
+/// the proxy's `tools/list` carries `[redacted]` in its place.
+#[test]
+fn a_secret_in_a_servers_tool_description_is_redacted() {
+    let secret = "sk-described-999999";
+    let extra = format!("env = {{ API_TOKEN = {secret:?} }}");
+    let flags = ["--describe-env", "API_TOKEN"];
+    let (_d, cfg) = write_config(&fixture_server("fx", &flags, &extra));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-11-25");
+    let list = list_tools(&mut p);
+    let echo = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .cloned()
+        .unwrap_or_else(|| panic!("no echo tool: {list}"));
+    let description = echo["description"].as_str().unwrap();
+    assert!(description.ends_with("([redacted])"), "{description}");
+    assert!(!list.to_string().contains(secret), "{list}");
+    finish_session(p);
 }
