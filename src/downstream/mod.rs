@@ -246,6 +246,12 @@ impl Downstream {
         &self.inner.spec.name
     }
 
+    /// The secret values the proxy gives this server, to be taken out of what it sends
+    /// ([`crate::redact::SecretValues`]).
+    pub fn secrets(&self) -> &crate::redact::SecretValues {
+        &self.inner.secrets
+    }
+
     /// The current state.
     pub fn state(&self) -> ServerState {
         self.inner.state.borrow().clone()

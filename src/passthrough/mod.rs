@@ -259,14 +259,16 @@ pub fn server_capabilities(ds: &Downstream) -> Option<Value> {
     }
 }
 
-/// The `instructions` a ready server gave in its `initialize` result.
+/// The `instructions` a ready server gave in its `initialize` result, without the secrets the
+/// proxy gives it ([`Downstream::secrets`]).
 pub fn server_instructions(ds: &Downstream) -> Option<String> {
     match ds.state() {
         ServerState::Ready(conn) => {
             let init = conn.initialize_result.read().unwrap();
-            init.get("instructions")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+            let mut text = init.get("instructions").filter(|t| t.is_string())?.clone();
+            drop(init);
+            ds.secrets().redact_json(&mut text);
+            text.as_str().map(str::to_owned)
         }
         _ => None,
     }

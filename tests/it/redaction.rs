@@ -132,16 +132,20 @@ fn secret_env_values_in_a_servers_notifications_and_requests_are_redacted() {
     assert!(!stderr.contains(secret), "{stderr}");
 }
 
-/// A server whose tool description repeats the value of its `API_TOKEN` (`--describe-env`):
-/// the proxy's `tools/list` carries `[redacted]` in its place.
+/// A server whose tool description and `instructions` repeat the value of its `API_TOKEN`
+/// (`--describe-env`): the proxy's `tools/list` and `initialize` result carry `[redacted]` in
+/// its place.
 #[test]
 fn a_secret_in_a_servers_tool_description_is_redacted() {
     let secret = "sk-described-999999";
     let extra = format!("env = {{ API_TOKEN = {secret:?} }}");
-    let flags = ["--describe-env", "API_TOKEN"];
+    let flags = ["--features", "--describe-env", "API_TOKEN"];
     let (_d, cfg) = write_config(&fixture_server("fx", &flags, &extra));
     let mut p = RawProxy::start(&cfg, &[]);
-    p.initialize("2025-11-25");
+    let init = p.initialize("2025-11-25");
+    let instructions = init["instructions"].as_str().unwrap_or_default();
+    assert!(instructions.contains("([redacted])"), "{init}");
+    assert!(!instructions.contains(secret), "{init}");
     let list = list_tools(&mut p);
     let echo = list["result"]["tools"]
         .as_array()
