@@ -203,30 +203,35 @@ async fn refuse_while<R: AsyncBufRead + Unpin>(
 /// What the client gets for a request sent while the proxy shuts down.
 const SHUTTING_DOWN: &str = "the proxy is shutting down; the request was not run";
 
-/// Answers the requests in `incoming` with [`SHUTTING_DOWN`] (a batch with one array);
-/// feeds anything else to `session`.
+/// Answers the requests in `incoming` with [`SHUTTING_DOWN`] (those of a batch in one array);
+/// feeds everything else to `session`, the other members of a batch included (a response to a
+/// server's request, a cancellation, or an invalid member, which `session` answers as usual).
 async fn refuse(session: &Arc<Session>, incoming: Incoming) {
-    let error = |id: &Value| {
+    let error = |id: Value| {
         let error = jsonrpc::error_object(ErrorCode::ServerError(-32000), SHUTTING_DOWN, None);
-        jsonrpc::error_response(id.clone(), error)
+        jsonrpc::error_response(id, error)
     };
-    let refusal = match &incoming {
-        Incoming::Single(Message::Request { id, .. }) => Some(error(id)),
+    match incoming {
+        Incoming::Single(Message::Request { id, .. }) => session.send(&error(id)).await,
         Incoming::Batch(items) => {
-            let answers: Vec<Value> = items
-                .iter()
+            let (requests, others): (Vec<Message>, Vec<Message>) = items
+                .into_iter()
+                .partition(|m| matches!(m, Message::Request { .. }));
+            if !others.is_empty() {
+                session.feed(Incoming::Batch(others)).await;
+            }
+            let answers: Vec<Value> = requests
+                .into_iter()
                 .filter_map(|m| match m {
                     Message::Request { id, .. } => Some(error(id)),
                     _ => None,
                 })
                 .collect();
-            (!answers.is_empty()).then_some(Value::Array(answers))
+            if !answers.is_empty() {
+                session.send(&Value::Array(answers)).await;
+            }
         }
-        _ => None,
-    };
-    match refusal {
-        Some(answer) => session.send(&answer).await,
-        None => session.feed(incoming).await,
+        other => session.feed(other).await,
     }
 }
 

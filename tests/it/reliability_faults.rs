@@ -360,6 +360,41 @@ fn a_request_during_the_drain_is_refused_not_lost() {
     assert_eq!(status.code(), Some(0), "stderr:\n{}", p.stderr());
 }
 
+/// A batch (protocol 2025-03-26, the revision with batches) sent while the proxy drains: its
+/// request is refused (in an array, as a batch is answered), and its response to a server's
+/// `sampling/createMessage` still reaches the call being drained, which finishes with the
+/// client's answer.
+#[test]
+fn a_batch_during_the_drain_still_answers_the_server() {
+    let (_dir, config) = write_config(&fixture_server("a", &[], "tool_prefix = \"a_\""));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-03-26");
+    p.send(&call_msg(json!(1), "a_sample", json!({"prompt": "Sure?"})));
+    let asked = p.recv(T);
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    signal(p.pid(), libc::SIGTERM);
+    let deadline = Instant::now() + T;
+    while !p.stderr().contains("signal received") {
+        assert!(Instant::now() < deadline, "no shutdown logged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.send(&json!([
+        {"jsonrpc": "2.0", "id": asked["id"], "result": {"role": "assistant", "model": "m",
+            "content": {"type": "text", "text": "yes-from-client"}}},
+        {"jsonrpc": "2.0", "id": "late", "method": "tools/list"}
+    ]));
+    let refused = p.recv(T);
+    assert_eq!(refused[0]["id"], "late", "{refused}");
+    assert_eq!(refused[0]["error"]["code"], -32000, "{refused}");
+    let (first, _) = p.response(&json!(1), T);
+    let env = envelope_of(&first);
+    assert_eq!(env["status"], "ok", "{env}");
+    let content = env["content"].as_str().unwrap_or_default();
+    assert!(content.contains("yes-from-client"), "{env}");
+    let status = p.close(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "stderr:\n{}", p.stderr());
+}
+
 /// A server-to-client request (`roots/list`) the client never answers does not keep the proxy
 /// running after stdin closes: exit 0 and every child gone.
 #[test]
