@@ -34,7 +34,8 @@ pub(super) fn run_call(
         )));
     }
     let mut config = load_config(global)?;
-    if config.paging.enabled && tool == config.paging.tool_name {
+    let page_tool = config.paging.enabled && tool == config.paging.tool_name;
+    if page_tool {
         // The page tool answers from the proxy's own store, which no server fills here.
         let mut none = (*config).clone();
         none.servers.clear();
@@ -76,9 +77,12 @@ pub(super) fn run_call(
         }
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
-    let Some(envelope) = envelope else {
+    let Some(mut envelope) = envelope else {
         return Ok(interrupted("call"));
     };
+    if page_tool {
+        envelope = without_a_store(envelope);
+    }
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", envelope.to_json()).context("writing stdout")?;
     Ok(if envelope.status == crate::envelope::Status::Error {
@@ -86,6 +90,24 @@ pub(super) fn run_call(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The page tool's `not_found` envelope, told the reason that holds for a one-shot `call`:
+/// no call of this process was ever truncated, so none can be paged (README, "call").
+fn without_a_store(envelope: Envelope) -> Envelope {
+    let Some(message) = envelope.content.strip_prefix("not_found: ") else {
+        return envelope;
+    };
+    // "no rows kept for call_id '<id>': unknown, …" (src/page_tool.rs); the id may hold ':'.
+    let head = message
+        .find("': unknown")
+        .map_or(message, |end| &message[..end + 1]);
+    let message = format!(
+        "{head}: a one-shot `call` keeps no paging store (each `call` is its own process); \
+         page the result in the session that made it (`serve`, your client), or call the tool \
+         again with a larger budget"
+    );
+    Envelope::error(&envelope.call_id, &envelope.tool, "not_found", &message)
 }
 
 /// `mcp-envelope envelope --budget N`: stdin JSON result → stdout envelope line.

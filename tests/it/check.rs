@@ -289,7 +289,7 @@ fn call_starts_only_the_server_the_allowlists_name() {
 
 /// The page tool answers from the proxy's own store, which a one-shot `call` never filled:
 /// `call envelope_next_page` starts no server (a missing command would be logged) and
-/// answers `not_found`.
+/// answers `not_found`, saying why a one-shot `call` has nothing to page.
 #[test]
 fn call_of_the_page_tool_starts_no_server() {
     let (_dir, config) = write_config(&format!(
@@ -307,9 +307,10 @@ fn call_of_the_page_tool_starts_no_server() {
     let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let content = env["content"].as_str().unwrap();
     assert!(
-        content.starts_with("not_found: no rows kept for call_id '7'"),
+        content.starts_with("not_found: no rows kept for call_id '7': a one-shot `call`"),
         "{env}"
     );
+    assert!(!content.contains("expired or evicted"), "{env}");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(
         !log.contains("server=fx") && !log.contains("server=gone"),
