@@ -71,8 +71,8 @@
 // paths so `crate::budget::Budget` and `mcp_envelope::envelope::Envelope` keep working.
 pub use envelope_core::mapping as outcome;
 pub use envelope_core::{
-    budget, catalog, envelope, era, exposed_names, message_cut, server_tool, stats, text_rows,
-    tool_validation, trajectory,
+    budget, catalog, envelope, era, exposed_names, message_cut, server_tool, small_map, stats,
+    text_rows, tool_validation, trajectory,
 };
 
 pub(crate) mod availability;

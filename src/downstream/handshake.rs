@@ -170,14 +170,14 @@ pub fn prepare_params(era: Option<&ServerEra>, params: Option<&Value>) -> Option
             Some(serde_json::to_value(stamped).expect("params always serialize"))
         }
         ServerEra::Legacy { .. } => {
-            let meta = params?.get("_meta")?.as_object()?;
+            let meta = crate::small_map::member(params?, "_meta")?.as_object()?;
             let modern = [
                 META_PROTOCOL_VERSION,
                 META_CLIENT_CAPABILITIES,
                 META_CLIENT_INFO,
                 META_LOG_LEVEL,
             ];
-            if !modern.iter().any(|k| meta.contains_key(*k)) {
+            if !modern.iter().any(|k| crate::small_map::contains(meta, k)) {
                 return None;
             }
             let mut params = params?.clone();

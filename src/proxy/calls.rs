@@ -21,6 +21,7 @@ use crate::jsonrpc;
 use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
 use crate::passthrough::results::is_url_elicitation_required;
 use crate::settings::RecordedBudget;
+use crate::small_map;
 use crate::transcript::CallRecord;
 
 /// One `tools/call` to make: the client's id and params, where the downstream id goes, the
@@ -158,7 +159,7 @@ impl Core {
         let started = Instant::now();
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
         let pager = self.pager_for(call.session);
-        let paged = self.page_call(pager, &name, &call_id, params.get("arguments"));
+        let paged = self.page_call(pager, &name, &call_id, small_map::get(&params, "arguments"));
         let route = self.catalog().route(&name).cloned();
         let mut _in_flight = None;
         let (server, server_tool, settings, call_outcome) = match (paged, route) {
@@ -166,10 +167,9 @@ impl Core {
             (None, None) => self.unrouted(&name),
             (None, Some(route)) => {
                 let settings = self.tool_settings(&route.server, &route.tool);
-                params.insert("name".into(), Value::from(route.tool.clone()));
-                let token = params
-                    .get("_meta")
-                    .and_then(|m| m.get("progressToken"))
+                small_map::set(&mut params, "name", Value::from(route.tool.clone()));
+                let token = small_map::get(&params, "_meta")
+                    .and_then(|m| small_map::member(m, "progressToken"))
                     .map(Value::to_string);
                 let session = call.session.map(|s| s.id());
                 let slot = Some(call.slot.clone());
@@ -193,9 +193,9 @@ impl Core {
             settings,
         };
         let (mapped, payload, outcome) = map_call_outcome(call_outcome, &facts).await;
-        let arguments = params
-            .remove("arguments")
-            .unwrap_or(Value::Object(Map::new()));
+        // `params` is dropped here: its `arguments` taken out, not removed (no hash).
+        let arguments = small_map::get_mut(&mut params, "arguments")
+            .map_or_else(|| Value::Object(Map::new()), std::mem::take);
         let finished = Finished {
             facts,
             seq,
@@ -324,7 +324,7 @@ impl Core {
         settings: &ToolSettings,
         leg: &Leg<'_>,
     ) -> Result<CallOutcome, NotEnveloped> {
-        let arguments = params.get("arguments").unwrap_or(&Value::Null);
+        let arguments = small_map::get(params, "arguments").unwrap_or(&Value::Null);
         let recorded = self
             .cassette
             .get()
@@ -380,10 +380,10 @@ fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), No
     let Some(Value::Object(params)) = params else {
         return Err(invalid("`tools/call` needs params with a `name`"));
     };
-    let Some(Value::String(name)) = params.get("name").cloned() else {
+    let Some(Value::String(name)) = small_map::get(&params, "name").cloned() else {
         return Err(invalid("`name` must be a string"));
     };
-    match params.get("arguments") {
+    match small_map::get(&params, "arguments") {
         None | Some(Value::Object(_)) => Ok((params, name)),
         Some(_) => Err(invalid("`arguments` must be an object")),
     }

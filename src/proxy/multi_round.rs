@@ -232,9 +232,8 @@ impl Core {
             return Flow::Refused(error);
         }
         let (waiter, asks) = self.multi_round.register(ds.name(), slot);
-        let progress_token = params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
+        let progress_token = crate::small_map::get(params, "_meta")
+            .and_then(|m| crate::small_map::member(m, "progressToken"))
             .map(Value::to_string);
         let running = Running {
             tool: tool.to_owned(),

@@ -61,7 +61,7 @@ pub fn capture(line: &[u8], incoming: &mut Incoming) {
                     ..
                 } = m
                 {
-                    params.remove(EXACT_KEY);
+                    crate::small_map::remove(params, EXACT_KEY);
                 }
             }
             return;
@@ -72,7 +72,7 @@ pub fn capture(line: &[u8], incoming: &mut Incoming) {
     let Some(Value::Object(params)) = params.as_mut() else {
         return;
     };
-    params.remove(EXACT_KEY);
+    crate::small_map::remove(params, EXACT_KEY);
     if method != "tools/call" || !has_long_digit_run(line) {
         return;
     }
@@ -103,7 +103,7 @@ pub fn capture(line: &[u8], incoming: &mut Incoming) {
 
 /// Takes the client's arguments text out of `params`, if [`capture`] stored one.
 pub fn take(params: &mut Map<String, Value>) -> Option<String> {
-    match params.remove(EXACT_KEY) {
+    match crate::small_map::remove(params, EXACT_KEY) {
         Some(Value::String(text))
             if text.starts_with('{') && serde_json::from_str::<&RawValue>(&text).is_ok() =>
         {
@@ -122,7 +122,8 @@ pub fn mark(params: &mut Map<String, Value>, text: &str) -> Option<Value> {
 /// In a serialized request `line` whose `params.arguments` was [`mark`]ed, replaces the mark
 /// with the text it carries.
 pub fn splice(line: &mut Vec<u8>, params: Option<&Value>) {
-    let Some(Value::String(marked)) = params.and_then(|p| p.get("arguments")) else {
+    let Some(Value::String(marked)) = params.and_then(|p| crate::small_map::member(p, "arguments"))
+    else {
         return;
     };
     let Some(text) = marked.strip_prefix(MARK) else {

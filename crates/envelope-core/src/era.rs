@@ -112,10 +112,11 @@ pub fn classify_request(method: &str, params: Option<&Value>) -> RequestEra {
         return RequestEra::Legacy;
     }
     let meta = params
-        .and_then(|p| p.get("_meta"))
+        .and_then(|p| crate::small_map::member(p, "_meta"))
         .and_then(Value::as_object);
     let has_modern_key = meta.is_some_and(|m| {
-        m.contains_key(META_PROTOCOL_VERSION) || m.contains_key(META_CLIENT_CAPABILITIES)
+        crate::small_map::contains(m, META_PROTOCOL_VERSION)
+            || crate::small_map::contains(m, META_CLIENT_CAPABILITIES)
     });
     if !has_modern_key && !MODERN_ONLY_METHODS.contains(&method) {
         return RequestEra::Legacy;

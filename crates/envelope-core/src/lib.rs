@@ -16,6 +16,7 @@
 //! | [`mapping`] | a downstream outcome → rows ([`mapping::rows`]) or a typed error ([`mapping::errors`]) → the envelope → the `CallToolResult` view; media blocks ([`mapping::media`]), the lazy large-result path, results that are not plain tool results ([`mapping::nested`]) |
 //! | [`record`] | the transcript record of one `tools/call` and of a tool list, RFC 3339 times, argument redaction by key |
 //! | [`replay`] | a record's envelope recomputed from its raw outcome (recorded or current settings) and compared |
+//! | [`small_map`] | member lookups in small JSON objects without hashing the name (the same answers as the map's own methods) |
 //! | [`settings`] | a tool's resolved settings ([`settings::ToolSettings`]: each value and the config level it came from), the budget keys per level and their resolution, a tool's [`budget::Budget`] and [`mapping::MappingContext`], the budget settings a transcript record keeps |
 //! | [`stats`] | per tool over transcript records: calls, errors, truncation, sizes raw against envelope in characters and tokens, durations, suggested budgets; rendered as a table, JSON or HTML |
 //! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces |
@@ -40,6 +41,7 @@ pub mod record;
 pub mod replay;
 pub mod server_tool;
 pub mod settings;
+pub mod small_map;
 pub mod stats;
 pub mod text_rows;
 pub mod tool_validation;

@@ -65,7 +65,7 @@ pub fn is_ours(state: &str) -> bool {
 pub fn retry_fields(
     params: &Map<String, Value>,
 ) -> Result<(Option<String>, Map<String, Value>), Value> {
-    let state = match params.get("requestState") {
+    let state = match crate::small_map::get(params, "requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
@@ -74,7 +74,7 @@ pub fn retry_fields(
             ))
         }
     };
-    let responses = match params.get("inputResponses") {
+    let responses = match crate::small_map::get(params, "inputResponses") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(r)) => r.clone(),
         Some(_) => {

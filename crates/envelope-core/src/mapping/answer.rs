@@ -21,27 +21,59 @@ pub fn call_tool_result(mapped: &Mapped) -> Value {
 }
 
 impl Mapped {
-    /// Serializes `{"jsonrpc":"2.0","id":<id>,"result":<CallToolResult>}` (see
-    /// [`call_tool_result`]) straight to compact JSON text, without building a
-    /// [`serde_json::Value`] tree first: the per-call answer path.
+    /// Writes `{"jsonrpc":"2.0","id":<id>,"result":<CallToolResult>}` (see
+    /// [`call_tool_result`]) straight as compact JSON text, without building a
+    /// [`serde_json::Value`] tree first: the per-call answer path. The bytes are those
+    /// `serde_json` writes for the same answer (members in [`call_tool_result`]'s order); the
+    /// envelope's text is made once and escaped as a JSON string by [`push_escaped_json`].
     pub fn response_json(&self, id: &Value) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Response<'a> {
-            jsonrpc: &'static str,
-            id: &'a Value,
-            result: CallToolResultView<'a>,
-        }
-        let result = CallToolResultView::of(self);
+        let envelope = serde_json::to_vec(&self.envelope).expect("an envelope always serializes");
         // The envelope's text appears twice, once escaped; media blocks grow the buffer.
-        let mut out = Vec::with_capacity(2 * result.envelope.get().len() + 128);
-        let response = Response {
-            jsonrpc: "2.0",
-            id,
-            result,
-        };
-        serde_json::to_writer(&mut out, &response).expect("a response always serializes");
+        let mut out = Vec::with_capacity(2 * envelope.len() + 128);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        write_json(&mut out, id);
+        out.extend_from_slice(br#","result":{"content":[{"type":"text","text":""#);
+        push_escaped_json(&mut out, &envelope);
+        out.extend_from_slice(br#""}"#);
+        for block in &self.media {
+            out.push(b',');
+            write_json(&mut out, block);
+        }
+        out.extend_from_slice(br#"],"structuredContent":"#);
+        out.extend_from_slice(&envelope);
+        out.extend_from_slice(match self.envelope.status {
+            Status::Error => br#","isError":true"#.as_slice(),
+            _ => br#","isError":false"#.as_slice(),
+        });
+        if let Some(meta) = &self.meta {
+            out.extend_from_slice(br#","_meta":"#);
+            write_json(&mut out, meta);
+        }
+        out.extend_from_slice(b"}}");
         out
     }
+}
+
+/// Appends `value` as compact JSON.
+fn write_json(out: &mut Vec<u8>, value: &Value) {
+    serde_json::to_writer(&mut *out, value).expect("a JSON value always serializes");
+}
+
+/// Appends compact JSON text `json` (as `serde_json` writes it) escaped as the inside of a
+/// JSON string, byte for byte what `serde_json` writes for it: such text holds no raw control
+/// character (JSON escapes them inside strings and allows none outside), so only `"` and `\`
+/// need a backslash (RFC 8259 section 7). Runs between them are copied whole, found by
+/// `memchr2`, where `serde_json`'s string writer looks at every byte.
+fn push_escaped_json(out: &mut Vec<u8>, json: &[u8]) {
+    debug_assert!(!json.iter().any(|&b| b < 0x20), "compact JSON text");
+    let mut rest = json;
+    while let Some(at) = memchr::memchr2(b'"', b'\\', rest) {
+        out.extend_from_slice(&rest[..at]);
+        out.push(b'\\');
+        out.push(rest[at]);
+        rest = &rest[at + 1..];
+    }
+    out.extend_from_slice(rest);
 }
 
 /// A [`Mapped`] that serializes as our `CallToolResult`, with its envelope's JSON text made
@@ -176,7 +208,35 @@ mod tests {
         })
     }
 
+    /// Any JSON value: nested arrays and objects of [`arb_text`] strings, numbers and literals.
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            arb_text().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            Just(Value::Null),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((arb_text(), inner), 0..4)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
     proptest! {
+        #[test]
+        fn json_text_is_escaped_as_serde_json_escapes_it(value in arb_json()) {
+            let text = serde_json::to_string(&value).unwrap();
+            let mut escaped = b"\"".to_vec();
+            push_escaped_json(&mut escaped, text.as_bytes());
+            escaped.push(b'"');
+            prop_assert_eq!(String::from_utf8(escaped).unwrap(),
+                serde_json::to_string(&text).unwrap());
+        }
+
         #[test]
         fn the_answer_is_the_same_text_as_serializing_the_envelope_twice(
             mapped in arb_mapped(),

@@ -50,7 +50,7 @@ impl MediaBlock<'_> {
 /// `block` as a [`MediaBlock`]; `None` for every block that carries no base64 media (and for
 /// values that are not objects).
 pub fn media_block(block: &Value) -> Option<MediaBlock<'_>> {
-    let kind = block.get("type")?.as_str()?;
+    let kind = crate::small_map::member(block, "type")?.as_str()?;
     match kind {
         "image" | "audio" => Some(MediaBlock {
             kind,

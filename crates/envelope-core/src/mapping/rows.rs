@@ -14,6 +14,7 @@ use super::{Mapped, MappingContext};
 use crate::budget::Budget;
 use crate::envelope::{fill_rows_within, json_kind, Row, Status};
 use crate::message_cut::prefix_end;
+use crate::small_map;
 use crate::text_rows::{plain_text_rows, TextRules};
 
 /// A `CallToolResult` → envelope: results that are not plain tool results and envelopes
@@ -322,8 +323,8 @@ fn block_rows(block: &Value, mode: MediaMode, budget: usize, rules: TextRules) -
             MediaMode::Describe => describe_media(block, budget).map_or_else(no_rows, one_row),
         };
     }
-    match map.get("type").and_then(Value::as_str) {
-        Some("text") => match map.get("text") {
+    match small_map::get(map, "type").and_then(Value::as_str) {
+        Some("text") => match small_map::get(map, "text") {
             Some(Value::String(text)) => text_rows(text, rules),
             _ => as_is(),
         },
