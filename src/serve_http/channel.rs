@@ -54,6 +54,23 @@ pub struct Out {
     pub last: bool,
 }
 
+impl Out {
+    /// The end of a request the client cancelled: no JSON-RPC response follows (MCP
+    /// 2025-11-25 "Utilities: Cancellation": the receiver SHOULD NOT answer it), and its HTTP
+    /// response ends ([`Channel::end_cancelled`]). Its `json` is empty, which no message is.
+    fn cancelled() -> Out {
+        Out {
+            json: Vec::new(),
+            last: true,
+        }
+    }
+
+    /// Whether this is [`Out::cancelled`]: the request's HTTP response ends without an answer.
+    pub fn is_cancelled(&self) -> bool {
+        self.last && self.json.is_empty()
+    }
+}
+
 /// Why a request could not be handed to the session.
 #[derive(Debug, PartialEq)]
 pub enum SubmitError {
@@ -265,6 +282,23 @@ impl Channel {
             routes.tokens.remove(token);
         }
         Some(waiter)
+    }
+
+    /// Ends the HTTP response of the request `request_id` of a legacy session, which its
+    /// client has just cancelled with `notifications/cancelled`: the session will not answer it
+    /// (MCP 2025-11-25 "Utilities: Cancellation"), so the POST that carried it would otherwise
+    /// stay open, and the session busy, for ever. Its ticket gets [`Out::cancelled`]. Nothing
+    /// happens for an id no request of the session waits under, or on the shared stateless
+    /// channel (its clients cancel by closing the response: MCP 2026-07-28).
+    pub fn end_cancelled(&self, request_id: &Value) {
+        if self.shared {
+            return;
+        }
+        let waiter = Channel::forget(&mut self.routes.lock().unwrap(), &key_of(request_id));
+        if let Some(waiter) = waiter {
+            debug!(id = %request_id, "cancelled by the client: its response ends unanswered");
+            let _ = waiter.tx.try_send(Out::cancelled());
+        }
     }
 
     /// Opens the GET stream of a legacy session: the kept messages first. `None` when one is

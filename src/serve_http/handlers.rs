@@ -240,7 +240,14 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
             Err(SubmitError::Closed) => closed(id),
         },
         _ => match channel.deliver(super::channel::one_line(raw)).await {
-            Ok(()) => StatusCode::ACCEPTED.into_response(),
+            Ok(()) => {
+                if method == Some("notifications/cancelled") {
+                    if let Some(request_id) = message.pointer("/params/requestId") {
+                        channel.end_cancelled(request_id);
+                    }
+                }
+                StatusCode::ACCEPTED.into_response()
+            }
             Err(_) => closed(Value::Null),
         },
     }
@@ -257,12 +264,16 @@ fn ended_session(id: Value) -> Response {
 }
 
 /// The answer to one POSTed request: JSON when the first message for it is its response, else
-/// an SSE stream of its messages up to the response.
+/// an SSE stream of its messages up to the response; a request the client cancelled ends its
+/// stream without one (an empty stream when nothing was sent yet).
 async fn answer(mut ticket: Ticket, session: Option<&str>, stateless: bool, id: Value) -> Response {
     let Some(first) = ticket.next().await else {
         let e = error(-32603, "the session ended before answering");
         return refuse(StatusCode::INTERNAL_SERVER_ERROR, id, e);
     };
+    if first.is_cancelled() {
+        return sse(futures_util::stream::empty(), session);
+    }
     if first.last {
         let status = if stateless {
             mcp::status_of_answer(error_code(&first.json))
@@ -277,6 +288,9 @@ async fn answer(mut ticket: Ticket, session: Option<&str>, stateless: bool, id: 
                 Some(out) => out,
                 None => ticket.next().await?,
             };
+            if out.is_cancelled() {
+                return None;
+            }
             Some((event(out), (None, ticket)))
         });
     sse(stream, session)

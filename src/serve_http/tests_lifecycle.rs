@@ -207,3 +207,43 @@ async fn a_newer_clients_version_gets_the_unsupported_version_error_with_our_ver
         "refused before any session"
     );
 }
+
+/// A request its client cancels (`notifications/cancelled`, MCP 2025-11-25 "Utilities:
+/// Cancellation") gets no answer, and the POST that carried it ends: an event stream with no
+/// message. The session is then idle again, so it expires like any other.
+#[tokio::test]
+async fn a_cancelled_requests_post_ends_unanswered_and_its_session_can_expire() {
+    let mut options = defaults();
+    options.session_idle = Duration::from_millis(300);
+    let server = start(options).await;
+    let session = server.initialize().await;
+    let hang = request(json!(78), "hang", json!({}));
+    let pending = tokio::spawn(server.post(&hang, Some(&session)).send());
+    let seen_hang = || server.seen.0.lock().unwrap().iter().any(|m| m["id"] == 78);
+    for _ in 0..200 {
+        if seen_hang() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen_hang(), "the session never got the request");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 78, "reason": "no longer needed"}});
+    let accepted = server.post(&cancel, Some(&session)).send().await.unwrap();
+    assert_eq!(accepted.status(), 202);
+    let ended = tokio::time::timeout(Duration::from_secs(20), pending)
+        .await
+        .expect("the cancelled request's POST never ended")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended.status(), 200);
+    let kind = ended.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    let body = ended.text().await.unwrap();
+    assert!(!body.contains("data:"), "no answer is sent: {body:?}");
+    // Nothing is pending any more: the session idles out.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let echo = request(json!(79), "echo", json!({}));
+    let gone = server.post(&echo, Some(&session)).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+}
