@@ -309,15 +309,17 @@ impl HttpTransport {
             .modern_version()
             .and(sent.request_id())
             .map(Value::to_string);
+        // The POST's future is boxed: it is several kilobytes (hyper's request and the SSE
+        // reader inside), and a task's future is moved by value into the task when spawned.
         let Some(key) = key else {
-            posts.spawn(async move { me.send(body, sent, &sink).await });
+            posts.spawn(async move { Box::pin(me.send(body, sent, &sink)).await });
             return;
         };
         let mut modern_posts = self.modern_posts.lock().unwrap();
         let post = posts.spawn({
             let key = key.clone();
             async move {
-                me.send(body, sent, &sink).await;
+                Box::pin(me.send(body, sent, &sink)).await;
                 me.modern_posts.lock().unwrap().remove(&key);
             }
         });
