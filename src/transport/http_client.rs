@@ -61,6 +61,12 @@ use crate::server_tool::ServerTool;
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// [`SESSION_ID`] and [`PROTOCOL_VERSION`] as header names, parsed once.
+const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
+/// Room for a POST's own headers beyond every POST's: the session id, the protocol version,
+/// `Mcp-Method`, `Mcp-Name` and a few `Mcp-Param-*`.
+const OWN_HEADERS: usize = 8;
 const POST_ACCEPT: &str = "application/json, text/event-stream";
 const EVENT_STREAM: &str = "text/event-stream";
 const USER_AGENT: &str = concat!("mcp-envelope/", env!("CARGO_PKG_VERSION"));
@@ -359,17 +365,8 @@ impl HttpTransport {
             .unwrap()
             .clone()
             .filter(|_| !self.legacy());
-        let mut extra = HeaderMap::new();
-        for (name, value) in sent.modern_headers() {
-            extra.append(name, value);
-        }
-        for (name, value) in self.param_headers(&sent, &body, sink) {
-            let name = HeaderName::try_from(name);
-            if let (Ok(name), Ok(value)) = (name, HeaderValue::try_from(value)) {
-                extra.append(name, value);
-            }
-        }
-        let resp = match self.post(extra, body.clone()).await {
+        let own = |headers: &mut HeaderMap| self.own_headers(&sent, &body, sink, headers);
+        let resp = match self.post(own, body.clone()).await {
             Ok(r) => r,
             Err(detail) => return self.broken(&sent, detail, sink).await,
         };
@@ -454,22 +451,27 @@ impl HttpTransport {
         self.lose(detail);
     }
 
-    /// POSTs one message with the session headers and `extra`: on the plain path when there
-    /// is one (a 3xx answer there is sent again through reqwest, which follows redirects),
-    /// else through reqwest. `Err` says why no answer came.
-    async fn post(&self, mut extra: HeaderMap, body: Bytes) -> Result<Answer, String> {
+    /// POSTs one message with the session headers and those `own` appends (the message's own,
+    /// [`HttpTransport::own_headers`]): on the plain path when there is one, with every header
+    /// in one map built for it (a 3xx answer there is sent again through reqwest, which
+    /// follows redirects), else through reqwest. `Err` says why no answer came.
+    async fn post(&self, own: impl Fn(&mut HeaderMap), body: Bytes) -> Result<Answer, String> {
         if let Some(plain) = self.plain.as_ref().filter(|_| !self.legacy()) {
+            let mut headers = plain.headers(OWN_HEADERS);
+            own(&mut headers);
             if let Some(id) = self.session.read().unwrap().clone() {
-                extra.insert(SESSION_ID, id);
+                headers.insert(SESSION_ID_HEADER, id);
             }
             if let Some(v) = self.protocol_version.read().unwrap().clone() {
-                extra.entry(PROTOCOL_VERSION).or_insert(v);
+                headers.entry(PROTOCOL_VERSION_HEADER).or_insert(v);
             }
-            let resp = plain.post(&extra, body.clone()).await?;
+            let resp = plain.post(headers, body.clone()).await?;
             if !resp.status().is_redirection() {
                 return Ok(resp.map(http_body_util::Either::Left));
             }
         }
+        let mut extra = HeaderMap::new();
+        own(&mut extra);
         let url = self.post_url.read().unwrap().clone();
         let resp = self
             .request(Method::POST, url)
@@ -480,6 +482,18 @@ impl HttpTransport {
             .send()
             .await;
         resp.map(from_reqwest).map_err(|e| describe(&e))
+    }
+
+    /// Appends the headers message `sent` (JSON text `body`) needs of its own to `headers`:
+    /// a 2026-07-28 request's metadata headers and its `Mcp-Param-*` headers.
+    fn own_headers<S: Inbox>(&self, sent: &Sent, body: &[u8], sink: &S, headers: &mut HeaderMap) {
+        sent.modern_headers(headers);
+        for (name, value) in self.param_headers(sent, body, sink) {
+            let name = HeaderName::try_from(name);
+            if let (Ok(name), Ok(value)) = (name, HeaderValue::try_from(value)) {
+                headers.append(name, value);
+            }
+        }
     }
 
     /// Reads a successful POST's answer: a JSON body or an SSE stream; a request not answered

@@ -16,7 +16,7 @@
 //!   `notifications/cancelled` is sent over HTTP.
 
 use base64::Engine;
-use reqwest::header::HeaderValue;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -108,22 +108,21 @@ impl Sent {
         Some(id.to_string())
     }
 
-    /// The request metadata headers of a 2026-07-28 request (see the module doc); empty for
-    /// any other message. A value no header can carry even encoded is left out (the server
-    /// then refuses the request, and says why).
-    pub(super) fn modern_headers(&self) -> Vec<(&'static str, HeaderValue)> {
+    /// Appends the request metadata headers of a 2026-07-28 request (see the module doc) to
+    /// `headers`; nothing for any other message. A value no header can carry even encoded is
+    /// left out (the server then refuses the request, and says why).
+    pub(super) fn modern_headers(&self, headers: &mut HeaderMap) {
         let Some(version) = self.modern_version() else {
-            return Vec::new();
+            return;
         };
-        let mut headers = Vec::with_capacity(3);
         let mut push = |name, value: &str| {
-            if let Ok(v) = HeaderValue::from_str(&encode_header_value(value)) {
-                headers.push((name, v));
+            if let Some(v) = header_value(value) {
+                headers.append(name, v);
             }
         };
-        push(super::PROTOCOL_VERSION, version);
+        push(PROTOCOL_VERSION_HEADER, version);
         let method = self.method.as_deref().unwrap_or_default();
-        push(METHOD, method);
+        push(METHOD_HEADER, method);
         let params = self.params.as_ref();
         let name = match method {
             "tools/call" | "prompts/get" => params.and_then(|p| p.name.as_ref()),
@@ -131,10 +130,25 @@ impl Sent {
             _ => None,
         };
         if let Some(name) = name.and_then(Value::as_str) {
-            push(NAME, name);
+            push(NAME_HEADER, name);
         }
-        headers
     }
+}
+
+/// `MCP-Protocol-Version`, parsed once.
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(super::PROTOCOL_VERSION);
+/// `Mcp-Method`, parsed once.
+const METHOD_HEADER: HeaderName = HeaderName::from_static(METHOD);
+/// `Mcp-Name`, parsed once.
+const NAME_HEADER: HeaderName = HeaderName::from_static(NAME);
+
+/// `value` as a header value, encoded as [`encode_header_value`] says (copied once when it
+/// needs no encoding); `None` when even the encoded text is no header value.
+fn header_value(value: &str) -> Option<HeaderValue> {
+    if is_plain(value) {
+        return HeaderValue::from_str(value).ok();
+    }
+    HeaderValue::try_from(encode_header_value(value)).ok()
 }
 
 /// The `params.arguments` of a request's JSON text (`null` when it has none).
@@ -155,16 +169,21 @@ pub(super) fn arguments_of(body: &[u8]) -> Value {
 /// ASCII or spaces and tabs without leading or trailing whitespace (and does not look like the
 /// sentinel), else `=?base64?<standard Base64 of its UTF-8>?=`.
 pub fn encode_header_value(value: &str) -> String {
-    let plain = value
-        .bytes()
-        .all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
-        && value.trim() == value
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    if plain {
+    if is_plain(value) {
         return value.to_owned();
     }
     let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
     format!("=?base64?{encoded}?=")
+}
+
+/// Whether a header carries `value` as it is: visible ASCII or spaces and tabs, without
+/// leading or trailing whitespace, not looking like the sentinel (see [`encode_header_value`]).
+fn is_plain(value: &str) -> bool {
+    value
+        .bytes()
+        .all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
+        && value.trim() == value
+        && !(value.starts_with("=?base64?") && value.ends_with("?="))
 }
 
 /// The JSON-RPC error response in an HTTP error answer's `text` when it answers request `id`
@@ -184,9 +203,14 @@ mod tests {
 
     fn headers(body: Value) -> Vec<(&'static str, String)> {
         let sent = Sent::of(body.to_string().as_bytes());
-        let list = sent.modern_headers();
-        list.into_iter()
-            .map(|(k, v)| (k, v.to_str().unwrap().to_owned()))
+        let mut list = HeaderMap::new();
+        sent.modern_headers(&mut list);
+        let names = [super::super::PROTOCOL_VERSION, METHOD, NAME];
+        list.iter()
+            .map(|(k, v)| {
+                let name = names.into_iter().find(|n| k == *n).unwrap();
+                (name, v.to_str().unwrap().to_owned())
+            })
             .collect()
     }
 

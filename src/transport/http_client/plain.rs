@@ -89,23 +89,27 @@ impl PlainHttp {
         })
     }
 
-    /// POSTs `body` with the headers every POST carries and `extra`; `Err` says why no answer
-    /// came (`cannot connect: …`, or the innermost cause of a broken connection).
+    /// The headers every POST carries, in a map with room for `more`.
+    pub(super) fn headers(&self, more: usize) -> HeaderMap {
+        let mut headers = HeaderMap::with_capacity(self.headers.len() + more);
+        for (name, value) in &self.headers {
+            headers.append(name.clone(), value.clone());
+        }
+        headers
+    }
+
+    /// POSTs `body` with `headers` (those of [`PlainHttp::headers`] and the POST's own);
+    /// `Err` says why no answer came (`cannot connect: …`, or the innermost cause of a broken
+    /// connection).
     pub(super) async fn post(
         &self,
-        extra: &HeaderMap,
+        headers: HeaderMap,
         body: Bytes,
     ) -> Result<http::Response<Incoming>, String> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.target.clone();
-        let headers = request.headers_mut();
-        *headers = self.headers.clone();
-        headers.extend(
-            extra
-                .iter()
-                .map(|(name, value)| (name.clone(), value.clone())),
-        );
+        *request.headers_mut() = headers;
         let (mut sender, reused) = match self.take_ready() {
             Some(sender) => (sender, true),
             None => (self.connect().await?, false),

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderValue;
 use sse_stream::SseByteStream;
 use tracing::info;
 
@@ -56,7 +56,7 @@ impl HttpTransport {
     /// POSTs `body` with the session headers; an error status or a failed connection is the
     /// error.
     async fn post_again(&self, body: Bytes) -> Result<Answer, String> {
-        let resp = self.post(HeaderMap::new(), body).await?;
+        let resp = self.post(|_| {}, body).await?;
         if !resp.status().is_success() {
             return Err(format!(
                 "the server answered HTTP {}",
