@@ -215,13 +215,8 @@ impl Core {
                     .await;
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
-            // enveloped as an error). The params are lent to the request, not copied.
-            let forwarded = Value::Object(std::mem::take(params));
-            let done = start_request_bounded(ds, &forwarded, timeout, slot).await;
-            if let Value::Object(map) = forwarded {
-                *params = map;
-            }
-            return Flow::Done(done);
+            // enveloped as an error).
+            return Flow::Done(request_lent(ds, params, timeout, slot).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return self.resume(state, responses, meta, tool, slot).await;
@@ -366,14 +361,18 @@ impl Core {
     async fn fulfil_for_legacy_client(
         self: &Arc<Self>,
         ds: &Downstream,
-        params: &Map<String, Value>,
+        params: &mut Map<String, Value>,
         timeout: Duration,
         slot: &DownstreamSlot,
         session: Option<&Arc<Session>>,
     ) -> Flow {
-        let mut forwarded = Value::Object(params.clone());
+        // The first round sends the client's params themselves; a retry, its own.
+        let mut forwarded = None;
         for _round in 0..=MAX_ROUNDS {
-            let result = start_request_bounded(ds, &forwarded, timeout, slot).await;
+            let result = match &forwarded {
+                None => request_lent(ds, params, timeout, slot).await,
+                Some(retry) => start_request_bounded(ds, retry, timeout, slot).await,
+            };
             let interim = match &result {
                 Ok(Ok(ResultBody::Value(r))) if mrtr::is_input_required(r) => r.clone(),
                 _ => return Flow::Done(result),
@@ -392,7 +391,7 @@ impl Core {
                 };
             }
             let state = interim.get("requestState").and_then(Value::as_str);
-            forwarded = mrtr::retry_params(params, responses, state);
+            forwarded = Some(mrtr::retry_params(params, responses, state));
         }
         let why = format!("still asked for input after {MAX_ROUNDS} rounds");
         Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
@@ -448,6 +447,22 @@ fn start_request(
 ) -> CallFuture {
     let (ds, params, slot) = (ds.clone(), Value::Object(params.clone()), slot.clone());
     Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot).await })
+}
+
+/// [`start_request_bounded`] with `params` lent to the request (taken and put back), not
+/// copied.
+async fn request_lent(
+    ds: &Downstream,
+    params: &mut Map<String, Value>,
+    timeout: Duration,
+    slot: &DownstreamSlot,
+) -> CallResult {
+    let lent = Value::Object(std::mem::take(params));
+    let done = start_request_bounded(ds, &lent, timeout, slot).await;
+    if let Value::Object(map) = lent {
+        *params = map;
+    }
+    done
 }
 
 async fn start_request_bounded(
