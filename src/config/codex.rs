@@ -97,12 +97,12 @@ pub(super) fn check(
         ));
     }
     for (i, entry) in raw.env_vars.iter().flatten().enumerate() {
-        let (name, source) = match entry {
+        let (name, source) = match entry.get_ref() {
             EnvVar::Name(name) => (name, None),
             EnvVar::Config { name, source } => (name, source.as_deref()),
         };
-        let problem = if name.is_empty() || name.contains('=') || name.contains('\0') {
-            Some(format!("invalid environment variable name `{name}`"))
+        let problem = if let Err(message) = super::remote::check_var(name) {
+            Some(message)
         } else {
             match source {
                 None | Some("local") => None,
@@ -111,7 +111,8 @@ pub(super) fn check(
             }
         };
         if let Some(message) = problem {
-            return Err(ctx.error(None, Some(format!("{key}.env_vars[{i}]")), message));
+            let span = Some(entry.span());
+            return Err(ctx.error(span, Some(format!("{key}.env_vars[{i}]")), message));
         }
     }
     match raw.startup_timeout_ms {

@@ -136,13 +136,10 @@ pub(super) fn expand_vars(
                 return Err("unterminated `${` (the value is not shown)".to_owned());
             };
             let name = &tail[..end];
-            let valid = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !valid {
-                return Err(format!("invalid variable name `${{{name}}}`"));
+            if !is_env_name(name) {
+                return Err(format!(
+                    "invalid variable name in `${{…}}` ({ENV_NAME_RULE})"
+                ));
             }
             match env(name) {
                 Some(value) => out.push_str(&value),
@@ -156,6 +153,21 @@ pub(super) fn expand_vars(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// What [`is_env_name`] accepts, in words for error messages.
+pub(super) const ENV_NAME_RULE: &str =
+    "a variable name has only letters, digits and `_`, and does not start with a digit";
+
+/// Whether `name` is a portable environment variable name (POSIX.1-2017, Base Definitions 8.1:
+/// letters, digits and `_`, not starting with a digit). A config key that takes a variable
+/// NAME refuses anything else, so that a secret written there by mistake is never looked up,
+/// logged or shown.
+pub(super) fn is_env_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `io::Error` text without the trailing ` (os error N)`.

@@ -166,7 +166,8 @@ table_with_settings! {
         pub(super) tools: BTreeMap<String, Spanned<RawTool>>, // Codex's own keys (config/codex.rs says what each does here).
         /// Codex: variables forwarded from the proxy's environment (servers inherit it whole, so
         /// every one listed is passed). Names, or `{ name, source = "local" }`.
-        pub(super) env_vars: Option<Vec<codex::EnvVar>>,
+        #[schemars(with = "Option<Vec<codex::EnvVar>>")]
+        pub(super) env_vars: Option<Vec<Spanned<codex::EnvVar>>>,
         /// Codex: startup timeout in milliseconds (> 0), used when `startup_timeout_sec` is absent.
         pub(super) startup_timeout_ms: Option<u64>,
         /// Codex: accepted, no effect in the proxy.

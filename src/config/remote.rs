@@ -291,12 +291,17 @@ fn headers(
     Ok(out)
 }
 
-/// An environment variable name: non-empty, without `=` or NUL.
-fn check_var(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.contains('=') || name.contains('\0') {
-        Err(format!("invalid environment variable name `{name}`"))
-    } else {
+/// An environment variable NAME (see [`super::load::is_env_name`]). The message never repeats
+/// what was written: a value that is not a name is most likely the secret itself.
+pub(super) fn check_var(name: &str) -> Result<(), String> {
+    if super::load::is_env_name(name) {
         Ok(())
+    } else {
+        Err(format!(
+            "invalid environment variable name ({}); the value is not shown, as it may be a \
+             secret: put the secret in a variable and write that variable's NAME here",
+            super::load::ENV_NAME_RULE
+        ))
     }
 }
 

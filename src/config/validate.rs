@@ -87,7 +87,7 @@ impl Ctx<'_> {
         if let Some(better) = super::suggest::unknown_key_message(&message) {
             message = better;
         }
-        if holds_secrets(&key) {
+        if holds_secrets(&key) || echoes_a_non_number(&message) {
             message = without_backticked(&message);
         }
         self.error(inner.span(), (!key.is_empty()).then_some(key), message)
@@ -296,6 +296,17 @@ fn holds_secrets(key: &str) -> bool {
     [".env", ".http_headers", ".env_http_headers"]
         .iter()
         .any(|table| key.contains(&format!("{table}.")) || key.ends_with(table))
+}
+
+/// Whether a parser's `invalid type`/`invalid value` message quotes a value written where
+/// something other than a number was expected (``invalid type: integer `987654321`, expected a
+/// string``): such a value may be a secret written in the wrong place (a numeric token in
+/// `args`), so it is not echoed; the expected type says what is wrong. A value of a numeric key
+/// (``invalid value: integer `-5`, expected a whole number of at least 1``) is kept.
+fn echoes_a_non_number(message: &str) -> bool {
+    let numeric = ["expected a whole number", "expected a positive number"];
+    (message.starts_with("invalid type:") || message.starts_with("invalid value:"))
+        && !numeric.iter().any(|n| message.contains(n))
 }
 
 /// A parser's message without the values it quotes in backticks (``invalid type: integer

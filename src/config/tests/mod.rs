@@ -2,6 +2,7 @@
 
 mod load;
 mod model;
+mod secrets;
 mod validate;
 
 use std::collections::BTreeMap;

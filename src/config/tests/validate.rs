@@ -114,7 +114,7 @@ fn wrong_types() {
         2,
         11,
         "mcp_servers.git.command",
-        "invalid type: integer `3`, expected a string",
+        "invalid type: integer, expected a string",
     );
     assert_error(
         &format!("{GIT}args = [\"a\", 2]\n"),
