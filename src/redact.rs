@@ -42,8 +42,12 @@ pub const MIN_SECRET_VALUE_CHARS: usize = 4;
 // One key-matching rule for the transcript's `redact_keys` and the secret patterns here.
 use envelope_core::record::normalize_key as normalize;
 
-/// Whether `key` looks like it names a secret ([`SECRET_KEY_PATTERNS`]).
+/// Whether `key` looks like it names a secret ([`SECRET_KEY_PATTERNS`]); a protocol field such
+/// as `progressToken` ([`envelope_core::record::PROTOCOL_KEYS`]) does not.
 pub fn key_is_secret(key: &str) -> bool {
+    if envelope_core::record::PROTOCOL_KEYS.contains(&key) {
+        return false;
+    }
     let key = normalize(key);
     SECRET_KEY_PATTERNS.iter().any(|p| {
         let p = normalize(p);
@@ -378,6 +382,12 @@ mod tests {
             r.redact(line),
             "connecting with [redacted] to db as bob:[redacted] on 8080, token [redacted]"
         );
+    }
+
+    #[test]
+    fn the_progress_token_is_a_protocol_field_not_a_secret() {
+        assert!(!key_is_secret("progressToken"));
+        assert!(key_is_secret("accessToken") && key_is_secret("progress_token_secret"));
     }
 
     #[test]

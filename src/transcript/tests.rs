@@ -28,12 +28,17 @@ fn redacts_at_any_depth_case_insensitively() {
     );
 }
 
-#[test]
-fn redaction_matches_the_usual_spellings_of_secret_keys() {
-    let keys: Vec<String> = crate::config::DEFAULT_REDACT_KEYS
+/// The default `[transcript] redact_keys`.
+fn default_keys() -> Vec<String> {
+    crate::config::DEFAULT_REDACT_KEYS
         .iter()
         .map(|s| s.to_string())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn redaction_matches_the_usual_spellings_of_secret_keys() {
+    let keys = default_keys();
     let mut v = json!({
         "access_token": "a", "apiKey": "b", "x-api-key": "c",
         "headers": {"Authorization": "Bearer d"}, "client_secret": "e",
@@ -46,6 +51,26 @@ fn redaction_matches_the_usual_spellings_of_secret_keys() {
             "access_token": "[redacted]", "apiKey": "[redacted]", "x-api-key": "[redacted]",
             "headers": {"Authorization": "[redacted]"}, "client_secret": "[redacted]",
             "query": "keep", "max_tokens": 5
+        })
+    );
+}
+
+/// `progressToken` ends in `token` but is a protocol field (MCP `_meta.progressToken`), not a
+/// secret: a transcript keeps it, so a recorded progress notification still says which call it
+/// belongs to. A key that merely contains it is still redacted.
+#[test]
+fn the_progress_token_is_kept() {
+    let keys = default_keys();
+    let mut v = json!({
+        "params": {"_meta": {"progressToken": "p7"}, "progressToken": 3},
+        "my_progressToken": "s"
+    });
+    redact(&mut v, &keys);
+    assert_eq!(
+        v,
+        json!({
+            "params": {"_meta": {"progressToken": "p7"}, "progressToken": 3},
+            "my_progressToken": "[redacted]"
         })
     );
 }

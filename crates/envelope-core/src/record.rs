@@ -110,10 +110,19 @@ pub fn normalize_key(key: &str) -> String {
         .collect()
 }
 
+/// Protocol fields whose names end like a secret's but hold none, kept by [`key_matches`]
+/// (compared exactly): `progressToken` (MCP specification 2025-11-25, "Utilities: Progress",
+/// `_meta.progressToken` and `notifications/progress` params), an id the client chose.
+pub const PROTOCOL_KEYS: [&str; 1] = ["progressToken"];
+
 /// Whether `key` matches one of `patterns`: both [`normalize_key`]d, the pattern at the key's
 /// start or end (with `api_key`, the keys `apiKey`, `x-api-key` and `API_KEY_2` match; with
-/// `token`, `access_token` matches and `max_tokens` does not). An empty pattern matches nothing.
+/// `token`, `access_token` matches and `max_tokens` does not). An empty pattern matches nothing,
+/// and so does nothing match a protocol field of [`PROTOCOL_KEYS`].
 pub fn key_matches(key: &str, patterns: &[String]) -> bool {
+    if PROTOCOL_KEYS.contains(&key) {
+        return false;
+    }
     let key = normalize_key(key);
     patterns.iter().any(|p| {
         let p = normalize_key(p);
