@@ -258,6 +258,10 @@ pub struct Playback {
     /// Whether a tool the cassette has calls of is mapped with the settings of its last
     /// recorded call ([`Playback::settings`]) rather than the config's.
     recorded_settings: bool,
+    /// Whether the session's transcript is the cassette file itself (`record-missing` without
+    /// another `--transcript`): then only what the cassette lacks is appended to it
+    /// ([`Playback::records_into_itself`]).
+    records_into_itself: bool,
 }
 
 impl Playback {
@@ -267,7 +271,33 @@ impl Playback {
             cassette: std::sync::Mutex::new(cassette),
             record_missing,
             recorded_settings: false,
+            records_into_itself: false,
         }
+    }
+
+    /// This playback, told that the session records into the cassette file itself: a call the
+    /// cassette answered, or a tool list it already holds, is not appended again (so a session
+    /// run twice leaves the cassette as it was).
+    pub fn recording_into_itself(mut self) -> Playback {
+        self.records_into_itself = true;
+        self
+    }
+
+    /// Whether the transcript is the cassette itself ([`Playback::recording_into_itself`]).
+    pub fn records_into_itself(&self) -> bool {
+        self.records_into_itself
+    }
+
+    /// Whether the cassette's last recorded tool list of `server` is `tools` (as exposed, the
+    /// JSON a tool-list record holds) under `prefix`: such a list need not be recorded again.
+    pub fn holds_tool_list(&self, server: &str, prefix: &str, tools: &[Value]) -> bool {
+        let cassette = self.cassette.lock().unwrap();
+        let recorded_prefix = cassette.prefixes.get(server).map_or("", String::as_str);
+        recorded_prefix == prefix
+            && cassette
+                .tool_lists
+                .iter()
+                .any(|(s, recorded)| s == server && recorded.as_slice() == tools)
     }
 
     /// This playback, mapping each tool the cassette has calls of with the settings of its

@@ -36,13 +36,25 @@ pub(super) fn load_cassette(
         tracing::warn!("{w}");
     }
     if record_missing && transcript.is_none() {
-        *transcript = Some(path);
+        *transcript = Some(path.clone());
     }
     let cassette = crate::cassette::Cassette::new(&t, ignored);
-    Ok(Some(crate::cassette::Playback::new(
-        cassette,
-        record_missing,
-    )))
+    let playback = crate::cassette::Playback::new(cassette, record_missing);
+    // Recording into the cassette itself: what it already answers is not appended again.
+    let same_file = |t: &PathBuf| t == &path || same_existing_file(t, &path);
+    Ok(Some(if transcript.as_ref().is_some_and(same_file) {
+        playback.recording_into_itself()
+    } else {
+        playback
+    }))
+}
+
+/// Whether `a` and `b` name the same existing file (another spelling of its path).
+fn same_existing_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 pub(super) fn run_serve(

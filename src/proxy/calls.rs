@@ -46,6 +46,8 @@ pub(super) enum NotEnveloped {
 /// (mapped by [`map_raw`]; with a transcript, recorded from its text).
 pub(super) enum CallOutcome {
     Outcome(Outcome),
+    /// Answered by the cassette (`serve --cassette`), with the outcome it recorded.
+    Replayed(Outcome),
     Raw(RawResponse),
     /// Answered by the proxy itself (the page tool), with the outcome to record.
     Mapped(Mapped, Outcome),
@@ -111,6 +113,8 @@ struct Finished {
     mapped: Mapped,
     outcome: Option<Outcome>,
     payload: Option<RawResponse>,
+    /// Whether the cassette answered the call ([`CallOutcome::Replayed`]).
+    replayed: bool,
 }
 
 impl Core {
@@ -192,6 +196,7 @@ impl Core {
             server_tool,
             settings,
         };
+        let replayed = matches!(call_outcome, CallOutcome::Replayed(_));
         let (mapped, payload, outcome) = map_call_outcome(call_outcome, &facts).await;
         // `params` is dropped here: its `arguments` taken out, not removed (no hash).
         let arguments = small_map::get_mut(&mut params, "arguments")
@@ -205,6 +210,7 @@ impl Core {
             mapped,
             outcome,
             payload,
+            replayed,
         };
         Ok(self.finish(pager, finished))
     }
@@ -277,6 +283,11 @@ impl Core {
             return;
         };
         let events = self.calls.take_events(done.seq);
+        // A call the cassette answered is in it already when the cassette is the transcript.
+        let into_cassette = self.cassette.get().is_some_and(|c| c.records_into_itself());
+        if done.replayed && into_cassette {
+            return;
+        }
         let facts = &done.facts;
         let settings = &facts.settings;
         let record = |outcome| {
@@ -330,7 +341,7 @@ impl Core {
             .get()
             .and_then(|c| c.answer(&route.server, &route.tool, name, arguments));
         if let Some(outcome) = recorded {
-            return Ok(CallOutcome::Outcome(outcome));
+            return Ok(CallOutcome::Replayed(outcome));
         }
         let servers = self.servers();
         let Some(ds) = servers.iter().find(|d| d.name() == route.server) else {
@@ -405,7 +416,7 @@ async fn map_call_outcome(
             let (mapped, parsed, raw) = work.await;
             (mapped, Some(raw), parsed)
         }
-        CallOutcome::Outcome(outcome) => (
+        CallOutcome::Outcome(outcome) | CallOutcome::Replayed(outcome) => (
             map_outcome(&outcome, &facts.mapping_context()),
             None,
             Some(outcome),

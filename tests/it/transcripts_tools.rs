@@ -306,7 +306,8 @@ fn cassette_serves_a_recorded_session_without_its_servers() {
 }
 
 /// `--cassette-mode record-missing`: a call the cassette lacks goes to the real server and is
-/// appended; the next strict run answers it from the cassette.
+/// appended; the next strict run answers it from the cassette; a call it answers, and a tool list
+/// it holds, are not appended again.
 #[test]
 fn cassette_record_missing_appends_new_calls() {
     let dir = tempfile::tempdir().unwrap();
@@ -341,6 +342,17 @@ fn cassette_record_missing_appends_new_calls() {
         2,
         "{text}"
     );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("\"kind\":\"tools\""))
+            .count(),
+        1,
+        "the same tool list is recorded once: {text}"
+    );
+    // Calls the cassette answers are not appended again: a session run twice leaves it as it was.
+    assert_eq!(call("record-missing", "a"), first);
+    assert_eq!(call("record-missing", "b"), b);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
 /// A cassette of one call of `notes` (server `rec`) recorded with `char_budget` 12 and
