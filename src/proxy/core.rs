@@ -374,6 +374,11 @@ impl Core {
             }
         };
         warnings.extend(unknown_tool_warnings(&config, &lists));
+        warnings.extend(
+            self.pager
+                .as_ref()
+                .and_then(|p| shadowed_by_page_tool(&catalog, p)),
+        );
         self.log_new_warnings(warnings);
         let mut current = self.catalog.write().unwrap();
         let changed = current.tools_json() != catalog.tools_json();
@@ -427,7 +432,13 @@ impl Core {
                 .filter(|t| config.map_or(true, |c| c.exposes(t.name())))
                 .map(ServerTool::to_value)
                 .collect();
-            writer.record_tools(server, prefix, &exposed);
+            // Recording into the cassette itself: a list it holds already is not added again.
+            let in_cassette = self.cassette.get().is_some_and(|c| {
+                c.records_into_itself() && c.holds_tool_list(server, prefix, &exposed)
+            });
+            if !in_cassette {
+                writer.record_tools(server, prefix, &exposed);
+            }
             recorded.insert(server.clone(), (tools.clone(), prefix.to_owned()));
         }
     }
@@ -579,6 +590,20 @@ fn warn_not_started(ds: &Downstream, error: &str) {
     let tail = ds.stderr_tail().join(" | ");
     let stderr = (!tail.is_empty()).then(|| tracing::field::display(&tail));
     warn!(server = %ds.name(), %error, stderr, "{what}");
+}
+
+/// The warning for a server's tool exposed under the page tool's name (`[paging] tool_name`,
+/// `envelope_next_page` by default): the client sees the page tool there, and the server's
+/// tool is left out of `tools/list` and unreachable, so the warning says how to get it back.
+fn shadowed_by_page_tool(catalog: &Catalog, pager: &crate::page_tool::Pager) -> Option<String> {
+    let name = pager.tool_name();
+    let route = catalog.route(name)?;
+    Some(format!(
+        "server `{}` offers tool `{}` as `{name}`, the page tool's name: the page tool answers \
+         that name and the server's tool is not offered; change [paging] tool_name or the \
+         server's tool_prefix to offer it",
+        route.server, route.tool
+    ))
 }
 
 /// Config keys that name tools their server does not offer (typos).

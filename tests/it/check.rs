@@ -249,6 +249,21 @@ fn collisions_are_warned_about_once_in_the_table() {
     );
 }
 
+/// `[paging] tool_name` equal to a server's exposed tool name: the page tool takes the name, and
+/// `check` says which server tool is hidden and how to get it back.
+#[test]
+fn a_server_tool_under_the_page_tools_name_is_warned_about() {
+    let (_dir, config) = write_config(&format!(
+        "[paging]\ntool_name = \"echo\"\n{}",
+        fixture_server("fx", &[], "")
+    ));
+    let text = ok_stdout(&check(&config));
+    let warning = "warning: server `fx` offers tool `echo` as `echo`, the page tool's name: the \
+                   page tool answers that name and the server's tool is not offered; change \
+                   [paging] tool_name or the server's tool_prefix to offer it\n";
+    assert_eq!(text.matches(warning).count(), 1, "{text}");
+}
+
 #[test]
 fn call_logs_warnings_only_unless_asked() {
     let (_dir, config) = write_config(&fixture_server("fx", &[], "disabled_tools = [\"ehco\"]"));
