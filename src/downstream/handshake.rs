@@ -1,5 +1,10 @@
 //! Opening a server: which era it speaks, and what every later request to it must carry.
 //!
+//! A local server is opened with `initialize` first ([`Order::LegacyFirst`], on purpose against
+//! the stdio transport's advice to probe first: a dual-era SDK server running modern refuses
+//! its tools' server-to-client requests, see README "Protocol eras"); one that refuses it is
+//! probed as below. A remote server is probed first ([`Order::ModernFirst`]).
+//!
 //! The probe (MCP 2026-07-28 "Transports: stdio, Backward Compatibility"; over HTTP the same
 //! request with the request metadata headers, "Transports: Streamable HTTP, Backward
 //! Compatibility", where a 4xx without a modern JSON-RPC error body counts as any other
@@ -203,6 +208,18 @@ pub fn notification_allowed(era: Option<&ServerEra>, method: &str) -> bool {
         )
 }
 
+/// Which era [`open`] tries first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// `server/discover` first (remote servers): a dual-era server runs modern.
+    ModernFirst,
+    /// `initialize` first (local servers): a dual-era server runs legacy, so that its
+    /// server-to-client requests (the Python SDK's `create_message`, `elicit`, `list_roots`,
+    /// which the SDK refuses in the modern era) work; a server that refuses `initialize`
+    /// (a modern-only one answers -32022) is probed with `server/discover` next.
+    LegacyFirst,
+}
+
 /// Opens a freshly started server or a new connection to a remote one (see the module doc):
 /// stores its era and its `initialize`/`discover` result on `conn`. `Err` is the reason the
 /// start failed.
@@ -210,8 +227,19 @@ pub async fn open(
     conn: &Connection,
     client: &ClientInit,
     startup_timeout: Duration,
+    order: Order,
 ) -> Result<(), String> {
     let mut version = LATEST_MODERN_VERSION.to_owned();
+    if order == Order::LegacyFirst {
+        match initialize(conn, client, startup_timeout).await {
+            Ok(None) => return Ok(()),
+            Ok(Some(v)) => version = v,
+            Err(reason) if conn.is_closed() => return Err(reason),
+            Err(reason) => {
+                debug!(server = %conn.server(), %reason, "initialize refused: probing server/discover")
+            }
+        }
+    }
     for _attempt in 0..2 {
         let probe = conn
             .request(

@@ -241,8 +241,9 @@ pub(super) async fn settle_startup(
     }
 }
 
-/// The MCP handshake on a new connection: the era probe ([`handshake::open`]: `server/discover`,
-/// else `initialize` and `notifications/initialized`), then every page of
+/// The MCP handshake on a new connection: the era probe ([`handshake::open`]: for a remote
+/// server `server/discover`, else `initialize` and `notifications/initialized`; for a local
+/// one `initialize` first), then every page of
 /// `tools/list`, each request within the server's startup timeout.
 pub(super) async fn run_handshake(
     ds: &Downstream,
@@ -250,7 +251,11 @@ pub(super) async fn run_handshake(
     client: &ClientInit,
 ) -> Result<(), String> {
     let timeout = ds.inner.spec.startup_timeout;
-    handshake::open(conn, client, timeout).await?;
+    let order = match ds.inner.spec.remote {
+        Some(_) => handshake::Order::ModernFirst,
+        None => handshake::Order::LegacyFirst,
+    };
+    handshake::open(conn, client, timeout, order).await?;
     let listed = list_all_tools(conn, timeout).await?;
     store_tools(ds, conn, listed);
     super::tool_listing::log_task_only(ds);

@@ -1,7 +1,7 @@
 //! Both protocol eras on one binary: clients of MCP 2026-07-28 (stateless requests with
 //! `_meta`, `server/discover`, `subscriptions/listen`) and of the 2025 revisions
 //! (`initialize`), against a modern-only server (TypeScript SDK v2 with `legacy: 'reject'`), a
-//! dual-era Python SDK server (mcp-server-time, which answers `server/discover`) and a legacy
+//! dual-era Python SDK server (mcp-server-time, which, being local, is opened legacy) and a legacy
 //! server (the stdlib fixture).
 use crate::common;
 use common::*;
@@ -28,7 +28,8 @@ pub(super) fn modern_server(name: &str, extra: &str) -> String {
     )
 }
 
-/// A config with the three kinds of server: `m_` modern-only, `fx_` legacy, time dual-era.
+/// A config with the three kinds of server: `m_` modern-only, `fx_` legacy, time dual-era
+/// (which, being local, runs legacy).
 fn three_eras() -> (tempfile::TempDir, PathBuf) {
     eras_config("")
 }
@@ -418,8 +419,9 @@ fn check_shows_each_servers_era() {
         line("modern").starts_with("modern ready 2026-07-28 (modern) "),
         "{text}"
     );
+    // A dual-era local server is opened with `initialize` (see handshake::Order::LegacyFirst).
     assert!(
-        line("time").starts_with("time ready 2026-07-28 (modern) "),
+        line("time").starts_with("time ready 2025-11-25 (legacy) "),
         "{text}"
     );
     assert!(

@@ -18,6 +18,7 @@ mod envelope_cli;
 mod envelope_props;
 mod eras;
 mod eras_mrtr;
+mod eras_sdk;
 mod fuzz_pure;
 mod git_log_rows;
 mod http_serve;

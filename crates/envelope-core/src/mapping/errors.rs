@@ -22,7 +22,7 @@ use crate::envelope::{is_retryable, Envelope};
 /// | `overloaded` | [`Outcome::HttpStatus`] 503; like `rate_limit`, with `"overloaded"` |
 /// | `not_found` | [`Outcome::NoSuchTool`], [`Outcome::NotRecorded`]; JSON-RPC -32601, -32002 |
 /// | `invalid_argument` | JSON-RPC -32602; `isError` result whose text starts `MCP error -32602` |
-/// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403 |
+/// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403; JSON-RPC -32600 |
 /// | `tool_error` | any other `isError: true` result |
 ///
 /// Retryable (see [`is_retryable`]): `timeout`, `rate_limit`, `server_error`, `overloaded`.
@@ -40,7 +40,7 @@ pub enum ErrorType {
     NotFound,
     /// `invalid_argument`: the arguments were rejected.
     InvalidArgument,
-    /// `unavailable`: the server is not running.
+    /// `unavailable`: the server is not running, or refuses the request as such (-32600).
     Unavailable,
     /// `tool_error`: the tool ran and reported a failure (`isError: true`).
     ToolError,
@@ -131,6 +131,9 @@ pub(crate) fn map_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
         (_, -32001) => ErrorType::Timeout,
         (_, -32601 | -32002) => ErrorType::NotFound,
         (_, -32602) => ErrorType::InvalidArgument,
+        // Invalid Request: the server refuses the request as such; the same request again
+        // cannot succeed (JSON-RPC 2.0 section 5.1).
+        (_, -32600) => ErrorType::Unavailable,
         // -32603, -32000 and every other code.
         _ => ErrorType::ServerError,
     };

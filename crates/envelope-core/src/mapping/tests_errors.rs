@@ -89,6 +89,7 @@ fn json_rpc_error_codes() {
         (-32601, ErrorType::NotFound),
         (-32002, ErrorType::NotFound),
         (-32602, ErrorType::InvalidArgument),
+        (-32600, ErrorType::Unavailable),
         (-32700, ErrorType::ServerError),
         (42, ErrorType::ServerError),
     ];
