@@ -179,6 +179,7 @@ impl Core {
                 let slot = Some(call.slot.clone());
                 _in_flight = Some(self.calls.enter(seq, &route.server, session, token, slot));
                 let leg = Leg {
+                    seq,
                     slot: &call.slot,
                     modern: call.modern,
                     session: call.session,
@@ -376,9 +377,11 @@ impl Core {
     }
 }
 
-/// The downstream leg's context: where the downstream id goes, the request's 2026-07-28
-/// fields, the session that made the call.
+/// The downstream leg's context: the call's start order (its transcript events go there),
+/// where the downstream id goes, the request's 2026-07-28 fields, the session that made the
+/// call.
 pub(super) struct Leg<'a> {
+    pub seq: u64,
     pub slot: &'a DownstreamSlot,
     pub modern: Option<&'a Arc<RequestMeta>>,
     pub session: Option<&'a Arc<Session>>,

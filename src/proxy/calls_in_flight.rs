@@ -170,6 +170,17 @@ impl CallsInFlight {
         }
     }
 
+    /// Puts `earlier` (the events of a multi-round call's earlier rounds, see
+    /// `round_events.rs`) before call `seq`'s own transcript events.
+    pub(super) fn carry_events(&self, seq: u64, earlier: Vec<Value>) {
+        if earlier.is_empty() {
+            return;
+        }
+        if let Some(t) = self.calls.lock().unwrap().get_mut(&seq) {
+            t.events.splice(0..0, earlier);
+        }
+    }
+
     /// Takes call `seq`'s transcript events (for its record).
     pub(super) fn take_events(&self, seq: u64) -> Vec<Value> {
         self.calls
@@ -212,7 +223,8 @@ mod tests {
             "a dropped guard leaves the table"
         );
         calls.push_event(5, Value::from(1));
-        assert_eq!(calls.take_events(5), vec![Value::from(1)]);
+        calls.carry_events(5, vec![Value::from(0)]);
+        assert_eq!(calls.take_events(5), vec![Value::from(0), Value::from(1)]);
         assert!(calls.take_events(5).is_empty());
     }
 

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::info;
 
 use super::multi_round;
+use super::round_events::{answer_event, request_event};
 use super::session::Session;
 use super::Core;
 use crate::downstream::DownstreamEvent;
@@ -151,38 +152,39 @@ impl Core {
             cause,
         } = request;
         let caller = self.calls.caller(&server, cause);
-        let seq = caller.filter(|_| self.transcript.is_some());
-        if let Some(seq) = seq {
-            let event = jsonrpc::request(id.clone(), &method, params.clone());
-            self.calls
-                .push_event(seq, transcript::event("server_to_client", event));
-        }
+        let event =
+            (self.transcript.is_some()).then(|| request_event(id.clone(), &method, params.clone()));
         let in_flight = self.calls.count_on(&server);
         let waiter = self.multi_round.waiter_for(&server, cause, in_flight);
         let linked = waiter.is_some() && cause.is_some();
         let taken = match waiter {
-            // A modern client's call takes it (as an input request).
-            Some(call) => multi_round::ask_call(call, &method, params.clone()).await,
+            // A modern client's call takes it (as an input request) and records its event.
+            Some(call) => multi_round::ask_call(call, &method, params.clone(), event.clone()).await,
             None => Err(multi_round::Untaken),
         };
-        let answer = match taken {
-            Ok(answer) => answer,
-            // The call the transport linked it to ended before taking it.
-            Err(_) if linked => Err(mrtr::refused(&method, "the call it belongs to has ended")),
-            // No modern call takes it, or the one guessed for it (a stdio server's request
-            // names no call) ended before taking it: a session's client answers.
-            Err(_) => match self.session_for_request(&method, self.calls.caller(&server, cause)) {
-                Ok(session) => session.ask_client(&server, &id, &method, params).await,
-                Err(refusal) => Err(refusal),
-            },
+        let (answer, seq) = match taken {
+            Ok((answer, seq)) => (answer, Some(seq)),
+            Err(_) => {
+                if let (Some(seq), Some(event)) = (caller, event) {
+                    self.calls.push_event(seq, event);
+                }
+                let answer = if linked {
+                    // The call the transport linked it to ended before taking it.
+                    Err(mrtr::refused(&method, "the call it belongs to has ended"))
+                } else {
+                    // No modern call takes it, or the one guessed for it (a stdio server's
+                    // request names no call) ended before taking it: a session's client answers.
+                    let guess = self.calls.caller(&server, cause);
+                    match self.session_for_request(&method, guess) {
+                        Ok(session) => session.ask_client(&server, &id, &method, params).await,
+                        Err(refusal) => Err(refusal),
+                    }
+                };
+                (answer, caller)
+            }
         };
-        if let Some(seq) = seq {
-            let response = match &answer {
-                Ok(r) => jsonrpc::response(id.clone(), r.clone()),
-                Err(e) => jsonrpc::error_response(id.clone(), e.clone()),
-            };
-            self.calls
-                .push_event(seq, transcript::event("client_to_server", response));
+        if let Some(seq) = seq.filter(|_| self.transcript.is_some()) {
+            self.calls.push_event(seq, answer_event(id, &answer));
         }
         let _ = reply.send(answer);
     }

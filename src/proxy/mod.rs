@@ -55,6 +55,7 @@ mod multi_round;
 mod paging_hooks;
 mod reload;
 mod requests;
+mod round_events;
 mod session;
 mod stdio;
 mod subscriptions;

@@ -27,6 +27,7 @@ use tracing::{debug, info};
 
 use super::calls::Leg;
 use super::calls_in_flight::slot_id;
+use super::round_events::{answer_event, request_event};
 use super::session::Session;
 use super::{Core, DownstreamSlot};
 use crate::downstream::{CallError, Downstream, ResultBody, ServerEra, ServerState};
@@ -53,12 +54,21 @@ pub(super) enum Flow {
     Refused(Value),
 }
 
-/// A server-to-client request handed to the call it belongs to.
+/// A server-to-client request handed to the call it belongs to: its method and params, its
+/// transcript event (when recording; the call that takes it records it), and where the answer
+/// goes.
 pub(super) struct InputAsk {
     method: String,
     params: Option<Value>,
-    reply: oneshot::Sender<Result<Value, Value>>,
+    event: Option<Value>,
+    reply: Reply,
 }
+
+/// Where the answer to an [`InputAsk`] goes: the client's result or the JSON-RPC error object
+/// the server gets, with the start order (`seq`) of the `tools/call` request the call is
+/// driven by when it is answered (a resumed call's retry), whose record takes the answer's
+/// transcript event.
+type Reply = oneshot::Sender<(Result<Value, Value>, u64)>;
 
 /// The calls that take a server's requests: (our key, server, where to hand a request).
 /// Calls that take their server's requests: (waiter id, server, where the call's downstream
@@ -71,7 +81,7 @@ struct Running {
     future: CallFuture,
     asks: mpsc::UnboundedReceiver<InputAsk>,
     /// The server's requests waiting for the client's `inputResponses`, by our key.
-    waiting: Vec<(String, oneshot::Sender<Result<Value, Value>>)>,
+    waiting: Vec<(String, Reply)>,
     /// What is left of `tool_timeout_sec`.
     remaining: Duration,
     timeout: Duration,
@@ -79,6 +89,11 @@ struct Running {
     /// The `_meta.progressToken` (JSON text) its downstream request set: a retry resuming the
     /// call gets the server's progress under it.
     progress_token: Option<String>,
+    /// The start order of the `tools/call` request it is driven by (the first, then each
+    /// retry that resumes it): its transcript events go there.
+    seq: u64,
+    /// While parked: the transcript events of its rounds so far, for the retry's record.
+    carried: Vec<Value>,
     _waiter: WaiterGuard,
 }
 
@@ -90,6 +105,8 @@ pub(super) struct MultiRound {
     parked: Arc<Mutex<HashMap<String, Running>>>,
     waiters: Waiters,
     next_waiter: AtomicU64,
+    /// The transcript events of calls a modern server answered with `input_required`.
+    pub(super) kept: super::round_events::KeptRounds,
 }
 
 /// Removes a call from the waiters when it ends (or is dropped by a cancellation).
@@ -160,18 +177,22 @@ impl MultiRound {
 }
 
 /// Hands a server's request to the call that takes it and waits for the client's answer
-/// (`Ok`: the client's result or the JSON-RPC error object the server gets). `Err(Untaken)`
-/// when the call ended without taking it (before it was handed over, or while it waited in the
-/// call's queue): the request is for the caller to put elsewhere.
+/// (`Ok`: the client's result or the JSON-RPC error object the server gets, and the `seq` of
+/// the call's request whose record takes the answer's event; the call records `event`, the
+/// request's, when it takes it). `Err(Untaken)` when the call ended without taking it (before
+/// it was handed over, or while it waited in the call's queue): the request is for the caller
+/// to put elsewhere.
 pub(super) async fn ask_call(
     call: mpsc::UnboundedSender<InputAsk>,
     method: &str,
     params: Option<Value>,
-) -> Result<Result<Value, Value>, Untaken> {
+    event: Option<Value>,
+) -> Result<(Result<Value, Value>, u64), Untaken> {
     let (reply, answer) = oneshot::channel();
     let ask = InputAsk {
         method: method.to_owned(),
         params,
+        event,
         reply,
     };
     call.send(ask).map_err(|_| Untaken)?;
@@ -211,7 +232,7 @@ impl Core {
         let Some(meta) = leg.modern else {
             if matches!(server_era(ds), Some(ServerEra::Modern(_))) {
                 return self
-                    .fulfil_for_legacy_client(ds, params, timeout, slot, leg.session)
+                    .fulfil_for_legacy_client(ds, params, timeout, leg)
                     .await;
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
@@ -219,13 +240,14 @@ impl Core {
             return Flow::Done(request_lent(ds, params, timeout, slot).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
-            return self.resume(state, responses, meta, tool, slot).await;
+            return self.resume(state, responses, meta, tool, leg).await;
         }
         if state.is_some() && server_era(ds).is_some_and(|e| matches!(e, ServerEra::Legacy { .. }))
         {
             let error = crate::era::invalid_params("`requestState` was not issued for this call: unknown to this server and to mcp-envelope");
             return Flow::Refused(error);
         }
+        self.resume_round_events(leg.seq, tool, state.as_deref(), &responses);
         let (waiter, asks) = self.multi_round.register(ds.name(), slot);
         let progress_token = crate::small_map::get(params, "_meta")
             .and_then(|m| crate::small_map::member(m, "progressToken"))
@@ -239,6 +261,8 @@ impl Core {
             timeout,
             slot: slot.clone(),
             progress_token,
+            seq: leg.seq,
+            carried: Vec::new(),
             _waiter: waiter,
         };
         self.drive(running, meta).await
@@ -250,7 +274,13 @@ impl Core {
         loop {
             let started = tokio::time::Instant::now();
             let ask = tokio::select! {
-                result = &mut running.future => return interim_or_done(result),
+                result = &mut running.future => {
+                    let flow = interim_or_done(result);
+                    if let Flow::Interim(interim) = &flow {
+                        self.keep_round_events(running.seq, &running.tool, interim);
+                    }
+                    return flow;
+                }
                 ask = running.asks.recv() => ask,
                 _ = tokio::time::sleep(running.remaining) => {
                     cancel_downstream(&running.slot, "timed out in mcp-envelope");
@@ -264,7 +294,10 @@ impl Core {
                 asks.push(more);
             }
             let mut requests = Vec::new();
-            for ask in asks {
+            for mut ask in asks {
+                if let Some(event) = ask.event.take() {
+                    self.calls.push_event(running.seq, event);
+                }
                 let capability = mrtr::capability_for(&ask.method);
                 match capability.filter(|c| meta.declares(c)) {
                     Some(_) => {
@@ -283,7 +316,8 @@ impl Core {
                             }
                             None => "MCP 2026-07-28 has no such request to a client".into(),
                         };
-                        let _ = ask.reply.send(Err(mrtr::refused(&ask.method, &why)));
+                        let refusal = Err(mrtr::refused(&ask.method, &why));
+                        let _ = ask.reply.send((refusal, running.seq));
                     }
                 }
             }
@@ -293,8 +327,10 @@ impl Core {
         }
     }
 
-    /// Parks a call under a fresh state; returns the `InputRequiredResult` for the client.
-    fn park(&self, running: Running, requests: &[InputRequest]) -> Value {
+    /// Parks a call under a fresh state; returns the `InputRequiredResult` for the client. The
+    /// call's transcript events so far go with it (see `round_events.rs`).
+    fn park(&self, mut running: Running, requests: &[InputRequest]) -> Value {
+        running.carried = self.calls.take_events(running.seq);
         let state = mrtr::new_state();
         info!(tool = %running.tool, inputs = requests.len(), "call parked until the client retries with its input");
         let result = mrtr::input_required_result(requests, &state);
@@ -315,15 +351,17 @@ impl Core {
         result
     }
 
-    /// Resumes the call parked under `state` with the client's `responses`.
+    /// Resumes the call parked under `state` with the client's `responses`, driven from now on
+    /// by the retry `leg` (its record takes the earlier rounds' events).
     async fn resume(
         self: &Arc<Self>,
         state: &str,
         mut responses: Map<String, Value>,
         meta: &RequestMeta,
         tool: &str,
-        slot: &DownstreamSlot,
+        leg: &Leg<'_>,
     ) -> Flow {
+        let slot = leg.slot;
         let taken = {
             let mut parked = self.multi_round.parked.lock().unwrap();
             match parked.remove(state) {
@@ -340,13 +378,16 @@ impl Core {
             Ok(running) => running,
             Err(why) => return Flow::Refused(crate::era::invalid_params(&why)),
         };
+        running.seq = leg.seq;
+        let earlier = std::mem::take(&mut running.carried);
+        self.calls.carry_events(running.seq, earlier);
         for (key, reply) in running.waiting.drain(..) {
             let answer = responses.remove(&key).ok_or_else(|| {
                 crate::era::invalid_params(&format!(
                     "the client gave no response for input request `{key}`"
                 ))
             });
-            let _ = reply.send(answer);
+            let _ = reply.send((answer, running.seq));
         }
         // The retry is the request a client cancellation now names.
         *slot.lock().unwrap() = running.slot.lock().unwrap().clone();
@@ -357,15 +398,16 @@ impl Core {
     }
 
     /// A legacy client's call: a modern server's input requests are put to the client, and the
-    /// call retried with the answers.
+    /// call retried with the answers. Each request and its answer are the call's transcript
+    /// events (see `round_events.rs`).
     async fn fulfil_for_legacy_client(
         self: &Arc<Self>,
         ds: &Downstream,
         params: &mut Map<String, Value>,
         timeout: Duration,
-        slot: &DownstreamSlot,
-        session: Option<&Arc<Session>>,
+        leg: &Leg<'_>,
     ) -> Flow {
+        let slot = leg.slot;
         // The first round sends the client's params themselves; a retry, its own.
         let mut forwarded = None;
         for _round in 0..=MAX_ROUNDS {
@@ -385,7 +427,7 @@ impl Core {
             };
             let mut responses = Map::new();
             for request in requests {
-                match ask_legacy_client(session, ds.name(), &request).await {
+                match self.ask_legacy_client(leg, ds.name(), &request).await {
                     Ok(answer) => responses.insert(request.key, answer),
                     Err(error) => return Flow::Done(Ok(Err(error))),
                 };
@@ -396,13 +438,36 @@ impl Core {
         let why = format!("still asked for input after {MAX_ROUNDS} rounds");
         Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
     }
+
+    /// Puts one input request of a modern server to the legacy client of `leg` under a fresh
+    /// id, if it declared the capability; the request and the answer are the call's transcript
+    /// events, as a legacy server's request would be.
+    async fn ask_legacy_client(
+        &self,
+        leg: &Leg<'_>,
+        server: &str,
+        request: &InputRequest,
+    ) -> Result<Value, Value> {
+        let id = json!(format!("input-{}", mrtr::new_state()));
+        let recording = self.transcript.is_some();
+        if recording {
+            let event = request_event(id.clone(), &request.method, request.params.clone());
+            self.calls.push_event(leg.seq, event);
+        }
+        let answer = ask_legacy_session(leg.session, server, &id, request).await;
+        if recording {
+            self.calls.push_event(leg.seq, answer_event(id, &answer));
+        }
+        answer
+    }
 }
 
-/// Puts one input request of a modern server to the legacy client, if it declared the
-/// capability.
-async fn ask_legacy_client(
+/// Puts one input request of a modern server to the legacy client under `id`, if it declared
+/// the capability.
+async fn ask_legacy_session(
     session: Option<&Arc<Session>>,
     server: &str,
+    id: &Value,
     request: &InputRequest,
 ) -> Result<Value, Value> {
     let capability = mrtr::capability_for(&request.method).unwrap_or("?");
@@ -411,9 +476,8 @@ async fn ask_legacy_client(
         let why = format!("the client did not declare `{capability}` at initialize");
         return Err(mrtr::refused(&request.method, &why));
     };
-    let id = json!(format!("input-{}", mrtr::new_state()));
     session
-        .ask_client(server, &id, &request.method, request.params.clone())
+        .ask_client(server, id, &request.method, request.params.clone())
         .await
 }
 
@@ -506,6 +570,8 @@ mod tests {
             timeout: Duration::from_secs(60),
             slot,
             progress_token: None,
+            seq: 0,
+            carried: Vec::new(),
             _waiter: waiter,
         };
         if !parked {

@@ -40,5 +40,6 @@ mod stdio;
 mod tokens;
 mod transcripts;
 mod transcripts_paging;
+mod transcripts_rounds;
 mod transcripts_tools;
 mod vectors;

@@ -1,0 +1,104 @@
+//! Transcripts of tool calls that needed input from the client (sampling, elicitation): the
+//! call's record holds the server's request and the client's answer as `events`, alike whichever
+//! era the client speaks (a 2025 client answers requests; a 2026-07-28 client answers
+//! `input_required` rounds) and whichever era the server speaks, with `redact_keys` applied.
+use super::eras::{era_client, modern_server};
+use crate::common;
+use common::*;
+
+use serde_json::{json, Value};
+
+/// The calls each client makes: a legacy server's elicitation and sampling, a modern server's.
+const TOOLS: [&str; 4] = ["fx_elicit", "fx_sample", "m_ask", "m_sample"];
+
+/// Runs the SDK client in `mode` through a proxy recording a transcript; the call records.
+fn recorded_calls(mode: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let (_d, config) = write_config(&format!(
+        "[transcript]\npath = {:?}\nredact_keys = [\"ok\"]\n{}{}",
+        path.display().to_string(),
+        modern_server("modern", "tool_prefix = \"m_\""),
+        fixture_server("fx", &[], "tool_prefix = \"fx_\""),
+    ));
+    let plan = json!([
+        {"op": "call", "name": "fx_elicit", "arguments": {"message": "sure?"}},
+        {"op": "call", "name": "fx_sample", "arguments": {"prompt": "p"}},
+        {"op": "call", "name": "m_ask", "arguments": {"message": "deploy?"}},
+        {"op": "call", "name": "m_sample", "arguments": {"prompt": "p"}},
+    ]);
+    let out = era_client(mode, &config, &plan);
+    for (i, step) in out["steps"].as_array().unwrap().iter().enumerate() {
+        let env = &step["structuredContent"];
+        assert_eq!(env["status"], "ok", "{mode}: step {i}: {step}");
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] != "tools")
+        .collect()
+}
+
+/// A call's events as (direction, what): the request's method, or `result`/`error`.
+fn shape(events: &Value) -> Vec<(String, String)> {
+    let Some(events) = events.as_array() else {
+        return Vec::new();
+    };
+    events
+        .iter()
+        .map(|e| {
+            let m = &e["message"];
+            let what = match m.get("method") {
+                Some(method) => method.as_str().unwrap().to_owned(),
+                None if m.get("result").is_some() => "result".into(),
+                None => "error".into(),
+            };
+            (e["direction"].as_str().unwrap().to_owned(), what)
+        })
+        .collect()
+}
+
+/// The record of `tool` (exactly one per call) and its events' shapes, with the client's answer
+/// checked: the elicitation accepted (its `ok` redacted), the sampled text.
+fn events_of(mode: &str, records: &[Value], tool: &str) -> Vec<(String, String)> {
+    let mine: Vec<&Value> = records.iter().filter(|r| r["tool"] == tool).collect();
+    assert_eq!(mine.len(), 1, "{mode}: one record for {tool}: {records:?}");
+    let events = &mine[0]["events"];
+    let answer = events
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["direction"] == "client_to_server"))
+        .unwrap_or_else(|| panic!("{mode}: {tool}: no answer of the client in {events}"));
+    let result = &answer["message"]["result"];
+    if tool.ends_with("elicit") || tool.ends_with("ask") {
+        assert_eq!(result["action"], "accept", "{mode}: {tool}: {answer}");
+        assert_eq!(result["content"]["ok"], "[redacted]", "{mode}: {tool}");
+    } else {
+        let text = result["content"]["text"].as_str().unwrap_or_default();
+        assert_eq!(text, "sampled: fixed answer", "{mode}: {tool}: {answer}");
+    }
+    let request = &events[0]["message"];
+    assert_eq!(
+        request["id"], answer["message"]["id"],
+        "{mode}: {tool}: the answer names the request: {events}"
+    );
+    shape(events)
+}
+
+#[test]
+fn input_rounds_are_recorded_as_events_in_either_era() {
+    let legacy = recorded_calls("legacy");
+    let modern = recorded_calls("2026-07-28");
+    for tool in TOOLS {
+        let method = if tool.ends_with("sample") {
+            "sampling/createMessage"
+        } else {
+            "elicitation/create"
+        };
+        let expected = vec![
+            ("server_to_client".to_owned(), method.to_owned()),
+            ("client_to_server".to_owned(), "result".to_owned()),
+        ];
+        assert_eq!(events_of("legacy", &legacy, tool), expected, "{tool}");
+        assert_eq!(events_of("2026-07-28", &modern, tool), expected, "{tool}");
+    }
+}
