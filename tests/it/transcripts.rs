@@ -32,7 +32,7 @@ pub(super) fn stderr(o: &Output) -> String {
 }
 
 /// Asserts that `out` exited with `code`, showing both outputs otherwise.
-fn exits_with(out: &Output, code: i32) {
+pub(super) fn exits_with(out: &Output, code: i32) {
     assert_eq!(
         out.status.code(),
         Some(code),

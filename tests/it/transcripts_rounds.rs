@@ -1,20 +1,23 @@
 //! Transcripts of tool calls that needed input from the client (sampling, elicitation): the
 //! call's record holds the server's request and the client's answer as `events`, alike whichever
 //! era the client speaks (a 2025 client answers requests; a 2026-07-28 client answers
-//! `input_required` rounds) and whichever era the server speaks, with `redact_keys` applied.
+//! `input_required` rounds) and whichever era the server speaks, with `redact_keys` applied;
+//! `replay`, `stats` and `render` read such a transcript.
 use super::eras::{era_client, modern_server};
+use super::transcripts::{cli, exits_with, stdout};
 use crate::common;
 use common::*;
+
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 /// The calls each client makes: a legacy server's elicitation and sampling, a modern server's.
 const TOOLS: [&str; 4] = ["fx_elicit", "fx_sample", "m_ask", "m_sample"];
 
-/// Runs the SDK client in `mode` through a proxy recording a transcript; the call records.
-fn recorded_calls(mode: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
+/// Runs the SDK client in `mode` through a proxy recording a transcript into `path`; the call
+/// records.
+fn recorded_calls(mode: &str, path: &Path) -> Vec<Value> {
     let (_d, config) = write_config(&format!(
         "[transcript]\npath = {:?}\nredact_keys = [\"ok\"]\n{}{}",
         path.display().to_string(),
@@ -32,7 +35,7 @@ fn recorded_calls(mode: &str) -> Vec<Value> {
         let env = &step["structuredContent"];
         assert_eq!(env["status"], "ok", "{mode}: step {i}: {step}");
     }
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|r| r["kind"] != "tools")
@@ -84,10 +87,31 @@ fn events_of(mode: &str, records: &[Value], tool: &str) -> Vec<(String, String)>
     shape(events)
 }
 
+/// `replay`, `stats` and `render` read the transcript at `path`; `render` pairs each request
+/// with its answer.
+fn readers_accept(path: &Path) {
+    let path = path.to_str().unwrap();
+    exits_with(&cli(&["replay", path]), 0);
+    exits_with(&cli(&["stats", path]), 0);
+    let rendered = cli(&["render", path]);
+    exits_with(&rendered, 0);
+    let text = stdout(&rendered);
+    for line in [
+        "elicitation_response for fx_elicit: accept",
+        "sampling_response for fx_sample: accept",
+        "elicitation_response for m_ask: accept",
+        "sampling_response for m_sample: accept",
+    ] {
+        assert!(text.contains(line), "{line:?} not in {text}");
+    }
+}
+
 #[test]
 fn input_rounds_are_recorded_as_events_in_either_era() {
-    let legacy = recorded_calls("legacy");
-    let modern = recorded_calls("2026-07-28");
+    let dir = tempfile::tempdir().unwrap();
+    let (legacy_file, modern_file) = (dir.path().join("l.jsonl"), dir.path().join("m.jsonl"));
+    let legacy = recorded_calls("legacy", &legacy_file);
+    let modern = recorded_calls("2026-07-28", &modern_file);
     for tool in TOOLS {
         let method = if tool.ends_with("sample") {
             "sampling/createMessage"
@@ -101,4 +125,6 @@ fn input_rounds_are_recorded_as_events_in_either_era() {
         assert_eq!(events_of("legacy", &legacy, tool), expected, "{tool}");
         assert_eq!(events_of("2026-07-28", &modern, tool), expected, "{tool}");
     }
+    readers_accept(&legacy_file);
+    readers_accept(&modern_file);
 }
