@@ -379,9 +379,8 @@ impl Downstream {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        let answer = self
-            .request_unredacted(method, params, timeout, on_sent)
-            .await?;
+        // Boxed: see `answer_request` (src/proxy/dispatch.rs).
+        let answer = Box::pin(self.request_unredacted(method, params, timeout, on_sent)).await?;
         let secrets = &self.inner.secrets;
         if secrets.is_empty() {
             return Ok(answer);

@@ -163,11 +163,14 @@ impl Core {
         let started = Instant::now();
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
         let pager = self.pager_for(call.session);
-        let paged = self.page_call(pager, &name, &call_id, small_map::get(&params, "arguments"));
+        // Boxed (the page tool's answer is rare): the match below holds it across the await.
+        let paged = self
+            .page_call(pager, &name, &call_id, small_map::get(&params, "arguments"))
+            .map(Box::new);
         let route = self.catalog().route(&name).cloned();
         let mut _in_flight = None;
         let (server, server_tool, settings, call_outcome) = match (paged, route) {
-            (Some(page), _) => page,
+            (Some(page), _) => *page,
             (None, None) => self.unrouted(&name),
             (None, Some(route)) => {
                 let settings = self.tool_settings(&route.server, &route.tool);
@@ -198,7 +201,15 @@ impl Core {
             settings,
         };
         let replayed = matches!(call_outcome, CallOutcome::Replayed(_));
-        let (mapped, payload, outcome) = map_call_outcome(call_outcome, &facts).await;
+        let (mapped, payload, outcome) = match call_outcome {
+            // Boxed: see `answer_request` (src/proxy/dispatch.rs).
+            CallOutcome::Raw(raw) => Box::pin(map_raw_off_thread(raw, &facts)).await,
+            CallOutcome::Outcome(outcome) | CallOutcome::Replayed(outcome) => {
+                let mapped = map_outcome(&outcome, &facts.mapping_context());
+                (mapped, None, Some(outcome))
+            }
+            CallOutcome::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
+        };
         // `params` is dropped here: its `arguments` taken out, not removed (no hash).
         let arguments = small_map::get_mut(&mut params, "arguments")
             .map_or_else(|| Value::Object(Map::new()), std::mem::take);
@@ -353,7 +364,8 @@ impl Core {
         // Arguments whose numbers would not survive parsing go as written.
         let parsed_arguments =
             crate::exact_args::take(params).and_then(|text| crate::exact_args::mark(params, &text));
-        let flow = self.call_downstream(ds, params, timeout, leg, name).await;
+        // Boxed: see `answer_request` (src/proxy/dispatch.rs).
+        let flow = Box::pin(self.call_downstream(ds, params, timeout, leg, name)).await;
         if let Some(arguments) = parsed_arguments {
             params.insert("arguments".into(), arguments);
         }
@@ -403,29 +415,19 @@ fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), No
     }
 }
 
-/// Maps what came back: a large raw response on the blocking pool, in one pass.
-async fn map_call_outcome(
-    call_outcome: CallOutcome,
+/// Maps a large raw response in one pass, on the blocking pool.
+async fn map_raw_off_thread(
+    raw: RawResponse,
     facts: &CallFacts,
 ) -> (Mapped, Option<RawResponse>, Option<Outcome>) {
     let timeout = facts.settings.tool_timeout.value;
-    match call_outcome {
-        CallOutcome::Raw(raw) => {
-            let facts = facts.clone();
-            let work = crate::offload::cpu_bound(raw.len(), move || {
-                let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
-                (mapped, parsed, raw)
-            });
-            let (mapped, parsed, raw) = work.await;
-            (mapped, Some(raw), parsed)
-        }
-        CallOutcome::Outcome(outcome) | CallOutcome::Replayed(outcome) => (
-            map_outcome(&outcome, &facts.mapping_context()),
-            None,
-            Some(outcome),
-        ),
-        CallOutcome::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
-    }
+    let facts = facts.clone();
+    let work = crate::offload::cpu_bound(raw.len(), move || {
+        let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
+        (mapped, parsed, raw)
+    });
+    let (mapped, parsed, raw) = work.await;
+    (mapped, Some(raw), parsed)
 }
 
 /// Maps a raw response ([`RawResponse`]): lazily when it is a valid success response (no

@@ -231,16 +231,16 @@ impl Core {
         };
         let Some(meta) = leg.modern else {
             if matches!(server_era(ds), Some(ServerEra::Modern(_))) {
-                return self
-                    .fulfil_for_legacy_client(ds, params, timeout, leg)
-                    .await;
+                // The rarer paths boxed: their states are kilobytes (see `answer_request`).
+                let fulfil = self.fulfil_for_legacy_client(ds, params, timeout, leg);
+                return Box::pin(fulfil).await;
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
             // enveloped as an error).
             return Flow::Done(request_lent(ds, params, timeout, slot).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
-            return self.resume(state, responses, meta, tool, leg).await;
+            return Box::pin(self.resume(state, responses, meta, tool, leg)).await;
         }
         if state.is_some() && server_era(ds).is_some_and(|e| matches!(e, ServerEra::Legacy { .. }))
         {

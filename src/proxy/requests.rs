@@ -113,7 +113,8 @@ impl Session {
                     modern: admission.modern.as_ref(),
                     session: Some(self),
                 };
-                match self.core.call_tool_mapped(call).await {
+                // Boxed, as are the other paths' larger futures below: see `answer_request`.
+                match Box::pin(self.core.call_tool_mapped(call)).await {
                     Ok((mapped, summary)) => Answer {
                         json: mapped.response_json(&id),
                         call: Some(summary),
@@ -123,7 +124,7 @@ impl Session {
                     Err(NotEnveloped::Result(r)) => Answer::of(&jsonrpc::response(id, r)),
                 }
             }
-            _ => self.passthrough(id, method, params, &slot).await,
+            _ => Box::pin(self.passthrough(id, method, params, &slot)).await,
         }
     }
 
