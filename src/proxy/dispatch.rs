@@ -56,7 +56,7 @@ impl Session {
                 return;
             }
         }
-        let key = id.to_string();
+        let key = super::id_key(&id);
         let slot = Arc::new(Mutex::new(None));
         let duplicate = {
             let mut inflight = self.inflight.lock().unwrap();
@@ -199,8 +199,12 @@ impl Session {
             // The same id twice in one batch (or an id still in flight): the second is
             // rejected, as for single requests.
             Message::Request { id, .. }
-                if !ids.insert(id.to_string())
-                    || self.inflight.lock().unwrap().contains_key(&id.to_string()) =>
+                if !ids.insert(super::id_key(&id))
+                    || self
+                        .inflight
+                        .lock()
+                        .unwrap()
+                        .contains_key(&super::id_key(&id)) =>
             {
                 error(
                     id.clone(),
@@ -263,7 +267,7 @@ impl Session {
             .inflight
             .lock()
             .unwrap()
-            .remove(&request_id.to_string());
+            .remove(&super::id_key(request_id));
         let Some(entry) = entry else {
             debug!(%request_id, "cancellation for a request not in flight ignored");
             return;

@@ -103,6 +103,42 @@ pub fn batches_allowed(version: &str) -> bool {
 pub fn call_id_of(id: &Value) -> String {
     match id {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => id_key(other),
+    }
+}
+
+/// The key of a JSON-RPC id in the tables of requests in flight: its JSON text (`7`, `"7"`:
+/// a string id and a number id never share a key). A non-negative integer, the usual id, is
+/// written in decimal directly instead of through serde_json's serializer (about 400
+/// instructions less per request; callgrind, 2026-12-02).
+pub fn id_key(id: &Value) -> String {
+    match id.as_u64() {
+        Some(n) => n.to_string(),
+        None => id.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod id_key_tests {
+    use super::{call_id_of, id_key};
+    use serde_json::json;
+
+    #[test]
+    fn an_ids_key_is_its_json_text_and_a_call_id_its_plain_text() {
+        for id in [
+            json!(0),
+            json!(7),
+            json!(u64::MAX),
+            json!(-3),
+            json!(1.5),
+            json!("7"),
+            json!("a\"b"),
+            json!(null),
+        ] {
+            assert_eq!(id_key(&id), id.to_string(), "{id}");
+        }
+        assert_ne!(id_key(&json!(7)), id_key(&json!("7")));
+        assert_eq!(call_id_of(&json!(42)), "42");
+        assert_eq!(call_id_of(&json!("42")), "42");
     }
 }
