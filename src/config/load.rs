@@ -141,6 +141,12 @@ pub(super) fn expand_vars(
                     "invalid variable name in `${{…}}` ({ENV_NAME_RULE})"
                 ));
             }
+            if looks_like_a_token(name) {
+                return Err(format!(
+                    "`${{…}}` holds what looks like a token, not a variable name ({TOKEN_SHAPE}); \
+                     the value is not shown"
+                ));
+            }
             match env(name) {
                 Some(value) => out.push_str(&value),
                 None => return Err(format!("environment variable `{name}` is not set")),
@@ -168,6 +174,45 @@ pub(super) fn is_env_name(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// What [`looks_like_a_token`] refuses, in words for error messages.
+pub(super) const TOKEN_SHAPE: &str =
+    "a known token prefix such as `ghp_` or `github_pat_`, or 24 or more characters mixing \
+     lower-case letters, upper-case letters and digits";
+
+/// Known prefixes of credentials that are also valid variable names: GitHub tokens (`ghp_`,
+/// `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), Stripe keys (`sk_live_`, `sk_test_`,
+/// `rk_live_`, `rk_test_`), and AWS access key ids (`AKIA`, `ASIA`, followed by 16 upper-case
+/// letters and digits).
+const TOKEN_PREFIXES: [&str; 10] = [
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+];
+
+/// Whether `name`, though a valid variable name ([`is_env_name`]), has the shape of a
+/// credential rather than of a variable's name ([`TOKEN_SHAPE`]): a key that takes a NAME
+/// refuses it, since the messages that name an unset variable (`check`, the log, the
+/// `initialize` instructions the model reads) would show it.
+pub(super) fn looks_like_a_token(name: &str) -> bool {
+    let aws = (name.starts_with("AKIA") || name.starts_with("ASIA"))
+        && name.len() == 20
+        && name[4..]
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    let mixed = name.len() >= 24
+        && name.bytes().any(|b| b.is_ascii_lowercase())
+        && name.bytes().any(|b| b.is_ascii_uppercase())
+        && name.bytes().any(|b| b.is_ascii_digit());
+    aws || mixed || TOKEN_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// `io::Error` text without the trailing ` (os error N)`.

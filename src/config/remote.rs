@@ -291,17 +291,24 @@ fn headers(
     Ok(out)
 }
 
-/// An environment variable NAME (see [`super::load::is_env_name`]). The message never repeats
-/// what was written: a value that is not a name is most likely the secret itself.
+/// An environment variable NAME (see [`super::load::is_env_name`]), not shaped like a token
+/// ([`super::load::looks_like_a_token`]). The message never repeats what was written: a value
+/// that is not a name is most likely the secret itself.
 pub(super) fn check_var(name: &str) -> Result<(), String> {
-    if super::load::is_env_name(name) {
-        Ok(())
-    } else {
+    const HOW: &str = "the value is not shown, as it may be a secret: put the secret in a \
+                       variable and write that variable's NAME here";
+    if !super::load::is_env_name(name) {
         Err(format!(
-            "invalid environment variable name ({}); the value is not shown, as it may be a \
-             secret: put the secret in a variable and write that variable's NAME here",
+            "invalid environment variable name ({}); {HOW}",
             super::load::ENV_NAME_RULE
         ))
+    } else if super::load::looks_like_a_token(name) {
+        Err(format!(
+            "this looks like a token, not an environment variable name ({}); {HOW}",
+            super::load::TOKEN_SHAPE
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -52,6 +52,44 @@ fn a_token_written_where_a_variable_name_is_expected_is_refused_unshown() {
     assert_eq!(remote.bearer_token_env_var.as_deref(), Some("_GH_TOKEN2"));
 }
 
+/// A token that is also a valid variable name (a GitHub token: `ghp_` and letters and digits)
+/// is refused too: `check`, the log and the `initialize` instructions name an unset variable.
+#[test]
+fn a_token_shaped_like_a_variable_name_is_refused_unshown() {
+    let cases = [
+        (
+            format!("{REMOTE}bearer_token_env_var = \"ghp_LEAKTOKENVALUE1234567890\"\n"),
+            "mcp_servers.r.bearer_token_env_var",
+        ),
+        (
+            format!("{REMOTE}env_http_headers = {{ X = \"AKIALEAK567890ABCDEF\" }}\n"),
+            "mcp_servers.r.env_http_headers.X",
+        ),
+        (
+            format!("{GIT}env_vars = [\"aZ9LEAKmixedCaseAndDigits42\"]\n"),
+            "mcp_servers.git.env_vars[0]",
+        ),
+        (
+            format!("{GIT}args = [\"${{github_pat_LEAK11}}\"]\n"),
+            "mcp_servers.git.args[0]",
+        ),
+    ];
+    for (text, key) in cases {
+        let err = refused_without(&text, key, "LEAK");
+        assert!(err.message.contains("looks like a token"), "{err}");
+    }
+    // Ordinary names, long ones included, are accepted.
+    for name in [
+        "GITHUB_PERSONAL_ACCESS_TOKEN",
+        "MyApiToken",
+        "AKIA_KEY",
+        "gh_token",
+    ] {
+        let text = format!("{REMOTE}bearer_token_env_var = \"{name}\"\n");
+        assert!(parse(&text).is_ok(), "{name}");
+    }
+}
+
 #[test]
 fn a_bad_name_inside_dollar_braces_is_not_repeated() {
     let err = refused_without(
