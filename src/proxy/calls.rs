@@ -295,9 +295,20 @@ impl Core {
             return;
         };
         let events = self.calls.take_events(done.seq);
-        // A call the cassette answered is in it already when the cassette is the transcript.
+        // Recording into the cassette itself: a call it answered is in it already, and the
+        // proxy's own answers (the page tool's, an unknown tool's) are no server's answers to
+        // play back (a page is made again from its call), so neither is appended again.
         let into_cassette = self.cassette.get().is_some_and(|c| c.records_into_itself());
-        if done.replayed && into_cassette {
+        let own_answer = matches!(
+            done.outcome,
+            Some(
+                Outcome::NoSuchTool
+                    | Outcome::NotRecorded { .. }
+                    | Outcome::Page { .. }
+                    | Outcome::PageError { .. }
+            )
+        );
+        if into_cassette && (done.replayed || own_answer) {
             return;
         }
         let facts = &done.facts;

@@ -353,6 +353,16 @@ fn cassette_record_missing_appends_new_calls() {
     assert_eq!(call("record-missing", "a"), first);
     assert_eq!(call("record-missing", "b"), b);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    // The proxy's own answers (here an unknown tool's) are not appended either.
+    for _ in 0..2 {
+        let args = ["--cassette", s(&path), "--cassette-mode", "record-missing"];
+        let mut p = RawProxy::start(&cfg, &args);
+        p.initialize("2025-06-18");
+        let env = envelope_of(&p.call(json!(2), "nosuch", json!({}), LONG));
+        assert_eq!(env["status"], "error", "{env}");
+        finish_session(p);
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
 /// A cassette of one call of `notes` (server `rec`) recorded with `char_budget` 12 and
