@@ -223,11 +223,15 @@ fn server_report(
     }
 }
 
-/// The catalog's tools of server `name`, with their settings.
+/// The catalog's tools of server `name`, with their settings; not one exposed under the page
+/// tool's name, which the client does not get (the page tool answers that name).
 fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolReport> {
+    let paging = &config.paging;
+    let hidden = |exposed: &str| paging.enabled && exposed == paging.tool_name;
     catalog
         .names()
         .iter()
+        .filter(|exposed| !hidden(exposed))
         .filter_map(|exposed| {
             let route = catalog.route(exposed)?;
             (route.server == name).then(|| {

@@ -262,6 +262,9 @@ fn a_server_tool_under_the_page_tools_name_is_warned_about() {
                    page tool answers that name and the server's tool is not offered; change \
                    [paging] tool_name or the server's tool_prefix to offer it\n";
     assert_eq!(text.matches(warning).count(), 1, "{text}");
+    // The hidden tool is neither listed nor counted; the others are.
+    assert!(!text.contains("\n  echo "), "{text}");
+    assert!(text.contains("\n  add "), "{text}");
 }
 
 #[test]
