@@ -183,6 +183,7 @@ impl Core {
                 (answer, caller)
             }
         };
+        let answer = answer.and_then(object_result);
         if let Some(seq) = seq.filter(|_| self.transcript.is_some()) {
             self.calls.push_event(seq, answer_event(id, &answer));
         }
@@ -235,6 +236,27 @@ impl Core {
             )),
         }
     }
+}
+
+/// A client's `result` for a server's request as the server gets it: `Ok(result)` when it is a
+/// JSON object, else `Err` with a -32603 error object. Every MCP `Result` is an object (MCP
+/// 2025-11-25 schema, `Result`); a server (the Python SDK's) drops any other answer and waits
+/// for ever, so the call would hang until its tool timeout. This is the one place the answers
+/// of clients of both eras (a legacy client's response, a 2026-07-28 client's `inputResponses`
+/// entry) go back to a server's request.
+fn object_result(result: Value) -> Result<Value, Value> {
+    if result.is_object() {
+        return Ok(result);
+    }
+    let kind = match result {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        _ => "an array",
+    };
+    let why = format!("the client's result is not a JSON object (it is {kind})");
+    Err(jsonrpc::error_object(ErrorCode::InternalError, why, None))
 }
 
 /// A server-to-client request as the server sent it.

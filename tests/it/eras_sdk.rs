@@ -2,10 +2,11 @@
 //! through the SDK's classic API (`create_message`, `elicit`, `list_roots`), which the SDK
 //! refuses in the 2026-07-28 era: the proxy opens local servers with `initialize`, so such a
 //! server runs legacy and its requests reach clients of both eras.
-use super::eras::{envelope, era_client};
+use super::eras::{ask, envelope, era_client, good_meta};
 use crate::common;
 use common::*;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 /// The server table of tests/fixtures/sdk_stdio_server.py named `name`.
 pub(super) fn sdk_stdio_server(name: &str, extra: &str) -> String {
@@ -67,4 +68,73 @@ fn a_dual_era_sdk_server_samples_elicits_and_lists_roots_for_both_client_eras() 
             "{mode}"
         );
     }
+}
+
+/// A legacy client's call of `roots` whose `roots/list` request it answers with `result`: the
+/// call's envelope.
+fn legacy_roots_answered_with(p: &mut RawProxy, result: Value) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": "r1", "method": "tools/call",
+        "params": {"name": "roots", "arguments": {}}});
+    p.send(&call);
+    loop {
+        let msg = p.recv(Duration::from_secs(60));
+        if msg["id"] == "r1" && msg.get("method").is_none() {
+            return envelope_of(&msg);
+        }
+        if let (Some(method), Some(id)) = (msg["method"].as_str(), msg.get("id")) {
+            let answer = if method == "roots/list" {
+                result.clone()
+            } else {
+                json!({})
+            };
+            p.send(&json!({"jsonrpc": "2.0", "id": id, "result": answer}));
+        }
+    }
+}
+
+/// Asserts that `env` is the error of a server told at once that the client's result was not
+/// an object (not a `timeout`, nor whatever the server made of waiting for its answer).
+fn assert_refused_at_once(env: &Value) {
+    assert_ne!(env["status"], "timeout", "{env}");
+    assert_eq!(env["status"], "error", "{env}");
+    let content = env["content"].as_str().unwrap();
+    assert!(
+        content.contains("-32603: the client's result is not a JSON object"),
+        "{env}"
+    );
+}
+
+/// A client's answer that is not a JSON object (every MCP `Result` is one) reaches the server
+/// as a -32603 error, so its tool fails at once: before, the SDK server dropped the answer and
+/// waited until the tool timeout (`timeout`, retryable). Both client eras: a legacy client's
+/// response, and a 2026-07-28 client's `inputResponses` entry.
+#[test]
+fn a_client_answer_that_is_not_an_object_fails_the_servers_request_at_once() {
+    let (_dir, config) = write_config(&sdk_stdio_server("py", "tool_timeout_sec = 20"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-11-25");
+    let env = legacy_roots_answered_with(&mut p, json!("garbage"));
+    assert_refused_at_once(&env);
+    finish_session(p);
+
+    let mut p = RawProxy::start(&config, &[]);
+    let mut meta = good_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"roots": {}});
+    let params = json!({"name": "roots", "arguments": {}});
+    let first = ask(
+        &mut p,
+        json!("m1"),
+        "tools/call",
+        params.clone(),
+        meta.clone(),
+    );
+    let r = &first["result"];
+    assert_eq!(r["inputRequests"]["1"]["method"], "roots/list", "{first}");
+    let mut retry = params;
+    retry["requestState"] = r["requestState"].clone();
+    retry["inputResponses"] = json!({"1": "garbage"});
+    let done = ask(&mut p, json!("m2"), "tools/call", retry, meta);
+    let env = envelope_of(&done);
+    assert_refused_at_once(&env);
+    finish_session(p);
 }
