@@ -36,10 +36,25 @@ fn recorded_calls(mode: &str, path: &Path) -> Vec<Value> {
         assert_eq!(env["status"], "ok", "{mode}: step {i}: {step}");
     }
     let text = std::fs::read_to_string(path).unwrap();
+    replayed_live_skips_every_call(path, &config);
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|r| r["kind"] != "tools")
         .collect()
+}
+
+/// `replay --live` of the transcript at `path` against `config` skips every call, as each
+/// asked the client for input (no client answers on a live re-run), and reports no drift.
+fn replayed_live_skips_every_call(path: &Path, config: &Path) {
+    let (path, config) = (path.to_str().unwrap(), config.to_str().unwrap());
+    let live = cli(&["replay", "--live", path, "--config", config]);
+    let text = stdout(&live);
+    exits_with(&live, 0);
+    for line in text.lines().take(TOOLS.len()) {
+        assert!(line.starts_with("skipped "), "{text}");
+        assert!(line.contains("a server asked the client"), "{text}");
+    }
+    assert!(text.ends_with("0 passed, 0 failed, 4 skipped\n"), "{text}");
 }
 
 /// A call's events as (direction, what): the request's method, or `result`/`error`.

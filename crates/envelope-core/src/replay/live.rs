@@ -70,8 +70,23 @@ pub fn paged_original(earlier: &[CallRecord], call_id: &str) -> Option<usize> {
         .rposition(|e| e.call_id == call_id && !is_page_call(e))
 }
 
+/// The method of the first request a server made to the client during `record`'s call (an
+/// event `{"direction": "server_to_client", "message": {"id": .., "method": ..}}`, e.g.
+/// `sampling/createMessage`, `elicitation/create`, `roots/list`); `None` when it made none
+/// (notifications, such as progress, have no `id` and do not count).
+pub fn client_request(record: &CallRecord) -> Option<&str> {
+    record.events.iter().find_map(|event| {
+        let message = event.get("message")?;
+        let to_client = event.get("direction")? == "server_to_client";
+        message.get("id")?;
+        message.get("method")?.as_str().filter(|_| to_client)
+    })
+}
+
 /// The plan for every record of a transcript, in order: a call whose arguments hold the
-/// redaction marker is skipped (its real arguments are not in the transcript); a page-tool
+/// redaction marker is skipped (its real arguments are not in the transcript); so is a call
+/// during which a server asked the client for input ([`client_request`]: no client answers it
+/// on a live re-run, which would end in an error, not the recorded outcome); a page-tool
 /// call is [`LivePlan::Page`] when the call it pages is in the transcript before it and is
 /// made again, else skipped saying why; every other record is [`LivePlan::Call`].
 pub fn plan(records: &[CallRecord]) -> Vec<LivePlan> {
@@ -79,6 +94,10 @@ pub fn plan(records: &[CallRecord]) -> Vec<LivePlan> {
     for (i, record) in records.iter().enumerate() {
         let plan = if has_redacted(&record.arguments) {
             LivePlan::Skip("its arguments were redacted when recorded".into())
+        } else if let Some(method) = client_request(record) {
+            LivePlan::Skip(format!(
+                "a server asked the client (`{method}`) during it, and no client answers on a live re-run"
+            ))
         } else if is_page_call(record) {
             page_plan(&records[..i], &plans, record)
         } else {

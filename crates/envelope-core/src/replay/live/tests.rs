@@ -202,3 +202,34 @@ fn the_recorded_page_is_found_in_the_recorded_transcript() {
     assert_eq!(old.content, "eeee\nffff");
     assert_eq!(old.status, crate::envelope::Status::Ok);
 }
+
+/// A call during which a server asked the client (a request with an `id` from server to client)
+/// is skipped naming the method; a progress notification alone, or the client's answer, is not
+/// a request to the client, so such a call is made again.
+#[test]
+fn a_call_during_which_a_server_asked_the_client_is_skipped() {
+    let event = crate::record::event;
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}});
+    let roots = json!({"jsonrpc": "2.0", "id": 3, "method": "roots/list"});
+    let answer = json!({"jsonrpc": "2.0", "id": 3, "result": {"roots": []}});
+    let mut asked = log_call("a1", &ROWS);
+    asked.events = vec![
+        event("server_to_client", progress.clone()),
+        event("server_to_client", roots),
+        event("client_to_server", answer.clone()),
+    ];
+    let mut quiet = log_call("a2", &ROWS);
+    quiet.events = vec![
+        event("server_to_client", progress),
+        event("client_to_server", answer),
+    ];
+    let plans = plan(&[asked, quiet]);
+    assert_eq!(
+        plans[0],
+        LivePlan::Skip(
+            "a server asked the client (`roots/list`) during it, and no client answers on a live re-run"
+                .into()
+        )
+    );
+    assert_eq!(plans[1], LivePlan::Call);
+}
