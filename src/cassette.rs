@@ -288,8 +288,9 @@ impl Playback {
         self.records_into_itself
     }
 
-    /// Whether the cassette's last recorded tool list of `server` is `tools` (as exposed, the
-    /// JSON a tool-list record holds) under `prefix`: such a list need not be recorded again.
+    /// Whether the cassette holds a tool list of `server` equal to `tools` (as exposed, the
+    /// JSON a tool-list record holds), with `prefix` as the server's recorded `tool_prefix`:
+    /// such a list need not be recorded again.
     pub fn holds_tool_list(&self, server: &str, prefix: &str, tools: &[Value]) -> bool {
         let cassette = self.cassette.lock().unwrap();
         let recorded_prefix = cassette.prefixes.get(server).map_or("", String::as_str);

@@ -465,12 +465,7 @@ fn sampling_elicitation_and_roots_round_trip_in_every_pairing() {
         );
         assert!(content(4).contains("sampled: fixed answer"), "{mode}");
         assert!(content(5).contains("file:///tmp"), "{mode}");
-        let handled: Vec<&str> = out["callbacks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["method"].as_str().unwrap())
-            .collect();
+        let handled = callback_methods(&out);
         assert_eq!(
             handled,
             ["elicitation/create", "sampling/createMessage", "roots/list"].repeat(2),
@@ -532,4 +527,14 @@ fn typescript_client_pinned_to_2026_07_28() {
         out["handled"],
         json!(["elicitation/create", "elicitation/create", "roots/list"])
     );
+}
+
+/// The method of each server-to-client request the `era_client` run `out` answered, in order.
+pub(super) fn callback_methods(out: &Value) -> Vec<&str> {
+    out["callbacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect()
 }

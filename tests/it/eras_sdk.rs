@@ -2,7 +2,7 @@
 //! through the SDK's classic API (`create_message`, `elicit`, `list_roots`), which the SDK
 //! refuses in the 2026-07-28 era: the proxy opens local servers with `initialize`, so such a
 //! server runs legacy and its requests reach clients of both eras.
-use super::eras::{ask, envelope, era_client, good_meta};
+use super::eras::{ask, callback_methods, envelope, era_client, good_meta};
 use crate::common;
 use common::*;
 use serde_json::{json, Value};
@@ -56,12 +56,7 @@ fn a_dual_era_sdk_server_samples_elicits_and_lists_roots_for_both_client_eras() 
             "{mode}"
         );
         assert_eq!(content[2], "result=roots: file:///tmp", "{mode}");
-        let asked: Vec<&str> = out["callbacks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["method"].as_str().unwrap())
-            .collect();
+        let asked = callback_methods(&out);
         assert_eq!(
             asked,
             ["sampling/createMessage", "elicitation/create", "roots/list"],
