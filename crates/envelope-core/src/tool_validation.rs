@@ -40,13 +40,13 @@ fn problem(head: &ToolHead<'_>) -> Option<String> {
     if let Some(why) = name_problem(&name) {
         return Some(why);
     }
-    if head.input_schema.text().is_none() {
+    if !head.input_schema.is_present() {
         return Some("it has no `inputSchema`".into());
     }
-    if !head.input_schema.is('{') {
+    if !head.input_schema.is_object() {
         return Some("`inputSchema` is not a JSON object".into());
     }
-    if head.input_schema_type().as_deref() != Some("object") {
+    if head.input_schema.object_type().as_deref() != Some("object") {
         return Some("`inputSchema` is not an object schema (`\"type\": \"object\"`)".into());
     }
     for (key, member) in [("title", &head.title), ("description", &head.description)] {
@@ -259,5 +259,56 @@ mod tests {
             warnings[2]
         );
         assert!(warnings[3].contains("a tool dropped: the tool is not a JSON object"));
+    }
+
+    #[test]
+    fn the_input_schema_type_is_read_from_the_schema_object_alone() {
+        let kept = [
+            r#"{"name":"a","inputSchema":{"properties":{"q":{"type":"string"}},"type":"object"}}"#,
+            r#"{"name":"b","inputSchema":{"\u0074ype":"\u006fbject","x":[{"type":1}]}}"#,
+            r#"{"name":"c","inputSchema":{"type":"object","properties":{"type":{"type":"array"}}}}"#,
+        ];
+        let (tools, warnings) = super::admit("srv", kept);
+        assert_eq!(tools.len(), 3, "{warnings:?}");
+        assert_eq!(tools[1].text(), kept[1], "byte for byte");
+        let dropped = [
+            (
+                r#"{"name":"d","inputSchema":{"type":"object","type":"object"}}"#,
+                "not an object schema",
+            ),
+            (
+                r#"{"name":"e","inputSchema":{"type":["object"]}}"#,
+                "not an object schema",
+            ),
+            (
+                r#"{"name":"f","inputSchema":{"properties":{"type":"object"}}}"#,
+                "not an object schema",
+            ),
+            (
+                r#"{"name":"g","inputSchema":null}"#,
+                "`inputSchema` is not a JSON object",
+            ),
+            (
+                r#"{"name":"h","inputSchema":[{"type":"object"}]}"#,
+                "`inputSchema` is not a JSON object",
+            ),
+            (
+                r#"{"name":"i","inputSchema":1.5}"#,
+                "`inputSchema` is not a JSON object",
+            ),
+            (
+                r#"{"name":"j","inputSchema":{"type":"object"},"inputSchema":{"type":"object"}}"#,
+                "duplicate field `inputSchema`",
+            ),
+            (
+                r#"{"name":"k","inputSchema":{"type":"object""#,
+                "not a valid JSON object",
+            ),
+        ];
+        for (text, why) in dropped {
+            let (tools, warnings) = super::admit("srv", [text]);
+            assert!(tools.is_empty(), "{text}");
+            assert!(warnings[0].contains(why), "{text}: {warnings:?}");
+        }
     }
 }
