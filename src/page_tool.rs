@@ -35,7 +35,7 @@ use crate::settings::PositiveCount;
 pub const DEFAULT_TOOL_NAME: &str = "envelope_next_page";
 
 /// What the page tool tells the model (its `description`).
-pub const DESCRIPTION: &str = "Returns the next rows of a tool result whose envelope came back with status \"truncated\": pass that envelope's call_id, and call again with the same call_id until status is \"ok\". Pass skip to leave out rows first (for example one too long to show).";
+pub const DESCRIPTION: &str = "Returns the next rows of a tool result whose envelope came back with status \"truncated\": pass that envelope's call_id, and call again with the same call_id until status is \"ok\". Pass skip to leave out rows first: a row too long for any page answers an error saying so, and skip: 1 passes it.";
 
 /// The `[paging]` table as written.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -266,6 +266,10 @@ impl Pager {
                     Err(left) => return error("invalid_argument", skip_past_end(&of, skip, left)),
                 };
             let remaining = mapped.envelope.omitted;
+            if next == first_row && remaining > 0 {
+                // Not one row fits: the same call would answer the same empty page forever.
+                return error("invalid_argument", row_too_long(&of, first_row, remaining));
+            }
             if self
                 .store
                 .lock()
@@ -312,6 +316,17 @@ fn page_arguments(arguments: Option<&Value>) -> Result<(String, u64), String> {
 fn skip_past_end(of: &str, skip: u64, left: u64) -> String {
     format!(
         "`skip` {skip} is past the end of call_id '{of}': {left} row(s) remain after the rows already answered; pass a skip of at most {left}, nothing was skipped"
+    )
+}
+
+/// The message of a page call whose next row (0-based `row`) does not fit the budget on its
+/// own, with `left` rows still to come counting it: nothing is consumed; a `skip` of 1 passes
+/// it.
+fn row_too_long(of: &str, row: u64, left: u64) -> String {
+    format!(
+        "row {} of call_id '{of}' is longer than the tool's budget on its own, so no page can show it; call again with skip: 1 to leave it out ({} row(s) after it), or raise the tool's budget; nothing was skipped",
+        row + 1,
+        left - 1
     )
 }
 
@@ -392,21 +407,20 @@ mod tests {
             })
             .unwrap();
         let mut pages = Vec::new();
-        let (mut status, mut left) = (first.status, first.omitted);
+        let mut status = first.status;
         while status == crate::envelope::Status::Truncated {
             let answer = pager.page(&format!("p{}", pages.len()), Some(&json!({"call_id": "1"})));
             let Outcome::Page { first_row, .. } = answer.outcome else {
-                panic!("not a page: {:?}", answer.mapped.envelope);
-            };
-            let stuck = answer.mapped.envelope.omitted == left;
-            (status, left) = (
-                answer.mapped.envelope.status,
-                answer.mapped.envelope.omitted,
-            );
-            pages.push((answer.mapped.envelope, first_row));
-            if stuck {
+                // A row too long for any page (long rows kept whole) ends paging here.
+                let content = &answer.mapped.envelope.content;
+                assert!(
+                    content.contains("longer than the tool's budget"),
+                    "{content}"
+                );
                 break;
-            }
+            };
+            status = answer.mapped.envelope.status;
+            pages.push((answer.mapped.envelope, first_row));
         }
         (first, pages)
     }
@@ -469,6 +483,39 @@ mod tests {
             }
         }
         assert_eq!(page(1).content, "d", "skip 1 of the 2 left: c is left out");
+    }
+
+    #[test]
+    fn a_row_too_long_for_any_page_is_an_error_until_skipped() {
+        let p = pager();
+        let result =
+            json!({"structuredContent": {"rows": [{"a": "x".repeat(40)}, {"b": 1}, {"c": 2}]}});
+        let c = ctx("1", Budget::chars(20), TextShape::default());
+        let first = map_outcome(
+            &Outcome::Result {
+                result: result.clone(),
+            },
+            &c,
+        )
+        .envelope;
+        assert_eq!((first.content.as_str(), first.omitted), ("", 3));
+        p.keep(&c, "t", &first, || Some(result.to_string()))
+            .unwrap();
+        for _ in 0..2 {
+            let env = p.page("9", Some(&json!({"call_id": "1"}))).mapped.envelope;
+            assert_eq!(env.status, crate::envelope::Status::Error);
+            assert!(!env.retryable);
+            assert_eq!(
+                env.content,
+                "invalid_argument: row 1 of call_id '1' is longer than the tool's budget on its own, so no page can show it; call again with skip: 1 to leave it out (2 row(s) after it), or raise the tool's budget; nothing was skipped"
+            );
+        }
+        let env = p
+            .page("9", Some(&json!({"call_id": "1", "skip": 1})))
+            .mapped
+            .envelope;
+        assert_eq!((env.content.as_str(), env.omitted), ("b=1; c=2", 0));
+        assert_eq!(env.status, crate::envelope::Status::Ok);
     }
 
     #[test]
@@ -567,12 +614,8 @@ mod tests {
                 let kept = left - page.omitted;
                 next += kept;
                 left = page.omitted;
-                if !split {
-                    // A row too long to show stops progress; the model skips it.
-                    if kept == 0 { break; }
-                } else {
-                    prop_assert!(kept >= 1, "no progress: {:?}", page);
-                }
+                // A row too long for any page is an error, never an empty page.
+                prop_assert!(kept >= 1, "no progress: {:?}", page);
             }
             if split {
                 prop_assert_eq!(next, total);
