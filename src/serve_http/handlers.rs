@@ -145,14 +145,30 @@ pub async fn post(
             return refuse(StatusCode::BAD_REQUEST, Value::Null, e);
         }
     };
-    if !message.is_object() {
-        let e = error(-32600, "the body must be one JSON-RPC message (no batches)");
-        return refuse(StatusCode::BAD_REQUEST, Value::Null, e);
+    if let Some((id, reason)) = not_a_message(&message) {
+        return refuse(StatusCode::BAD_REQUEST, id, error(-32600, &reason));
     }
     if mcp::is_stateless(&headers, &message) {
         stateless_post(&app, &headers, message, body.to_vec()).await
     } else {
         legacy_post(&app, &headers, message, body.to_vec()).await
+    }
+}
+
+/// Why a POST body that is JSON is not one valid JSON-RPC message, with the id to answer
+/// with (the body's own when it is valid, else `null`); `None` for a valid message. Such a
+/// body is answered at once with 400 (MCP 2025-11-25 "Transports: Streamable HTTP": a server
+/// that cannot accept the input MUST return an HTTP error status), never passed on: an answer
+/// to a request whose `id` is not a string or an integer could never be matched to its POST.
+/// The reasons are the stdio transport's ([`jsonrpc::classify_value`]).
+fn not_a_message(message: &Value) -> Option<(Value, String)> {
+    if message.is_array() {
+        let reason = "the body must be one JSON-RPC message (no batches)";
+        return Some((Value::Null, reason.to_owned()));
+    }
+    match jsonrpc::classify_value(message.clone()) {
+        jsonrpc::Message::Invalid { id, reason } => Some((id, reason)),
+        _ => None,
     }
 }
 

@@ -524,6 +524,66 @@ async fn stateless_headers_and_errors_map_to_statuses() {
 }
 
 #[tokio::test]
+async fn bodies_that_are_not_one_valid_message_are_refused_at_once() {
+    let server = start(defaults()).await;
+    let session = server.initialize().await;
+    let no_id = "`id` must be a string or an integer";
+    let cases = [
+        (
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            no_id,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+            no_id,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}),
+            no_id,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": true, "method": "ping"}),
+            no_id,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "foo": 1}),
+            "a message needs a `method` or an `id`",
+        ),
+        (json!("hello"), "a JSON-RPC message must be a JSON object"),
+        (
+            json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+            "no batches",
+        ),
+    ];
+    for (body, why) in cases {
+        for modern in [false, true] {
+            let request = if modern {
+                let headers = vec![
+                    ("mcp-protocol-version", "2026-07-28".to_owned()),
+                    ("mcp-method", "ping".to_owned()),
+                ];
+                server.post_modern(&(body.clone(), headers))
+            } else {
+                server.post(&body, Some(&session))
+            };
+            let response = tokio::time::timeout(Duration::from_secs(5), request.send())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {body}"))
+                .unwrap();
+            assert_eq!(response.status(), 400, "{body}");
+            let answer = json_of(response).await;
+            assert_eq!(answer["id"], Value::Null, "{body}");
+            assert_eq!(answer["error"]["code"], -32600, "{body}");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(message.contains(why), "{body}: {message}");
+        }
+    }
+    // The session still answers.
+    let ping = server.post(&request(json!(9), "echo", json!({})), Some(&session));
+    assert_eq!(ping.send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
 async fn foreign_origins_missing_tokens_and_large_bodies_are_refused() {
     let mut options = defaults();
     options.auth_token = Some("s3cret".into());
