@@ -62,8 +62,8 @@ fn most_verbose(levels: &HashMap<u64, String>) -> Option<String> {
 }
 
 impl Session {
-    /// `logging/setLevel` for this session (see the module doc); `None` for any other method
-    /// and for a level that is not one of the eight MCP levels (passed on as it is).
+    /// `logging/setLevel` for this session (see the module doc); `None` for any other method.
+    /// A `level` that is not one of the eight MCP levels is refused with -32602.
     pub(super) async fn set_log_level(
         &self,
         up: &Upstream<'_>,
@@ -73,11 +73,14 @@ impl Session {
         if method != "logging/setLevel" {
             return None;
         }
-        // A level that is not one of the eight is the servers' to refuse (-32602), as before.
+        // A level that is not one of the eight is refused here, the same for every server.
         let level = params.as_ref().and_then(|p| p.get("level"));
-        let level = level
+        let Some(level) = level
             .and_then(Value::as_str)
-            .filter(|l| log_level_rank(l).is_some())?;
+            .filter(|l| log_level_rank(l).is_some())
+        else {
+            return Some(Err(not_a_level(level)));
+        };
         let mut params = params.clone().unwrap_or_else(|| json!({}));
         params["level"] = Value::from(self.core.log_levels.set(self.id(), level));
         let answer = self.core.passthrough.handle(up, method, Some(params)).await;
@@ -96,6 +99,16 @@ impl Session {
         let level = params.and_then(|p| p.get("level")).and_then(Value::as_str);
         self.core.log_levels.wants(self.id(), level)
     }
+}
+
+/// The -32602 error for a `logging/setLevel` whose `level` (`None`: missing) is not one of
+/// the eight level names (MCP 2025-11-25 "Utilities: Logging", `LoggingLevel`).
+fn not_a_level(level: Option<&Value>) -> Value {
+    let given = level.map_or_else(|| "no `level`".to_owned(), |l| format!("`level` {l}"));
+    let message = format!(
+        "{given} is not a log level: use debug, info, notice, warning, error, critical, alert or emergency"
+    );
+    crate::wire::jsonrpc::error_object(jsonrpc_core::ErrorCode::InvalidParams, message, None)
 }
 
 impl Core {

@@ -659,6 +659,15 @@ async fn each_session_gets_log_messages_at_its_own_level() {
             .await;
         assert_eq!(set["result"], json!({}), "{set}");
     }
+    for params in [json!({"level": "bogus"}), json!({"level": 3}), json!({})] {
+        let set = a.ask(&request(json!(2), "logging/setLevel", params)).await;
+        assert_eq!(set["error"]["code"], -32602, "{set}");
+        let message = set["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("is not a log level: use debug"),
+            "{message}"
+        );
+    }
     let server_level = |id: i64| call(json!(id), "fx_log_level", json!({}));
     let level = a.ask(&server_level(3)).await;
     assert_eq!(
