@@ -62,9 +62,11 @@ impl Session {
             let mut inflight = self.inflight.lock().unwrap();
             let duplicate = inflight.contains_key(&key);
             if !duplicate {
+                self.cancelled_tokens.request_started(params.as_ref());
                 let entry = Inflight {
                     task: None,
                     downstream: slot.clone(),
+                    progress_token: super::cancelled_progress::progress_token(params.as_ref()),
                 };
                 inflight.insert(key.clone(), entry);
             }
@@ -274,6 +276,9 @@ impl Session {
         };
         if let Some(task) = entry.task {
             task.abort();
+        }
+        if let Some(token) = entry.progress_token {
+            self.cancelled_tokens.cancelled(token);
         }
         if let Some((conn, downstream_id)) = entry.downstream.lock().unwrap().take() {
             let reason = params.as_ref().and_then(|p| p.get("reason")).cloned();

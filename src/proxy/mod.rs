@@ -45,6 +45,7 @@ use serde_json::Value;
 
 mod calls;
 mod calls_in_flight;
+mod cancelled_progress;
 mod client_requests;
 mod core;
 mod dispatch;

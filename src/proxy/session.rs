@@ -30,6 +30,8 @@ pub struct SessionOutput {
 pub(super) struct Inflight {
     pub task: Option<tokio::task::AbortHandle>,
     pub downstream: DownstreamSlot,
+    /// The request's `_meta.progressToken` (JSON text), if it set one.
+    pub progress_token: Option<String>,
 }
 
 /// One connected client's state over a shared [`Core`].
@@ -58,6 +60,8 @@ pub struct Session {
     pub(super) permits: Arc<Semaphore>,
     /// Set by [`Session::close`].
     pub(super) closed: watch::Sender<bool>,
+    /// The progress tokens of requests the client cancelled: their late progress is dropped.
+    pub(super) cancelled_tokens: super::cancelled_progress::CancelledTokens,
 }
 
 impl Core {
@@ -83,6 +87,7 @@ impl Core {
             legacy_capabilities: OnceLock::new(),
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS)),
             closed: watch::channel(false).0,
+            cancelled_tokens: Default::default(),
         })
     }
 }
@@ -243,8 +248,10 @@ impl Session {
             params
         };
         // A cancellation of a request the client never saw (or already answered) means
-        // nothing to the client.
-        let unmapped = method == "notifications/cancelled" && params.is_none();
+        // nothing to the client; nor does progress of a request it cancelled.
+        let unmapped = method == "notifications/cancelled" && params.is_none()
+            || method == "notifications/progress"
+                && self.cancelled_tokens.is_cancelled(params.as_ref());
         let modern_only = !self.is_client_ready() && self.listeners.seen();
         let for_modern = crate::modern::passes_without_session(method)
             || method == "notifications/message" && self.listeners.wants_log(params.as_ref());

@@ -245,35 +245,6 @@ async fn tools_are_listed_and_called_with_the_envelope() {
     p.finish().await;
 }
 
-#[tokio::test]
-async fn a_cancelled_request_is_answered_by_nobody() {
-    let mut p = Piped::start(config(&fixture_server("fx")), None);
-    p.ask(&initialize(json!(0), "2025-11-25")).await;
-    p.send(&call(json!("slow"), "fx_sleep", json!({"ms": 60_000})))
-        .await;
-    // The same id while it is in flight: refused, the first undisturbed.
-    let dup = p
-        .ask(&call(json!("slow"), "fx_echo", json!({"text": "x"})))
-        .await;
-    assert_eq!(dup["error"]["code"], -32600, "{dup}");
-    p.send(
-        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": "slow", "reason": "changed my mind"}}),
-    )
-    .await;
-    let echo = p
-        .ask(&call(json!(2), "fx_echo", json!({"text": "after"})))
-        .await;
-    assert_eq!(echo["id"], 2, "nothing for the cancelled request: {echo}");
-    assert_eq!(envelope(&echo)["content"], "after");
-    // Its id is free again.
-    let reused = p
-        .ask(&call(json!("slow"), "fx_echo", json!({"text": "again"})))
-        .await;
-    assert_eq!(envelope(&reused)["content"], "again", "{reused}");
-    p.finish().await;
-}
-
 /// One session of a shared core, read through its output queue.
 struct Client {
     session: Arc<Session>,
@@ -701,3 +672,6 @@ async fn each_session_gets_log_messages_at_its_own_level() {
 
 #[path = "tests_remote.rs"]
 mod remote;
+
+#[path = "tests_cancel.rs"]
+mod cancel;
