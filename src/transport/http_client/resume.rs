@@ -142,6 +142,9 @@ impl HttpTransport {
         let mut cursor = Cursor::default();
         let mut read = self.read_events(resp, id, &mut cursor, sink).await;
         let mut idle = 0;
+        // Why the stream first broke, and how often in a row resuming it failed since.
+        let mut broke: Option<String> = None;
+        let mut failed_resumes = 0;
         loop {
             let Some(owner) = id.filter(|_| !cursor.answered) else {
                 return;
@@ -156,6 +159,14 @@ impl HttpTransport {
                 Err(why) => why,
                 Ok(()) => "the server ended its answer without a response to the request".into(),
             };
+            let why = match &broke {
+                Some(first) if failed_resumes > 0 => {
+                    format!(
+                        "{first}; resuming it failed ({failed_resumes} time(s)), the last: {why}"
+                    )
+                }
+                _ => why,
+            };
             if !resumable || cursor.last_event_id.is_none() || idle >= MAX_IDLE_RESUMES {
                 return sink.fail(id, Fault::Connection(why)).await;
             }
@@ -164,8 +175,15 @@ impl HttpTransport {
             cursor.events = 0;
             tokio::time::sleep(cursor.delay()).await;
             read = match self.open_get(cursor.last_event_id.as_deref()).await {
-                Ok(resp) => self.read_events(resp, id, &mut cursor, sink).await,
-                Err(e) => Err(format!("{why}; resuming it failed: {e}")),
+                Ok(resp) => {
+                    (broke, failed_resumes) = (None, 0);
+                    self.read_events(resp, id, &mut cursor, sink).await
+                }
+                Err(e) => {
+                    broke.get_or_insert(why);
+                    failed_resumes += 1;
+                    Err(e.to_string())
+                }
             };
         }
     }
