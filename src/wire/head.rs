@@ -8,6 +8,9 @@ use serde_json::Value;
 
 use super::jsonrpc::is_valid_id;
 
+/// `"2.0"`, the `jsonrpc` member's value, as JSON text.
+const VERSION: &str = "\"2.0\"";
+
 /// The id of a line that looks like a success response: its members other than `result` are
 /// exactly `"jsonrpc":"2.0"` and a valid `id` (in either order, unescaped keys), all before
 /// `result` (as Python servers write it) or all after it (as the TypeScript SDK writes it:
@@ -28,6 +31,14 @@ fn leading_members(line: &str) -> Option<Value> {
         rest = after_quote[key_end + 1..].trim_start().strip_prefix(':')?;
         match key {
             "result" => break,
+            // The usual spelling, compared as text (no string to allocate and drop).
+            "jsonrpc" if rest.starts_with(VERSION) => {
+                if version {
+                    return None;
+                }
+                version = true;
+                rest = rest[VERSION.len()..].trim_start().strip_prefix(',')?;
+            }
             "jsonrpc" | "id" => {
                 let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
                 let value = values.next()?.ok()?;
@@ -76,17 +87,69 @@ fn trailing_members(line: &str) -> Option<Value> {
         if text.is_empty() || text.contains('\\') {
             return None;
         }
-        let value: Value = serde_json::from_str(text).ok()?;
         let before = rest[..value_start].trim_end().strip_suffix(':')?.trim_end();
         let key_body = before.strip_suffix('"')?;
         let key_start = key_body.rfind('"')?;
         let key = &key_body[key_start + 1..];
         rest = key_body[..key_start].trim_end().strip_suffix(',')?;
+        // Without escapes, `"2.0"` is the only text of the version; only the id is parsed.
         match key {
-            "jsonrpc" if !version && value == "2.0" => version = true,
-            "id" if id.is_none() && is_valid_id(&value) => id = Some(value),
+            "jsonrpc" if !version && text == VERSION => version = true,
+            "id" if id.is_none() => {
+                let value: Value = serde_json::from_str(text).ok()?;
+                if !is_valid_id(&value) {
+                    return None;
+                }
+                id = Some(value);
+            }
             _ => return None,
         }
     }
     id.filter(|_| version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_version_is_read_as_text_with_the_same_answers() {
+        let cases = [
+            (r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, Some(json!(7))),
+            (
+                r#"{ "id" : "a" , "jsonrpc" : "2.0" , "result":1}"#,
+                Some(json!("a")),
+            ),
+            // An escaped version: read by the JSON parser, as before.
+            (
+                r#"{"jsonrpc":"2\u002e0","id":7,"result":{}}"#,
+                Some(json!(7)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":7,"result":{}}"#,
+                None,
+            ),
+            (r#"{"jsonrpc":"2.0"x,"id":7,"result":{}}"#, None),
+            (r#"{"jsonrpc":"2.00","id":7,"result":{}}"#, None),
+            (r#"{"jsonrpc":2.0,"id":7,"result":{}}"#, None),
+            (r#"{"jsonrpc":"2.0","result":{}}"#, None),
+            (r#"{"result":{},"jsonrpc":"2.0","id":25}"#, Some(json!(25))),
+            (
+                r#"{"result":{} , "id" : "x y" , "jsonrpc" : "2.0" } "#,
+                Some(json!("x y")),
+            ),
+            (r#"{"result":{},"jsonrpc":"2\u002e0","id":25}"#, None),
+            (r#"{"result":{},"jsonrpc":"2.0","jsonrpc":"2.0"}"#, None),
+            (r#"{"result":{},"jsonrpc":2.0,"id":25}"#, None),
+            (r#"{"result":{},"jsonrpc":"2.0","id":1.5}"#, None),
+            (r#"{"result":{},"jsonrpc":"2.0","id":1-2}"#, None),
+            (r#"{"result":{},"jsonrpc":"2.0","id":null}"#, None),
+            (r#"{"result":{},"x":"2.0","id":25}"#, None),
+            (r#"{"result":{},"id":-3,"jsonrpc":"2.0"}"#, Some(json!(-3))),
+        ];
+        for (line, want) in cases {
+            assert_eq!(response_head(line), want, "{line}");
+        }
+    }
 }
