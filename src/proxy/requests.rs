@@ -115,16 +115,32 @@ impl Session {
                 };
                 // Boxed, as are the other paths' larger futures below: see `answer_request`.
                 match Box::pin(self.core.call_tool_mapped(call)).await {
-                    Ok((mapped, summary)) => Answer {
-                        json: mapped.response_json(&id),
-                        call: Some(summary),
-                        stamped: false,
-                    },
+                    Ok((mut mapped, summary)) => {
+                        self.fit_media_to_version(&mut mapped);
+                        Answer {
+                            json: mapped.response_json(&id),
+                            call: Some(summary),
+                            stamped: false,
+                        }
+                    }
                     Err(NotEnveloped::Error(err)) => Answer::of(&jsonrpc::error_response(id, err)),
                     Err(NotEnveloped::Result(r)) => Answer::of(&jsonrpc::response(id, r)),
                 }
             }
             _ => Box::pin(self.passthrough(id, method, params, &slot)).await,
+        }
+    }
+
+    /// Keeps a legacy client's answer to the content types of the protocol version it
+    /// negotiated: for a 2024-11-05 client, audio blocks become text saying what they were
+    /// ([`envelope_core::mapping::audio_as_text`]); the envelope is the same for every client.
+    fn fit_media_to_version(&self, mapped: &mut envelope_core::mapping::Mapped) {
+        use envelope_core::mapping::{audio_as_text, audio_content_allowed};
+        if let Some(version) = self
+            .protocol_version()
+            .filter(|v| !audio_content_allowed(v))
+        {
+            audio_as_text(&mut mapped.media, version);
         }
     }
 

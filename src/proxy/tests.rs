@@ -675,3 +675,6 @@ mod remote;
 
 #[path = "tests_cancel.rs"]
 mod cancel;
+
+#[path = "tests_versions.rs"]
+mod versions;

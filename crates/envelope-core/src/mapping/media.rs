@@ -84,6 +84,34 @@ pub fn passed_media(blocks: &[Value], mode: MediaMode) -> Vec<Value> {
     }
 }
 
+/// Whether content blocks of type `audio` exist in MCP protocol `version`: they were added in
+/// 2025-03-26 ("Server Features: Tools", "Audio Content"); 2024-11-05 has text, image and
+/// embedded resource content only.
+pub fn audio_content_allowed(version: &str) -> bool {
+    version != "2024-11-05"
+}
+
+/// Replaces each `audio` block of `media` (passed-through blocks, [`passed_media`]) with a text
+/// block saying what it was (`[audio <mimeType>, N bytes: not shown; …]`), for a client whose
+/// protocol version has no audio content ([`audio_content_allowed`]): a client that checks
+/// results against its version's schema would refuse the whole answer otherwise.
+pub fn audio_as_text(media: &mut [Value], version: &str) {
+    for block in media.iter_mut() {
+        let Some(audio) = media_block(block).filter(|m| m.kind == "audio") else {
+            continue;
+        };
+        let mime = audio
+            .mime_type
+            .and_then(Value::as_str)
+            .unwrap_or("of no type");
+        let text = format!(
+            "[audio {mime}, {} bytes: not shown; MCP {version}, the version this client speaks, has no audio content]",
+            audio.bytes()
+        );
+        *block = serde_json::json!({"type": "text", "text": text});
+    }
+}
+
 /// The decoded size in bytes of base64 text, from its length and padding (no decoding): the
 /// characters other than ASCII whitespace, less up to two trailing `=`, times 3/4 (rounded
 /// down). Exact for valid base64, padded or not, with or without line breaks (RFC 4648
@@ -115,4 +143,24 @@ pub fn describe_media<'a>(block: &Value, budget: usize) -> Option<Row<'a>> {
     }
     row.insert("bytes".to_owned(), Value::from(media.bytes()));
     Some(owned_row(row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn audio_becomes_text_for_a_2024_11_05_client_only() {
+        let image = json!({"type": "image", "data": "TQ==", "mimeType": "image/png"});
+        let audio = json!({"type": "audio", "data": "TWFu", "mimeType": "audio/wav"});
+        let mut media = vec![image.clone(), audio.clone()];
+        assert!(audio_content_allowed("2025-03-26") && !audio_content_allowed("2024-11-05"));
+        audio_as_text(&mut media, "2024-11-05");
+        assert_eq!(media[0], image);
+        assert_eq!(
+            media[1],
+            json!({"type": "text", "text": "[audio audio/wav, 3 bytes: not shown; MCP 2024-11-05, the version this client speaks, has no audio content]"})
+        );
+    }
 }

@@ -74,7 +74,10 @@ pub use answer::call_tool_result;
 pub use errors::ErrorType;
 use errors::{error_mapped, format_duration_ms};
 pub use lazy::{map_raw_response, map_raw_result};
-pub use media::{base64_decoded_len, describe_media, passed_media, MediaMode};
+pub use media::{
+    audio_as_text, audio_content_allowed, base64_decoded_len, describe_media, passed_media,
+    MediaMode,
+};
 pub use rows::{count_result_rows, map_result_from};
 
 /// What came back from a downstream `tools/call`, exactly as received (serialized into
