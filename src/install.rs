@@ -314,6 +314,26 @@ pub fn plan_uninstall(
     })
 }
 
+/// After `record` is uninstalled, what another install into the same client file, made after
+/// it, should keep as its backup: `record`'s `backup` bytes when undoing `record` in that later
+/// install's backup (`later_backup`, which then holds `record`'s changes) gives the same
+/// document; `None` when it does not (the later install came first, or the file changed in
+/// between) or `record` had no backup. So two installs into one file (Claude Code's user scope
+/// and a `--project`) come back byte for byte in either uninstall order. Pure.
+pub fn handed_over_backup(
+    record: &Record,
+    backup: Option<&str>,
+    later_backup: &str,
+) -> Option<String> {
+    let backup = backup?;
+    let (_, same) = match record.client {
+        Client::Codex => codex::restore(record, Some(later_backup), Some(backup)),
+        _ => json::restore(record, Some(later_backup), Some(backup)),
+    }
+    .ok()?;
+    (same && later_backup != backup).then(|| backup.to_owned())
+}
+
 /// The part of an install plan that depends on the client's format.
 struct MovedPart {
     client_after: String,

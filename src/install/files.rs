@@ -111,6 +111,42 @@ fn record_stem(target: &Target) -> String {
     format!("{}-{hash:016x}", target.client.id())
 }
 
+/// Gives `record`'s backup to each other install into the same client file whose backup
+/// holds `record`'s changes ([`super::handed_over_backup`]), before `record`'s is deleted.
+fn hand_over_backup(
+    dir: &Path,
+    stem: &str,
+    record: &Record,
+    backup: Option<&str>,
+) -> Result<(), InstallError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(other) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if other == stem || path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let Some(later) = read_record(&path)? else {
+            continue;
+        };
+        if later.client_config != record.client_config || later.original_absent {
+            continue;
+        }
+        let later_backup_path = dir.join(format!("{other}.orig"));
+        let Some(later_backup) = read(&later_backup_path)? else {
+            continue;
+        };
+        if let Some(bytes) = super::handed_over_backup(record, backup, &later_backup) {
+            write(&later_backup_path, &bytes)?;
+        }
+    }
+    Ok(())
+}
+
 fn read_record(path: &Path) -> Result<Option<Record>, InstallError> {
     match read(path)? {
         None => Ok(None),
@@ -400,6 +436,7 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
             None => delete(&target.envelope_config)?,
         }
     }
+    hand_over_backup(&dir, &stem, &record, backup.as_deref())?;
     delete(&dir.join(format!("{stem}.json")))?;
     delete(&dir.join(format!("{stem}.orig")))?;
     let _ = std::fs::remove_dir(&dir);

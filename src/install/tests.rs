@@ -199,6 +199,46 @@ fn claude_code_user_scope_and_a_project() {
     assert!(err.0.contains("no project \"/elsewhere\""), "{err}");
 }
 
+/// Two installs into `~/.claude.json` (user scope, then a project), uninstalled in either
+/// order: the original bytes come back, the install order by the first uninstall handing its
+/// backup to the later install.
+#[test]
+fn two_installs_into_one_file_come_back_byte_for_byte_in_either_order() {
+    let text = "{\n  \"mcpServers\": {\"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}},\n  \"projects\": {\"/src/app\": {\"mcpServers\": {\"git\": {\"command\": \"uvx\"}}}}\n}\n";
+    let l = launcher();
+    let user = plan_install(&input(Client::ClaudeCode, Some(text), None, &l, None)).unwrap();
+    let proj = plan_install(&in_project(&user, &l, "/src/app")).unwrap();
+    let both = proj.client_after.as_str();
+    // Reverse order: the project's backup is the file after the user install.
+    let first = undo(&proj.record, Some(both), Some(&user.client_after), None);
+    assert!(first.exact);
+    let last = undo(
+        &user.record,
+        first.client_after.as_deref(),
+        Some(text),
+        None,
+    );
+    assert_eq!(last.client_after.as_deref(), Some(text));
+    // Install order: the user install's uninstall is not exact, and hands its backup over.
+    let first = undo(&user.record, Some(both), Some(text), None);
+    assert!(!first.exact);
+    let handed = handed_over_backup(&user.record, Some(text), &user.client_after);
+    assert_eq!(handed.as_deref(), Some(text));
+    let last = undo(
+        &proj.record,
+        first.client_after.as_deref(),
+        handed.as_deref(),
+        None,
+    );
+    assert!(last.exact);
+    assert_eq!(last.client_after.as_deref(), Some(text), "byte for byte");
+    // Nothing to hand to an install made before (its backup lacks the user install's entry).
+    assert_eq!(
+        handed_over_backup(&proj.record, Some(&user.client_after), text),
+        None
+    );
+}
+
 #[test]
 fn claude_code_keeps_the_rest_of_its_file_byte_for_byte() {
     let projects = r#"{"/src/app":{"allowedTools":[],"history":[{"display":"fix it","pastedContents":{}}],"mcpServers":{}},"/tmp":{"allowedTools":[]}}"#;
