@@ -260,14 +260,17 @@ impl Pager {
             let Some((call, cursor)) = self.store.lock().unwrap().get(&key, Instant::now()) else {
                 break;
             };
-            let (mapped, first_row, next) =
+            let (mapped, first_row, next, not_held) =
                 match page_of(&call, cursor, skip, call_id, &self.tool_name) {
                     Ok(page) => page,
                     Err(left) => return error("invalid_argument", skip_past_end(&of, skip, left)),
                 };
             let remaining = mapped.envelope.omitted;
             if next == first_row && remaining > 0 {
-                // Not one row fits: the same call would answer the same empty page forever.
+                // No row shown: the same call would answer the same empty page forever.
+                if remaining <= not_held {
+                    return error("not_found", rows_not_held(&of, remaining));
+                }
                 return error("invalid_argument", row_too_long(&of, first_row, remaining));
             }
             if self
@@ -330,15 +333,25 @@ fn row_too_long(of: &str, row: u64, left: u64) -> String {
     )
 }
 
-/// The page of `call` at `cursor` after `skip` more rows: the mapped envelope, its first row
-/// and the row after it; `Err(rows left)` when `skip` is larger than the rows still to come.
+/// The message of a page call after every row held for call_id `of` was answered, while the
+/// `left` rows a nested envelope's own proxy left out remain ([`crate::outcome::rows_not_held`]).
+fn rows_not_held(of: &str, left: u64) -> String {
+    format!(
+        "every row held for call_id '{of}' was answered; its other {left} row(s) were left out by the server's own envelope (the server is an mcp-envelope too) and are not held here"
+    )
+}
+
+/// The page of `call` at `cursor` after `skip` more rows: the mapped envelope, its first row,
+/// the row after it, and how many of the result's rows no page can show
+/// ([`crate::outcome::rows_not_held`]); `Err(rows left)` when `skip` is larger than the rows
+/// still to come.
 fn page_of(
     call: &StoredCall,
     cursor: Cursor,
     skip: u64,
     call_id: &str,
     tool: &str,
-) -> Result<(Mapped, u64, u64), u64> {
+) -> Result<(Mapped, u64, u64, u64), u64> {
     let result: Value = serde_json::from_str(&call.result_json).unwrap_or(Value::Null);
     let ctx = MappingContext {
         call_id,
@@ -364,7 +377,8 @@ fn page_of(
     }
     let first_row = start.saturating_add(skip);
     let (mapped, kept) = map_result_from(&result, &ctx, first_row);
-    Ok((mapped, first_row, first_row + kept))
+    let not_held = crate::outcome::rows_not_held(&result, &ctx);
+    Ok((mapped, first_row, first_row + kept, not_held))
 }
 
 #[cfg(test)]
@@ -411,12 +425,11 @@ mod tests {
         while status == crate::envelope::Status::Truncated {
             let answer = pager.page(&format!("p{}", pages.len()), Some(&json!({"call_id": "1"})));
             let Outcome::Page { first_row, .. } = answer.outcome else {
-                // A row too long for any page (long rows kept whole) ends paging here.
+                // A row too long for any page (long rows kept whole), or rows a nested
+                // envelope left out, end paging here.
                 let content = &answer.mapped.envelope.content;
-                assert!(
-                    content.contains("longer than the tool's budget"),
-                    "{content}"
-                );
+                let known = ["longer than the tool's budget", "are not held here"];
+                assert!(known.iter().any(|k| content.contains(k)), "{content}");
                 break;
             };
             status = answer.mapped.envelope.status;
@@ -516,6 +529,40 @@ mod tests {
             .envelope;
         assert_eq!((env.content.as_str(), env.omitted), ("b=1; c=2", 0));
         assert_eq!(env.status, crate::envelope::Status::Ok);
+    }
+
+    #[test]
+    fn a_nested_envelopes_rows_page_to_the_end_and_its_own_omitted_is_said() {
+        let rows: Vec<String> = (0..12).map(|i| format!("r{i:02}")).collect();
+        for inner_omitted in [0, 3] {
+            let status = if inner_omitted > 0 { "truncated" } else { "ok" };
+            let inner = json!({"call_id": "a", "tool": "t", "status": status,
+                "content": rows.join("\n"), "omitted": inner_omitted, "retryable": false});
+            let result = json!({"content": [{"type": "text", "text": inner.to_string()}],
+                "structuredContent": inner});
+            let p = pager();
+            let (first, pages) = page_all(&p, &result, Budget::chars(20), TextShape::default());
+            let first = (first.content.as_str(), first.omitted);
+            assert_eq!(first, ("r00\nr01\nr02\nr03\nr04", 7 + inner_omitted));
+            let shown: Vec<(&str, u64)> = pages
+                .iter()
+                .map(|(e, _)| (e.content.as_str(), e.omitted))
+                .collect();
+            let last = ("r10\nr11", inner_omitted);
+            assert_eq!(
+                shown,
+                [("r05\nr06\nr07\nr08\nr09", 2 + inner_omitted), last]
+            );
+            if inner_omitted == 0 {
+                assert_eq!(pages[1].0.status, crate::envelope::Status::Ok);
+                continue;
+            }
+            let env = p.page("p9", Some(&json!({"call_id": "1"}))).mapped.envelope;
+            assert_eq!(
+                env.content,
+                "not_found: every row held for call_id '1' was answered; its other 3 row(s) were left out by the server's own envelope (the server is an mcp-envelope too) and are not held here"
+            );
+        }
     }
 
     #[test]

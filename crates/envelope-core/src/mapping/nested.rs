@@ -15,7 +15,7 @@
 
 use serde_json::Value;
 
-use super::media::{describe_media, passed_media, MediaMode};
+use super::media::{describe_media, media_block, passed_media, MediaMode};
 use super::rows::ResultMembers;
 use super::{Mapped, MappingContext};
 use crate::budget::Meter;
@@ -38,15 +38,25 @@ pub fn special_result(result: &Value, ctx: &MappingContext<'_>) -> Option<Mapped
 
 /// [`special_result`] of a result object's members.
 pub(crate) fn special_members(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>) -> Option<Mapped> {
+    special_members_from(obj, ctx, 0).map(|(mapped, _)| mapped)
+}
+
+/// [`special_members`] from row `first_row` of a nested envelope on (a page of it; a later
+/// page passes no media), with how many rows it kept (0 for the other special results).
+pub(crate) fn special_members_from(
+    obj: &ResultMembers<'_>,
+    ctx: &MappingContext<'_>,
+    first_row: u64,
+) -> Option<(Mapped, u64)> {
     let server = ctx.server;
     if obj.result_type.and_then(Value::as_str) == Some("input_required") {
-        return Some(error(
+        return Some(none_kept(error(
             ctx,
             "input_required",
             &format!(
                 "server '{server}' needs more input (an input_required result) that could not be relayed to the client"
             ),
-        ));
+        )));
     }
     if let Some(task) = obj.task.filter(|t| t.get("taskId").is_some()) {
         let field = |k: &str| {
@@ -58,7 +68,7 @@ pub(crate) fn special_members(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>)
                 },
             )
         };
-        return Some(error(
+        return Some(none_kept(error(
             ctx,
             "unsupported",
             &format!(
@@ -66,11 +76,39 @@ pub(crate) fn special_members(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>)
                 field("taskId"),
                 field("status")
             ),
-        ));
+        )));
     }
     let inner = obj.structured.and_then(as_envelope)?;
     let blocks = obj.content.and_then(Value::as_array).map_or(&[][..], |b| b);
-    Some(refill(&inner, blocks, ctx))
+    Some(refill_from(&inner, blocks, ctx, first_row))
+}
+
+fn none_kept(mapped: Mapped) -> (Mapped, u64) {
+    (mapped, 0)
+}
+
+/// The rows a nested envelope in `obj` holds here (its content's rows, and its described
+/// media with `media = "describe"`), and the rows its own proxy left out (its `omitted`),
+/// which no page of ours can show; `None` when `obj` is not a successful nested envelope.
+pub(crate) fn nested_rows(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>) -> Option<(u64, u64)> {
+    if obj.result_type.is_some_and(|t| t == "input_required")
+        || obj.task.is_some_and(|t| t.get("taskId").is_some())
+    {
+        return None;
+    }
+    let inner = obj.structured.and_then(as_envelope)?;
+    if inner.status == Status::Error {
+        return None;
+    }
+    let blocks = obj.content.and_then(Value::as_array).map_or(&[][..], |b| b);
+    let described = match ctx.media {
+        MediaMode::Describe => blocks.iter().filter(|b| media_block(b).is_some()).count(),
+        MediaMode::Passthrough => 0,
+    };
+    Some((
+        split_rows(&inner.content).len() as u64 + described as u64,
+        inner.omitted,
+    ))
 }
 
 fn error(ctx: &MappingContext<'_>, error_type: &str, message: &str) -> Mapped {
@@ -129,8 +167,23 @@ pub fn split_rows(content: &str) -> Vec<(&'static str, &str)> {
 /// greedily within our budget, and `omitted` is ours plus its own. `call_id` and `tool` are
 /// ours. Media blocks after its text block pass through as usual.
 pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> Mapped {
+    refill_from(inner, blocks, ctx, 0).0
+}
+
+/// [`refill`] from row `first_row` on (a page: the rows before it are left out, and no media
+/// passes), with how many rows it kept. `omitted` counts the rows after the page plus the
+/// inner envelope's own `omitted`.
+pub fn refill_from(
+    inner: &Envelope,
+    blocks: &[Value],
+    ctx: &MappingContext<'_>,
+    first_row: u64,
+) -> (Mapped, u64) {
     let budget = ctx.budget.unreachable_chars();
-    let media = passed_media(blocks, ctx.media);
+    let media = match first_row {
+        0 => passed_media(blocks, ctx.media),
+        _ => Vec::new(),
+    };
     if inner.status == Status::Error {
         let (error_type, message) = inner
             .content
@@ -139,11 +192,12 @@ pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> M
         let message = cut_message_within([message], &ctx.budget);
         let mut envelope = Envelope::error(ctx.call_id, ctx.tool, error_type, &message);
         envelope.retryable = inner.retryable;
-        return Mapped {
+        let mapped = Mapped {
             envelope,
             media: Vec::new(),
             meta: None,
         };
+        return (mapped, 0);
     }
     let described: Vec<String> = match ctx.media {
         MediaMode::Describe => blocks
@@ -155,7 +209,9 @@ pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> M
     };
     let rows = split_rows(&inner.content)
         .into_iter()
-        .chain(described.iter().map(|d| (ROW_SEPARATOR, d.as_str())));
+        .chain(described.iter().map(|d| (ROW_SEPARATOR, d.as_str())))
+        .skip(usize::try_from(first_row).unwrap_or(usize::MAX));
+    let mut kept: u64 = 0;
     let mut content = String::new();
     let mut meter = Meter::new(&ctx.budget);
     let mut omitted = inner.omitted;
@@ -176,8 +232,11 @@ pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> M
         content.push_str(row);
         meter.commit(content.len());
         first = false;
+        kept += 1;
     }
-    omitted += meter.verify(&mut content) as u64;
+    let cut = meter.verify(&mut content) as u64;
+    omitted += cut;
+    kept = kept.saturating_sub(cut);
     let envelope = Envelope {
         call_id: ctx.call_id.to_owned(),
         tool: ctx.tool.to_owned(),
@@ -190,11 +249,12 @@ pub fn refill(inner: &Envelope, blocks: &[Value], ctx: &MappingContext<'_>) -> M
         omitted,
         retryable: false,
     };
-    Mapped {
+    let mapped = Mapped {
         envelope,
         media,
         meta: None,
-    }
+    };
+    (mapped, kept)
 }
 
 #[cfg(test)]

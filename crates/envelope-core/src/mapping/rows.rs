@@ -27,6 +27,12 @@ pub(crate) fn map_result(result: &Value, ctx: &MappingContext<'_>) -> Mapped {
 /// How many rows a success result has under `ctx`'s text rules (0 for an error result).
 pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
     let members = result.as_object().map(ResultMembers::of);
+    if let Some((held, not_held)) = members
+        .as_ref()
+        .and_then(|m| super::nested::nested_rows(m, ctx))
+    {
+        return held + not_held;
+    }
     let (mapped, kept) = map_plain_result(result, members.as_ref(), ctx, 0, &Budget::chars(0));
     match mapped.envelope.status {
         Status::Error => 0,
@@ -34,17 +40,27 @@ pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
     }
 }
 
+/// How many of a result's rows no page can show: the rows a nested envelope's own proxy left
+/// out (its `omitted`); 0 for every other result.
+pub fn rows_not_held(result: &Value, ctx: &MappingContext<'_>) -> u64 {
+    let members = result.as_object().map(ResultMembers::of);
+    members
+        .as_ref()
+        .and_then(|m| super::nested::nested_rows(m, ctx))
+        .map_or(0, |(_, not_held)| not_held)
+}
+
 /// The envelope of a result's rows from row `first_row` on (0: the whole result; a later page
-/// leaves out the rows before it and passes no media), and how many rows it kept. Error
-/// results, and the results [`super::nested`] handles, map as usual whatever
-/// `first_row` is.
+/// leaves out the rows before it and passes no media), and how many rows it kept. A nested
+/// envelope's rows page the same way ([`super::nested::refill_from`]); error results and the
+/// other results [`super::nested`] handles map as usual whatever `first_row` is.
 pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64) -> (Mapped, u64) {
     let members = result.as_object().map(ResultMembers::of);
     let special = members
         .as_ref()
-        .and_then(|m| super::nested::special_members(m, ctx));
+        .and_then(|m| super::nested::special_members_from(m, ctx, first_row));
     let (mut mapped, kept) = match special {
-        Some(special) => (special, 0),
+        Some(special) => special,
         None => map_plain_result(result, members.as_ref(), ctx, first_row, &ctx.budget),
     };
     mapped.meta = members.and_then(|m| kept_meta(m.meta?));
