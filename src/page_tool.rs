@@ -307,8 +307,14 @@ fn page_arguments(arguments: Option<&Value>) -> Result<(String, u64), String> {
     };
     let skip = match args.and_then(|a| a.get("skip")) {
         None | Some(Value::Null) => 0,
+        // JSON Schema's `integer` takes 1.0 too (a float with no fraction), as clients send it.
         Some(v) => v
             .as_u64()
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 9.0e15)
+                    .map(|f| f as u64)
+            })
             .ok_or_else(|| format!("`skip` must be a whole number >= 0, got {v}"))?,
     };
     Ok((call_id, skip))
@@ -524,7 +530,7 @@ mod tests {
             );
         }
         let env = p
-            .page("9", Some(&json!({"call_id": "1", "skip": 1})))
+            .page("9", Some(&json!({"call_id": "1", "skip": 1.0})))
             .mapped
             .envelope;
         assert_eq!((env.content.as_str(), env.omitted), ("b=1; c=2", 0));

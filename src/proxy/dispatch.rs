@@ -277,8 +277,15 @@ impl Session {
         if let Some(task) = entry.task {
             task.abort();
         }
+        // A token another request in flight still uses (a client should not, but may) stays live.
         if let Some(token) = entry.progress_token {
-            self.cancelled_tokens.cancelled(token);
+            let inflight = self.inflight.lock().unwrap();
+            if !inflight
+                .values()
+                .any(|e| e.progress_token.as_ref() == Some(&token))
+            {
+                self.cancelled_tokens.cancelled(token);
+            }
         }
         if let Some((conn, downstream_id)) = entry.downstream.lock().unwrap().take() {
             let reason = params.as_ref().and_then(|p| p.get("reason")).cloned();

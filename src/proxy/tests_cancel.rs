@@ -62,3 +62,29 @@ async fn progress_of_a_request_the_client_cancelled_is_dropped() {
     assert_eq!(progress["params"]["progressToken"], "c1");
     core.shutdown().await;
 }
+
+#[tokio::test]
+async fn cancelling_one_of_two_requests_sharing_a_token_keeps_the_others_progress() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    for id in ["a", "b"] {
+        let mut slow = call(json!(id), "fx_sleep", json!({"ms": 60_000}));
+        slow["params"]["_meta"] = json!({"progressToken": "shared"});
+        c.session.feed_line(slow.to_string().into_bytes()).await;
+    }
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "a"}});
+    c.session.feed_line(cancel.to_string().into_bytes()).await;
+    let progress = json!({"progressToken": "shared", "progress": 1});
+    let session = c.session.clone();
+    session
+        .server_notification("fx", "notifications/progress", Some(progress))
+        .await;
+    let seen = c.recv().await;
+    assert_eq!(
+        seen["params"]["progressToken"], "shared",
+        "b is still running: {seen}"
+    );
+    core.shutdown().await;
+}
