@@ -313,6 +313,12 @@ impl Core {
         }
         let facts = &done.facts;
         let settings = &facts.settings;
+        // The arguments without the values of the server's secrets (its env, its credentials),
+        // as its answers are: a client may repeat one, and transcripts never hold them.
+        let mut arguments = done.arguments.clone();
+        if let Some(ds) = self.servers().iter().find(|d| d.name() == facts.server) {
+            ds.secrets().redact_json(&mut arguments);
+        }
         let record = |outcome| {
             CallRecord::new(
                 done.started_at,
@@ -321,7 +327,7 @@ impl Core {
                 &facts.tool,
                 &facts.server,
                 &facts.server_tool,
-                done.arguments.clone(),
+                arguments.clone(),
                 writer.redact_keys(),
                 settings.char_budget.value,
                 settings.tool_timeout.value,

@@ -76,7 +76,9 @@ fn credentials_echoed_in_a_remote_tool_result_are_redacted() {
 fn secret_env_values_in_a_local_servers_answers_are_redacted() {
     let secret = "sk-local-777777";
     let extra = format!("env = {{ API_TOKEN = {secret:?}, GREETING = \"hello-world\" }}");
-    let (_d, cfg) = write_config(&fixture_server("fx", &["--features"], &extra));
+    let transcript = std::env::temp_dir().join(format!("redaction-{}.jsonl", std::process::id()));
+    let server = fixture_server("fx", &["--features"], &extra);
+    let (_d, cfg) = write_config(&format!("[transcript]\npath = {transcript:?}\n{server}"));
     let mut p = RawProxy::start(&cfg, &[]);
     p.initialize("2025-11-25");
     let said = format!("{secret} and hello-world");
@@ -95,6 +97,14 @@ fn secret_env_values_in_a_local_servers_answers_are_redacted() {
     let text = answer["result"]["contents"][0]["text"].as_str();
     assert_eq!(text, Some("item [redacted] of fx"), "{answer}");
     finish_session(p);
+    // The client typed the value into the call's arguments: the transcript has it redacted.
+    let recorded = std::fs::read_to_string(&transcript).unwrap();
+    let _ = std::fs::remove_file(&transcript);
+    assert!(!recorded.contains(secret), "{recorded}");
+    assert!(
+        recorded.contains("[redacted] and hello-world"),
+        "{recorded}"
+    );
 }
 
 /// What a local server sends on its own reaches the client without its secrets too: a
