@@ -175,9 +175,7 @@ impl Core {
             (None, Some(route)) => {
                 let settings = self.tool_settings(&route.server, &route.tool);
                 small_map::set(&mut params, "name", Value::from(route.tool.clone()));
-                let token = small_map::get(&params, "_meta")
-                    .and_then(|m| small_map::member(m, "progressToken"))
-                    .map(Value::to_string);
+                let token = super::cancelled_progress::request_progress_token(&params);
                 let session = call.session.map(|s| s.id());
                 let slot = Some(call.slot.clone());
                 _in_flight = Some(self.calls.enter(seq, &route.server, session, token, slot));
@@ -315,7 +313,7 @@ impl Core {
         let settings = &facts.settings;
         // The arguments without the values of the server's secrets (its env, its credentials),
         // as its answers are: a client may repeat one, and transcripts never hold them.
-        let mut arguments = done.arguments.clone();
+        let mut arguments = std::mem::take(&mut done.arguments);
         if let Some(ds) = self.servers().iter().find(|d| d.name() == facts.server) {
             ds.secrets().redact_json(&mut arguments);
         }
@@ -327,7 +325,7 @@ impl Core {
                 &facts.tool,
                 &facts.server,
                 &facts.server_tool,
-                arguments.clone(),
+                arguments,
                 writer.redact_keys(),
                 settings.char_budget.value,
                 settings.tool_timeout.value,

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Most cancelled tokens a session remembers.
 pub(super) const MAX_CANCELLED_TOKENS: usize = 64;
@@ -36,7 +36,7 @@ impl CancelledTokens {
         if tokens.is_empty() {
             return;
         }
-        if let Some(token) = progress_token(params) {
+        if let Some(token) = progress_token_of_request(params) {
             tokens.retain(|t| *t != token);
         }
     }
@@ -44,19 +44,26 @@ impl CancelledTokens {
     /// Whether a `notifications/progress` with `params` is for a cancelled request.
     pub(super) fn is_cancelled(&self, params: Option<&Value>) -> bool {
         let tokens = self.tokens.lock().unwrap();
-        !tokens.is_empty() && progress_token(params).is_some_and(|t| tokens.contains(&t))
+        !tokens.is_empty() && notified_progress_token(params).is_some_and(|t| tokens.contains(&t))
     }
 }
 
-/// The JSON text of `params`' progress token: a request's `_meta.progressToken`, or a
-/// progress notification's `progressToken`.
-pub(super) fn progress_token(params: Option<&Value>) -> Option<String> {
-    // Member lookups without hashing: this runs for every request.
-    use crate::small_map::member;
-    let params = params?;
-    let token = member(params, "progressToken")
-        .or_else(|| member(member(params, "_meta")?, "progressToken"))?;
-    Some(token.to_string())
+/// The JSON text of a request's `_meta.progressToken` (MCP 2025-11-25 "Utilities:
+/// Progress"), read from its `params` object without hashing the member names (this runs for
+/// every request); `None` when it sets none.
+pub(super) fn request_progress_token(params: &Map<String, Value>) -> Option<String> {
+    let meta = crate::small_map::get(params, "_meta")?;
+    Some(crate::small_map::member(meta, "progressToken")?.to_string())
+}
+
+/// [`request_progress_token`] of a request's `params` value, if it is an object.
+pub(super) fn progress_token_of_request(params: Option<&Value>) -> Option<String> {
+    request_progress_token(params?.as_object()?)
+}
+
+/// The JSON text of a `notifications/progress`' `progressToken`.
+fn notified_progress_token(params: Option<&Value>) -> Option<String> {
+    Some(crate::small_map::member(params?, "progressToken")?.to_string())
 }
 
 #[cfg(test)]
@@ -70,7 +77,7 @@ mod tests {
         let progress = |token: Value| json!({"progressToken": token, "progress": 1});
         assert!(!cancelled.is_cancelled(Some(&progress(json!("a")))));
         let request = json!({"name": "t", "_meta": {"progressToken": "a"}});
-        cancelled.cancelled(progress_token(Some(&request)).unwrap());
+        cancelled.cancelled(progress_token_of_request(Some(&request)).unwrap());
         assert!(cancelled.is_cancelled(Some(&progress(json!("a")))));
         assert!(!cancelled.is_cancelled(Some(&progress(json!("b")))));
         assert!(!cancelled.is_cancelled(Some(&progress(json!(7)))));

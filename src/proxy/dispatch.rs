@@ -66,7 +66,9 @@ impl Session {
                 let entry = Inflight {
                     task: None,
                     downstream: slot.clone(),
-                    progress_token: super::cancelled_progress::progress_token(params.as_ref()),
+                    progress_token: super::cancelled_progress::progress_token_of_request(
+                        params.as_ref(),
+                    ),
                 };
                 inflight.insert(key.clone(), entry);
             }

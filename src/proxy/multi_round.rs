@@ -249,9 +249,7 @@ impl Core {
         }
         self.resume_round_events(leg.seq, tool, state.as_deref(), &responses);
         let (waiter, asks) = self.multi_round.register(ds.name(), slot);
-        let progress_token = crate::small_map::get(params, "_meta")
-            .and_then(|m| crate::small_map::member(m, "progressToken"))
-            .map(Value::to_string);
+        let progress_token = super::cancelled_progress::request_progress_token(params);
         let running = Running {
             tool: tool.to_owned(),
             future: start_request(ds, params, slot),

@@ -37,9 +37,7 @@ async fn progress_of_a_request_the_client_cancelled_is_dropped() {
     let core = Core::new(config(&fixture_server("fx")), None);
     let mut c = Client::open(&core);
     c.initialized().await;
-    let mut slow = call(json!("slow"), "fx_sleep", json!({"ms": 60_000}));
-    slow["params"]["_meta"] = json!({"progressToken": "c1"});
-    c.session.feed_line(slow.to_string().into_bytes()).await;
+    send_slow(&c, "slow", "c1").await;
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": "slow"}});
     c.session.feed_line(cancel.to_string().into_bytes()).await;
@@ -69,9 +67,7 @@ async fn cancelling_one_of_two_requests_sharing_a_token_keeps_the_others_progres
     let mut c = Client::open(&core);
     c.initialized().await;
     for id in ["a", "b"] {
-        let mut slow = call(json!(id), "fx_sleep", json!({"ms": 60_000}));
-        slow["params"]["_meta"] = json!({"progressToken": "shared"});
-        c.session.feed_line(slow.to_string().into_bytes()).await;
+        send_slow(&c, id, "shared").await;
     }
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": "a"}});
@@ -87,4 +83,11 @@ async fn cancelling_one_of_two_requests_sharing_a_token_keeps_the_others_progres
         "b is still running: {seen}"
     );
     core.shutdown().await;
+}
+
+/// Starts a call of `fx_sleep` (one minute) with request id `id` and progress token `token`.
+async fn send_slow(c: &Client, id: &str, token: &str) {
+    let mut slow = call(json!(id), "fx_sleep", json!({"ms": 60_000}));
+    slow["params"]["_meta"] = json!({ "progressToken": token });
+    c.session.feed_line(slow.to_string().into_bytes()).await;
 }

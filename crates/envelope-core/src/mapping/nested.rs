@@ -49,7 +49,7 @@ pub(crate) fn special_members_from(
     first_row: u64,
 ) -> Option<(Mapped, u64)> {
     let server = ctx.server;
-    if obj.result_type.and_then(Value::as_str) == Some("input_required") {
+    if is_input_required(obj) {
         return Some(none_kept(error(
             ctx,
             "input_required",
@@ -58,7 +58,7 @@ pub(crate) fn special_members_from(
             ),
         )));
     }
-    if let Some(task) = obj.task.filter(|t| t.get("taskId").is_some()) {
+    if let Some(task) = task_of(obj) {
         let field = |k: &str| {
             task.get(k).map_or_else(
                 || "?".to_owned(),
@@ -87,13 +87,21 @@ fn none_kept(mapped: Mapped) -> (Mapped, u64) {
     (mapped, 0)
 }
 
+/// Whether the result is an `input_required` result (MCP 2026-07-28), not a tool's answer.
+fn is_input_required(obj: &ResultMembers<'_>) -> bool {
+    obj.result_type.and_then(Value::as_str) == Some("input_required")
+}
+
+/// The result's `task` (with a `taskId`), when the server answered with a task instead.
+fn task_of<'a>(obj: &ResultMembers<'a>) -> Option<&'a Value> {
+    obj.task.filter(|t| t.get("taskId").is_some())
+}
+
 /// The rows a nested envelope in `obj` holds here (its content's rows, and its described
 /// media with `media = "describe"`), and the rows its own proxy left out (its `omitted`),
 /// which no page of ours can show; `None` when `obj` is not a successful nested envelope.
 pub(crate) fn nested_rows(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>) -> Option<(u64, u64)> {
-    if obj.result_type.is_some_and(|t| t == "input_required")
-        || obj.task.is_some_and(|t| t.get("taskId").is_some())
-    {
+    if is_input_required(obj) || task_of(obj).is_some() {
         return None;
     }
     let inner = obj.structured.and_then(as_envelope)?;
