@@ -272,7 +272,8 @@ fn install_summary(target: &Target, plan: &super::InstallPlan) -> String {
 /// `mcp-envelope install`: plans, then (unless `dry_run`) writes the backup, the record, the
 /// proxy's config and the client's config, in that order; prints a summary (and with
 /// `dry_run` both diffs) to `out`. A dry run also plans a JSON file with comments or trailing
-/// commas (which install itself refuses), so that its diff shows the entry to add by hand.
+/// commas (which install itself refuses), so that its diff shows the entry to add by hand, and
+/// then fails as the install would (`Err` naming the file, after the diff is printed).
 pub fn install(
     target: &Target,
     launcher: &Launcher,
@@ -313,16 +314,21 @@ pub fn install(
     })?;
     let mut summary = install_summary(target, &plan);
     if dry_run {
-        if stripped.is_some() {
-            summary.push_str(&format!(
-                "{} has comments or trailing commas: install refuses to rewrite it (they would be \
-                 lost); make the change shown above by hand\n",
-                target.client_config.display()
-            ));
-        }
         let client = (client_text.as_deref(), Some(plan.client_after.as_str()));
         let envelope = (envelope_text.as_deref(), Some(plan.envelope_after.as_str()));
-        return print_dry_run(out, target, client, envelope, &summary);
+        let Some(_) = stripped else {
+            return print_dry_run(out, target, client, envelope, &summary);
+        };
+        let refused = format!(
+            "{} has comments or trailing commas: install refuses to rewrite it (they would be \
+             lost); make the change shown above by hand",
+            target.client_config.display()
+        );
+        summary.push_str(&refused);
+        summary.push('\n');
+        print_dry_run(out, target, client, envelope, &summary)?;
+        // The dry run ends as the install would: refused (exit status 2), after the diff.
+        return Err(InstallError(refused));
     }
     let client_same = client_text.as_deref() == Some(plan.client_after.as_str());
     let envelope_same = envelope_text.as_deref() == Some(plan.envelope_after.as_str());

@@ -265,7 +265,12 @@ fn the_printed_undo_command_works_from_anywhere_after_a_relative_config() {
 fn a_dry_run_shows_the_change_for_a_jsonc_file_and_writes_nothing() {
     let home = tempfile::tempdir().unwrap();
     let (file, text) = jsonc_cursor_config(home.path());
-    let dry = ok(&run(home.path(), &["install", "cursor", "--dry-run"]));
+    let out = run(home.path(), &["install", "cursor", "--dry-run"]);
+    // Refused as the install itself is (exit status 2), after showing the change to make.
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("install refuses to rewrite it"), "{stderr}");
+    let dry = String::from_utf8_lossy(&out.stdout);
     assert!(dry.contains("+    \"mcp-envelope\": {"), "{dry}");
     assert!(
         dry.contains("-  // mine"),
