@@ -84,6 +84,19 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// The `name` string of a tool text that [`ToolHead::parse`] refused, read leniently for its
+/// warning: a repeated member is taken as its last occurrence (as `serde_json::Value` reads
+/// it). `None` when the text is not a JSON object or has no string `name`.
+fn lenient_name(text: &str) -> Option<String> {
+    match serde_json::from_str::<serde_json::Value>(text).ok()? {
+        serde_json::Value::Object(mut members) => match members.remove("name")? {
+            serde_json::Value::String(name) => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Splits `tools` (the JSON text of each tool, as server `server` listed them, all pages) into
 /// the ones offered, in order, and a warning for each one dropped.
 pub fn admit<T: Into<Box<str>>>(
@@ -101,7 +114,11 @@ pub fn admit<T: Into<Box<str>>>(
         let head = match ToolHead::parse(&text) {
             Ok(head) => head,
             Err(why) => {
-                warnings.push(format!("server '{server}': a tool dropped: {why}"));
+                let label = match lenient_name(&text) {
+                    Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
+                    None => "a tool".to_owned(),
+                };
+                warnings.push(format!("server '{server}': {label} dropped: {why}"));
                 continue;
             }
         };
@@ -244,7 +261,7 @@ mod tests {
         assert_eq!(kept[0].name(), "fine");
         assert_eq!(warnings.len(), 4, "{warnings:?}");
         assert!(
-            warnings[0].contains("duplicate field `name`"),
+            warnings[0].contains("tool \"twice\" dropped: the tool is not a valid JSON object: duplicate field `name`"),
             "{}",
             warnings[0]
         );
