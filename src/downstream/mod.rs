@@ -213,12 +213,8 @@ impl Downstream {
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
         let in_args = crate::redact::secret_args(&spec.args);
         let redactor = Redactor::for_server(passed, inherited).with_values(in_args);
-        let secrets = match &spec.remote {
-            Some(remote) => {
-                crate::redact::SecretValues::for_remote(remote, &|k| std::env::var(k).ok())
-            }
-            None => crate::redact::SecretValues::for_local(&spec.env, &spec.args),
-        };
+        let remote = spec.remote.as_ref();
+        let secrets = crate::redact::SecretValues::for_server(remote, &spec.env, &spec.args);
         let handle = Downstream {
             inner: Arc::new(Shared {
                 redactor,

@@ -20,6 +20,7 @@ use crate::era::RequestMeta;
 use crate::jsonrpc;
 use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
 use crate::passthrough::results::is_url_elicitation_required;
+use crate::redact::SecretValues;
 use crate::settings::RecordedBudget;
 use crate::small_map;
 use crate::transcript::CallRecord;
@@ -352,6 +353,20 @@ impl Core {
         }
     }
 
+    /// A copy of `arguments` without the values of server `server`'s secrets, as a transcript
+    /// records them; `None` when they hold none (or the config has no such server). Read from
+    /// the config: a strict cassette starts no server.
+    fn without_secrets(&self, server: &str, arguments: &Value) -> Option<Value> {
+        let config = self.config();
+        let s = config.servers.iter().find(|s| s.name == server)?;
+        let secrets = SecretValues::for_server(s.remote.as_ref(), &s.env, &s.args);
+        if secrets.is_empty() {
+            return None;
+        }
+        let mut copy = arguments.clone();
+        secrets.redact_json(&mut copy).then_some(copy)
+    }
+
     /// Sends a routed call: the cassette's answer when it has one, else the server's (or why
     /// there was none).
     async fn forward(
@@ -363,10 +378,12 @@ impl Core {
         leg: &Leg<'_>,
     ) -> Result<CallOutcome, NotEnveloped> {
         let arguments = small_map::get(params, "arguments").unwrap_or(&Value::Null);
-        let recorded = self
-            .cassette
-            .get()
-            .and_then(|c| c.answer(&route.server, &route.tool, name, arguments));
+        let recorded = self.cassette.get().and_then(|c| {
+            // Matched as recorded: without the server's secrets (see `record`).
+            let as_recorded = self.without_secrets(&route.server, arguments);
+            let arguments = as_recorded.as_ref().unwrap_or(arguments);
+            c.answer(&route.server, &route.tool, name, arguments)
+        });
         if let Some(outcome) = recorded {
             return Ok(CallOutcome::Replayed(outcome));
         }

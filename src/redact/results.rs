@@ -53,6 +53,20 @@ impl SecretValues {
         SecretValues::new(from_env.chain(super::secret_args(args)))
     }
 
+    /// The secrets of a server as its config gives them: [`SecretValues::for_remote`] (the
+    /// credential variables read from the proxy's environment) when `remote` is given, else
+    /// [`SecretValues::for_local`] of its `env` and `args`.
+    pub fn for_server(
+        remote: Option<&crate::config::RemoteConfig>,
+        env: &[(String, String)],
+        args: &[String],
+    ) -> SecretValues {
+        match remote {
+            Some(remote) => SecretValues::for_remote(remote, &|k| std::env::var(k).ok()),
+            None => SecretValues::for_local(env, args),
+        }
+    }
+
     /// The secrets of a remote server, its credential variables read through `env`: the
     /// bearer token, the values of `env_http_headers`, the `http_headers` values whose names
     /// look secret (`X-Api-Key`, `Authorization`; not `Accept`), and the password of the

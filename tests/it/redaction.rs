@@ -99,12 +99,25 @@ fn secret_env_values_in_a_local_servers_answers_are_redacted() {
     finish_session(p);
     // The client typed the value into the call's arguments: the transcript has it redacted.
     let recorded = std::fs::read_to_string(&transcript).unwrap();
-    let _ = std::fs::remove_file(&transcript);
     assert!(!recorded.contains(secret), "{recorded}");
     assert!(
         recorded.contains("[redacted] and hello-world"),
         "{recorded}"
     );
+    // Played back from that transcript, the same call (the secret typed again) matches its
+    // recording, whose arguments hold "[redacted]" in its place.
+    let mut played = RawProxy::start(&cfg, &["--cassette", transcript.to_str().unwrap()]);
+    played.initialize("2025-11-25");
+    let env = envelope_of(&played.call(json!(1), "echo", json!({ "text": said }), LONG));
+    assert_eq!(env["status"], "ok", "{env}");
+    assert_eq!(env["content"], "[redacted] and hello-world", "{env}");
+    // A call the cassette lacks is answered not_found without quoting the secret it carried.
+    let other = json!({ "text": format!("{secret} again") });
+    let env = envelope_of(&played.call(json!(2), "echo", other, LONG));
+    assert_eq!(env["status"], "error", "{env}");
+    assert!(!env.to_string().contains(secret), "{env}");
+    finish_session(played);
+    let _ = std::fs::remove_file(&transcript);
 }
 
 /// What a local server sends on its own reaches the client without its secrets too: a
