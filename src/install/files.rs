@@ -223,6 +223,33 @@ fn print_dry_run(
     print(out, &format!("{summary}dry run: nothing written\n"))
 }
 
+/// An install's dry run ([`print_dry_run`]); when the client's file has comments or trailing
+/// commas (`refused`), the summary says to make the change by hand and the dry run then fails
+/// as the install would (`Err`, exit status 2), after the diff.
+fn print_install_dry_run(
+    out: &mut dyn Write,
+    target: &Target,
+    (client, envelope): (Texts<'_>, Texts<'_>),
+    mut summary: String,
+    refused: bool,
+) -> Result<(), InstallError> {
+    if !refused {
+        return print_dry_run(out, target, client, envelope, &summary);
+    }
+    let why = format!(
+        "{} has comments or trailing commas: install refuses to rewrite it (they would be \
+         lost); make the change shown above by hand",
+        target.client_config.display()
+    );
+    summary.push_str(&why);
+    summary.push('\n');
+    print_dry_run(out, target, client, envelope, &summary)?;
+    Err(InstallError(why))
+}
+
+/// A file's text before and after (`None`: no file).
+type Texts<'a> = (Option<&'a str>, Option<&'a str>);
+
 /// The command that undoes an install of `target` with the binary at `program`: every path
 /// absolute (the binary's too: it need not be on `PATH`), so that it works from any directory
 /// and finds the same record (kept beside the proxy's config).
@@ -312,23 +339,12 @@ pub fn install(
         launcher,
         previous: previous.as_ref(),
     })?;
-    let mut summary = install_summary(target, &plan);
+    let summary = install_summary(target, &plan);
     if dry_run {
         let client = (client_text.as_deref(), Some(plan.client_after.as_str()));
         let envelope = (envelope_text.as_deref(), Some(plan.envelope_after.as_str()));
-        let Some(_) = stripped else {
-            return print_dry_run(out, target, client, envelope, &summary);
-        };
-        let refused = format!(
-            "{} has comments or trailing commas: install refuses to rewrite it (they would be \
-             lost); make the change shown above by hand",
-            target.client_config.display()
-        );
-        summary.push_str(&refused);
-        summary.push('\n');
-        print_dry_run(out, target, client, envelope, &summary)?;
-        // The dry run ends as the install would: refused (exit status 2), after the diff.
-        return Err(InstallError(refused));
+        let refused = stripped.is_some();
+        return print_install_dry_run(out, target, (client, envelope), summary, refused);
     }
     let client_same = client_text.as_deref() == Some(plan.client_after.as_str());
     let envelope_same = envelope_text.as_deref() == Some(plan.envelope_after.as_str());
