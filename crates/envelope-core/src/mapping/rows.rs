@@ -181,7 +181,7 @@ fn map_plain_result(
                 .iter()
                 .filter(move |_| mode == MediaMode::Describe)
                 .filter_map(move |b| describe_media(b, budget));
-            let rows = value_rows(sc, budget).chain(described);
+            let rows = structured_rows(sc, budget, rules).chain(described);
             fill_rows_within(rows.skip(skip), fill)
         }
         None => {
@@ -243,6 +243,29 @@ pub(crate) fn wrapped_value<'a>(value: Value) -> Row<'a> {
 /// Non-empty, and every item an object.
 fn is_array_of_objects(value: &Value) -> bool {
     matches!(value, Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object))
+}
+
+/// The rows of `structuredContent`: the JSON rule ([`value_rows`]), except for the wrapping
+/// the Python MCP SDK and FastMCP give a tool's return value that is not an object,
+/// `{"result": <value>}` (their structured output of a function returning `str`, a list, a
+/// number): a string there gives the rows of a text block with that text ([`text_rows`]: lines
+/// or blocks, a line longer than the budget split), and an array the rows of its items, as if
+/// the value had been sent unwrapped. Without this a long string was one object row, which is
+/// never cut: an empty answer, and a page that could never show it.
+fn structured_rows(value: &Value, budget: usize, rules: TextRules) -> Rows<'_> {
+    match sdk_wrapped(value) {
+        Some(Value::String(text)) => text_rows(text, rules),
+        Some(items @ Value::Array(_)) => value_rows(items, budget),
+        _ => value_rows(value, budget),
+    }
+}
+
+/// The value of an object whose one member is `result` (see [`structured_rows`]).
+fn sdk_wrapped(value: &Value) -> Option<&Value> {
+    match value {
+        Value::Object(map) if map.len() == 1 => map.get("result"),
+        _ => None,
+    }
 }
 
 /// The JSON rule over a borrowed value.

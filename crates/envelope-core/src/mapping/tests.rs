@@ -419,3 +419,55 @@ fn huge_borrowed_scalars_are_left_out_without_being_copied_whole() {
 mod errors;
 #[path = "tests_props.rs"]
 mod props;
+
+// ---- the Python SDK's and FastMCP's `{"result": …}` wrapping ---------------------------
+
+/// A tool returning a long `str` through the Python SDK or FastMCP: `structuredContent` is
+/// `{"result": "<the text>"}`. Its lines are the rows (the last one, longer than the budget,
+/// split), the fill shows the first ones, and the pages the page tool would answer
+/// (`map_result_from`) show the whole text, every row once.
+#[test]
+fn an_sdk_wrapped_string_gives_the_rows_of_its_text() {
+    let lines: Vec<String> = (1..=50).map(|i| format!("line {i:02}")).collect();
+    let long = format!("{}\n{}", lines.join("\n"), "x".repeat(250));
+    let result = json!({"content": [text(&long)], "structuredContent": {"result": long}});
+    let mut c = ctx(100, MediaMode::Passthrough);
+    c.text.long_rows = crate::budget::LongRows::Split;
+    let first = map_outcome(
+        &Outcome::Result {
+            result: result.clone(),
+        },
+        &c,
+    )
+    .envelope;
+    assert_eq!(first.status, Status::Truncated);
+    assert!(first.content.starts_with("line 01\nline 02\n"), "{first:?}");
+    let total = count_result_rows(&result, &c);
+    assert_eq!(total, 50 + 3, "50 lines and 3 pieces of the long one");
+    let (mut shown, mut from) = (Vec::new(), 0);
+    while from < total {
+        let (page, kept) = map_result_from(&result, &c, from);
+        assert!(kept > 0, "every page shows a row");
+        assert_eq!(page.envelope.omitted, total - from - kept);
+        shown.push(page.envelope.content);
+        from += kept;
+    }
+    // Pages end at row boundaries; without the newlines between them, the text comes back.
+    assert_eq!(shown.concat().replace('\n', ""), long.replace('\n', ""));
+    assert!(shown.len() > 3, "{shown:?}");
+}
+
+#[test]
+fn a_short_sdk_wrapped_value_is_shown_without_its_wrapper() {
+    let short = json!({"content": [text("hello")], "structuredContent": {"result": "hello"}});
+    assert_eq!(ok(short, 100).content, "hello");
+    let list = json!({"content": [], "structuredContent": {"result": ["a", "b", "c"]}});
+    let env = ok(list, 16);
+    assert_eq!(env.content, "value=a; value=b");
+    assert_eq!(env.omitted, 1);
+    // Only the one-member `result` object is a wrapping; others stay one row.
+    let other = json!({"content": [], "structuredContent": {"summary": "hello"}});
+    assert_eq!(ok(other, 100).content, "summary=hello");
+    let two = json!({"content": [], "structuredContent": {"result": "a", "more": 1}});
+    assert_eq!(ok(two, 100).content, "more=1,result=a");
+}
