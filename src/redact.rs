@@ -152,6 +152,20 @@ pub fn secret_args(args: &[String]) -> Vec<String> {
     found
 }
 
+/// A server's `command` as written, for a message: the secrets of its words
+/// ([`secret_args`]: `--token=…`, a URL's password) read [`REDACTED`]. A `command` holds no
+/// arguments when it works (they go in `args`), but one written with them, whose program then
+/// cannot be started, is quoted in that error, which reaches `check`, the logs and the client's
+/// `instructions`.
+pub fn command_shown(command: &str) -> String {
+    let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+    secret_args(&words)
+        .iter()
+        .fold(command.to_owned(), |shown, secret| {
+            shown.replace(secret.as_str(), REDACTED)
+        })
+}
+
 /// The password in a URL's `user:password@` part, if any.
 fn url_password(arg: &str) -> Option<String> {
     url_user_info(arg).map(|(_, password)| password.to_owned())
@@ -343,6 +357,17 @@ pub fn without_quoted_values(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn secrets_written_into_a_command_are_not_shown() {
+        let shown =
+            super::command_shown("/opt/bin/srv --token=tok123 --api-key k-9 https://u:pw@h/x");
+        assert_eq!(
+            shown,
+            "/opt/bin/srv --token=[redacted] --api-key [redacted] https://u:[redacted]@h/x"
+        );
+        assert_eq!(super::command_shown("/usr/bin/git"), "/usr/bin/git");
+    }
+
     use super::*;
     use envelope_core::record::key_matches;
 

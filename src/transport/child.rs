@@ -81,9 +81,10 @@ pub fn spawn(name: &str, program: Program<'_>) -> Result<Spawned, String> {
         cmd.current_dir(cwd);
     }
     die_with_the_proxy(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", program.program.display()))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        let shown = crate::redact::command_shown(&program.program.to_string_lossy());
+        format!("cannot start `{shown}`: {e}")
+    })?;
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     enlarge_pipe(&stdout);

@@ -130,6 +130,26 @@ fn missing_program_fails_at_once_without_restarts() {
     assert!(text.contains("1 of 2 enabled server(s) ready"), "{text}");
 }
 
+/// A `command` written with its arguments (a mistake: they go in `args`) cannot be started;
+/// the reason quotes it without the secret among them, in `check` and in its log.
+#[test]
+fn a_secret_written_into_a_command_is_not_shown() {
+    let (_dir, config) = write_config(
+        "[mcp_servers.gone]\ncommand = \"/nonexistent/bin --token=tokArgValue1234\"\n",
+    );
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("cannot start `/nonexistent/bin --token=[redacted]`"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("tokArgValue1234") && !log.contains("tokArgValue1234"),
+        "{text}{log}"
+    );
+}
+
 #[test]
 fn malformed_tool_definitions_are_flagged_and_not_listed() {
     let bad = r#"[{"name": "bad_schema", "inputSchema": "not-an-object"}]"#;

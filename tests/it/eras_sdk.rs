@@ -47,14 +47,8 @@ fn a_dual_era_sdk_server_samples_elicits_and_lists_roots_for_both_client_eras() 
     for mode in ["legacy", "2026-07-28"] {
         let out = era_client(mode, &config, &plan);
         let content = contents(mode, &out);
-        assert_eq!(
-            content[0], "sampled: sampled: fixed answer",
-            "{mode}"
-        );
-        assert_eq!(
-            content[1], "elicited: accept {\"ok\":true}",
-            "{mode}"
-        );
+        assert_eq!(content[0], "sampled: sampled: fixed answer", "{mode}");
+        assert_eq!(content[1], "elicited: accept {\"ok\":true}", "{mode}");
         assert_eq!(content[2], "roots: file:///tmp", "{mode}");
         let asked = callback_methods(&out);
         assert_eq!(
