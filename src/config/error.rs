@@ -42,3 +42,30 @@ impl ConfigError {
         out
     }
 }
+
+/// A TOML syntax error in `text` (as `toml_edit` reports it) in words for a message:
+/// `line <line>, column <column>: <message>` on one line (the column in characters). The
+/// parser's own Display quotes the offending line of the file with a caret under it; that line
+/// may hold a secret (a token typed where it does not belong, an `env` value), so it is left
+/// out, and so are quoted values in the message ([`crate::redact::without_quoted_values`]).
+pub fn toml_syntax_error(text: &str, err: &toml_edit::TomlError) -> String {
+    let message = crate::redact::without_quoted_values(&one_line(err.message()));
+    match err.span() {
+        Some(span) => {
+            let (line, column) = super::validate::line_column(text, span.start);
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// A parser's message that spans several lines (toml's do) on one: its non-blank lines,
+/// trimmed, joined by `; `.
+pub(super) fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}

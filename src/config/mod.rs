@@ -93,7 +93,7 @@ mod remote;
 mod suggest;
 mod validate;
 
-pub use error::ConfigError;
+pub use error::{toml_syntax_error, ConfigError};
 pub use load::{discover, DiscoveryError};
 pub use model::*;
 pub use raw::{json_schema, MAX_TIMEOUT_SECS};

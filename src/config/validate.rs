@@ -73,13 +73,7 @@ impl Ctx<'_> {
             }
         }
         // toml's syntax messages span several lines; keep the error on one.
-        let message = inner
-            .message()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ");
+        let message = super::error::one_line(inner.message());
         // The key names the problem; a string value in the wrong place may be a secret, and
         // any value of an `env` or header table is one.
         let mut message = crate::redact::without_quoted_values(&message);

@@ -34,9 +34,10 @@ const DROPPED_KEYS: [(&str, &str); 5] = [
 /// Errors: the text is not valid TOML (the message has the line and column), or it has no
 /// `mcp_servers` table.
 pub fn import_codex_config(text: &str, source: &str) -> Result<String, ImportError> {
-    let doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| ImportError(format!("not valid TOML: {e}")))?;
+    let doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let why = crate::config::toml_syntax_error(text, &e);
+        ImportError(format!("not valid TOML: {why}"))
+    })?;
     let Some(servers) = doc.get("mcp_servers").and_then(Item::as_table_like) else {
         return Err(ImportError(
             "no `mcp_servers` table (Codex's [mcp_servers.NAME])".into(),

@@ -257,3 +257,15 @@ fn var_conversion() {
         ["API_KEY", "HOME", "MY_KEY", "X_Y", "workspaceFolder"]
     );
 }
+
+/// A Codex file with a syntax error is refused with the line and column, without quoting the
+/// line (the parser's own message shows it, and it may hold a token).
+#[test]
+fn a_toml_syntax_error_names_the_place_without_the_line() {
+    let text = "[mcp_servers.a]\ncommand = \"x\"\nbearer_token = \"ghp_SECRETsecret123456789\n";
+    let err = codex::import_codex_config(text, "c.toml").unwrap_err().0;
+    assert_eq!(
+        err,
+        "not valid TOML: line 3, column 42: invalid basic string"
+    );
+}

@@ -16,8 +16,10 @@ use super::{sort_servers, InstallError, InstallInput, Launcher, MovedPart, Recor
 use crate::import::codex_tables_to_toml;
 
 fn parse(text: &str, path: &str) -> Result<DocumentMut, InstallError> {
-    text.parse::<DocumentMut>()
-        .map_err(|e| InstallError(format!("{path} is not valid TOML: {e}")))
+    text.parse::<DocumentMut>().map_err(|e| {
+        let why = crate::config::toml_syntax_error(text, &e);
+        InstallError(format!("{path} is not valid TOML: {why}"))
+    })
 }
 
 /// A number of seconds from a TOML integer or float.

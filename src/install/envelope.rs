@@ -22,8 +22,10 @@ pub(super) struct Merged {
 const NEW_CONFIG_HEADER: &str = "# mcp-envelope's config, written by `mcp-envelope install`. Check it with\n# `mcp-envelope check`; `mcp-envelope uninstall CLIENT` takes the servers back.\n\n";
 
 fn parse(text: &str, what: &str) -> Result<DocumentMut, InstallError> {
-    text.parse::<DocumentMut>()
-        .map_err(|e| InstallError(format!("{what} is not valid TOML: {e}")))
+    text.parse::<DocumentMut>().map_err(|e| {
+        let why = crate::config::toml_syntax_error(text, &e);
+        InstallError(format!("{what} is not valid TOML: {why}"))
+    })
 }
 
 /// The `mcp_servers` table of `doc`, created (implicit, so no header line) when missing.
