@@ -7,7 +7,8 @@
 //!   the server that listed that exact URI, then the servers with a template that matches it
 //!   ([`crate::passthrough::uri_template`]), then every other server that offers resources, in
 //!   config order, until one accepts ([`Index::candidates`]). Servers may serve URIs they do not
-//!   list, hence the last step. When none accepts, the answer is -32002 (resource not found)
+//!   list, hence the last step. A server whose lists were never read (the client reads a URI
+//!   without listing first) is listed before the request is routed. When none accepts, the answer is -32002 (resource not found)
 //!   with `data.uri`, unless a server that listed the URI (or a matching template) failed with
 //!   another error, which is then answered as it came.
 //! - URIs are never rewritten, and contents pass through unchanged (not enveloped).
@@ -65,6 +66,12 @@ impl Index {
             }
         }
         out
+    }
+
+    /// Whether `server`'s resources were ever listed (by a client's `resources/list`, a
+    /// refresh, or [`Passthrough::route`] itself).
+    pub fn has_listed(&self, server: &str) -> bool {
+        self.listed.contains_key(server)
     }
 
     /// Whether `server` listed `uri` or a template matching it (its answer then counts even
@@ -205,6 +212,27 @@ impl Passthrough {
         Ok(())
     }
 
+    /// Lists the resources and templates of each of `offering` whose lists were never read,
+    /// so that a URI is routed to the server that lists it even when the client reads it
+    /// without listing first (a URI from a `resource_link`, or from an earlier session). A
+    /// server whose listing fails is remembered with empty lists (it is then tried in config
+    /// order, and listed again after its `notifications/resources/list_changed`).
+    async fn list_unlisted(&self, up: &Upstream<'_>, offering: &[&Downstream]) {
+        let unlisted: Vec<&Downstream> = {
+            let index = self.resources.lock().unwrap();
+            let unlisted = offering.iter().filter(|ds| !index.has_listed(ds.name()));
+            unlisted.copied().collect()
+        };
+        for ds in unlisted {
+            if let Err(e) = self.refresh_resources(up, ds).await {
+                debug!(server = %ds.name(), error = %e, "listing resources for routing failed");
+                let mut index = self.resources.lock().unwrap();
+                index.set_resources(ds.name(), &[]);
+                index.set_templates(ds.name(), &[]);
+            }
+        }
+    }
+
     /// Sends `method` with `params` to the servers that may own `uri` (see the module
     /// documentation), `preferred` first; returns the first success and who gave it.
     async fn route(
@@ -216,6 +244,7 @@ impl Passthrough {
         preferred: Option<String>,
     ) -> Result<(String, Value), Value> {
         let offering = up.offering("resources");
+        self.list_unlisted(up, &offering).await;
         let order: Vec<&str> = offering.iter().map(|ds| ds.name()).collect();
         let (mut candidates, index) = {
             let index = self.resources.lock().unwrap();

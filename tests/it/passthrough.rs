@@ -236,6 +236,32 @@ fn fixture_resources_are_merged_over_pages_and_routed_by_uri() {
     assert_eq!(s[15]["error"]["code"], -32602);
 }
 
+/// A client that reads or subscribes to a URI without listing first (a URI from a
+/// `resource_link`, or an earlier session) reaches the server that lists it, not the first
+/// server in config order that would accept any URI.
+#[test]
+fn a_uri_read_before_any_listing_goes_to_the_server_that_lists_it() {
+    let greedy = fixture_server("a", &["--features"], "env = { FIXTURE_READ_ANY = \"1\" }");
+    let (_d, cfg) = write_config(&(greedy + &fixture_server("b", &["--features"], "")));
+    let plan = json!([
+        {"op": "read_resource", "uri": "fixture://b/doc/1"},
+        {"op": "read_resource", "uri": "fixture://b/item/5"},
+        {"op": "subscribe", "uri": "fixture://b/item/9"},
+        {"op": "read_resource", "uri": "hidden://a/subscriptions"},
+        {"op": "read_resource", "uri": "nobody://x"}
+    ]);
+    let r = sdk_session(&cfg, &plan, &[]);
+    let s = &r["steps"];
+    let text = |i: usize| s[i]["contents"][0]["text"].clone();
+    assert_eq!(text(0), "doc 1 of b", "{s}");
+    assert_eq!(text(1), "item 5 of b", "{s}");
+    // The subscription went to b: a (which would accept it too) holds none.
+    assert_eq!(s[2], json!({}), "{s}");
+    assert_eq!(text(3), "subscribed: ", "{s}");
+    // A URI nobody lists still goes to the first server that accepts it.
+    assert_eq!(text(4), "any URI of a", "{s}");
+}
+
 #[test]
 fn fixture_prompts_follow_tool_naming_and_completion_logging_route() {
     let (_d, cfg) = write_config(&three_fixtures());
