@@ -25,6 +25,10 @@ use crate::settings::RecordedBudget;
 use crate::small_map;
 use crate::transcript::CallRecord;
 
+/// How long a call waits, after the server it waited for turned ready, for the server's tools
+/// to join the catalog.
+const CATALOG_CATCH_UP: Duration = Duration::from_secs(1);
+
 /// One `tools/call` to make: the client's id and params, where the downstream id goes, the
 /// start order when already assigned, the request's 2026-07-28 fields, the session.
 pub(super) struct CallRequest<'a> {
@@ -168,12 +172,16 @@ impl Core {
         let paged = self
             .page_call(pager, &name, &call_id, small_map::get(&params, "arguments"))
             .map(Box::new);
-        let route = self.catalog().route(&name).cloned();
+        let route = match (&paged, self.catalog().route(&name).cloned()) {
+            (None, None) => self.route_once_started(&name).await,
+            (_, route) => Ok(route),
+        };
         let mut _in_flight = None;
         let (server, server_tool, settings, call_outcome) = match (paged, route) {
             (Some(page), _) => *page,
-            (None, None) => self.unrouted(&name),
-            (None, Some(route)) => {
+            (None, Err(timeout)) => self.unrouted_waited(&name, timeout),
+            (None, Ok(None)) => self.unrouted(&name),
+            (None, Ok(Some(route))) => {
                 let settings = self.tool_settings(&route.server, &route.tool);
                 small_map::set(&mut params, "name", Value::from(route.tool.clone()));
                 let token = super::cancelled_progress::request_progress_token(&params);
@@ -224,6 +232,65 @@ impl Core {
             replayed,
         };
         Ok(self.finish(pager, finished))
+    }
+
+    /// The route of `name` once the server that the config says owns it
+    /// ([`crate::config::Config::listing_server`]) is ready, when that server is still starting
+    /// or restarting: waited for within the tool's `tool_timeout_sec`, as a call to a routed
+    /// tool waits for its server to come back; still not ready by then, `Err` with the
+    /// (retryable) timeout outcome a routed call gets. `Ok(None)` at once for a name no such
+    /// server owns or a server that gave up, and when the ready server does not offer the tool.
+    /// Its tools join the catalog when its tool change is handled, just after it turns ready:
+    /// the catalog is looked at every 5 ms for up to [`CATALOG_CATCH_UP`] until then.
+    async fn route_once_started(&self, name: &str) -> Result<Option<Route>, Outcome> {
+        let config = self.config();
+        let Some((server, tool)) = config.listing_server(name) else {
+            return Ok(None);
+        };
+        let servers = self.servers();
+        let Some(ds) = servers.iter().find(|d| d.name() == server) else {
+            return Ok(None);
+        };
+        if !matches!(
+            ds.state(),
+            ServerState::Starting | ServerState::Restarting { .. }
+        ) {
+            return Ok(None);
+        }
+        let timeout = config.tool_settings(server, tool).tool_timeout.value;
+        let deadline = tokio::time::Instant::now() + timeout;
+        match ds.wait_ready(deadline).await {
+            Ok(_) => {}
+            Err(CallError::Timeout(_)) => {
+                let timeout_ms = timeout.as_millis() as u64;
+                return Err(Outcome::Timeout { timeout_ms });
+            }
+            Err(_) => return Ok(None),
+        }
+        let caught_up = tokio::time::Instant::now() + CATALOG_CATCH_UP;
+        loop {
+            if let Some(route) = self.catalog().route(name) {
+                return Ok(Some(route.clone()));
+            }
+            if tokio::time::Instant::now() >= caught_up {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A configured tool whose server did not turn ready within the call's timeout: `outcome`
+    /// (a timeout), with that server's settings.
+    fn unrouted_waited(
+        &self,
+        name: &str,
+        outcome: Outcome,
+    ) -> (String, String, ToolSettings, CallOutcome) {
+        let config = self.config();
+        let (server, tool) = config.listing_server(name).unwrap_or(("", name));
+        let settings = config.tool_settings(server, tool);
+        let (server, tool) = (server.to_owned(), tool.to_owned());
+        (server, tool, settings, CallOutcome::Outcome(outcome))
     }
 
     /// A name the catalog does not route: `not_found`, unless the config names the server

@@ -99,3 +99,50 @@ fn the_unavailable_warning_quotes_stderr_only_when_there_is_some() {
     assert!(!silent.contains("stderr="), "{silent}");
     finish_session(p);
 }
+
+/// A configured tool (`enabled_tools`) whose server is restarting is waited for within the
+/// call's `tool_timeout_sec`, as a call to a listed tool waits for its server to come back:
+/// a server that comes up on its second start answers the call; one that never does gives a
+/// (retryable) timeout, not a final `unavailable`.
+#[test]
+fn a_call_to_a_restarting_servers_tool_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started-once");
+    // The first start fails (exit 1) and leaves a marker; the second runs the fixture.
+    let script = format!(
+        "if [ -e {m} ]; then exec python3 {f} --name late; else touch {m}; exit 1; fi",
+        m = marker.display(),
+        f = fixture().display()
+    );
+    let late = format!(
+        "[mcp_servers.late]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nenabled_tools = [\"echo\"]\ntool_timeout_sec = 20\n"
+    );
+    let never = fixture_server(
+        "never",
+        &["--exit-at-start", "3"],
+        "enabled_tools = [\"add\"]\ntool_timeout_sec = 1",
+    );
+    let (_d, config) = write_config(&format!("{late}{never}"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.initialize("2025-11-25");
+    let env = envelope_of(&p.call(
+        serde_json::json!(1),
+        "echo",
+        serde_json::json!({"text": "hi"}),
+        LONG,
+    ));
+    assert_eq!(env["status"], "ok", "{env}");
+    let env = envelope_of(&p.call(
+        serde_json::json!(2),
+        "add",
+        serde_json::json!({"a": 1, "b": 2}),
+        LONG,
+    ));
+    assert_eq!(env["status"], "error", "{env}");
+    assert!(
+        env["content"].as_str().unwrap().starts_with("timeout: "),
+        "{env}"
+    );
+    assert_eq!(env["retryable"], true, "{env}");
+    finish_session(p);
+}
