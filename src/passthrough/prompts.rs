@@ -78,15 +78,27 @@ fn rename(prompt: &Value, exposed: &str) -> Value {
 }
 
 impl Passthrough {
-    /// Re-reads the prompts of `servers` and rebuilds the catalog over every ready server that
-    /// offers prompts. A server whose list fails keeps its previous list.
+    /// Re-reads the prompts of `servers`, and of every other ready server that offers prompts
+    /// whose list was never read, then rebuilds the catalog over all of them. A server whose
+    /// list fails keeps its previous list. Every list is known before names are given: a
+    /// rebuild over one server's list alone (a server added by a config reload, before the
+    /// client listed prompts) gave it a name that another server's prompt then had to give up.
     pub(super) async fn refresh_prompts(
         &self,
         up: &Upstream<'_>,
         servers: &[&Downstream],
     ) -> Result<(), String> {
+        let offering = up.offering("prompts");
+        let unread: Vec<&Downstream> = {
+            let known = self.prompt_lists.lock().unwrap();
+            let unread = offering.iter().filter(|ds| !known.contains_key(ds.name()));
+            unread
+                .filter(|ds| !servers.iter().any(|s| s.name() == ds.name()))
+                .copied()
+                .collect()
+        };
         let mut failure = Ok(());
-        for ds in servers {
+        for ds in servers.iter().chain(&unread) {
             match up.fetch_all(ds, "prompts/list", "prompts").await {
                 Ok(list) => {
                     self.prompt_lists
@@ -99,7 +111,7 @@ impl Passthrough {
         }
         let lists: Vec<(String, Arc<Vec<Value>>)> = {
             let known = self.prompt_lists.lock().unwrap();
-            up.offering("prompts")
+            offering
                 .iter()
                 .filter_map(|ds| Some((ds.name().to_owned(), known.get(ds.name())?.clone())))
                 .collect()

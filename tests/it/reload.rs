@@ -352,3 +352,42 @@ fn a_reload_during_the_first_start_reaches_the_client() {
     assert!(tool_names(&mut p, 1).contains(&"echo".to_string()));
     finish_session(p);
 }
+
+/// A server added by a reload before the client ever listed prompts does not take a prompt
+/// name from a server that was there first: both servers' lists are read before names are
+/// given, so the two `greet` prompts are both named by server, and each reaches its own.
+#[test]
+fn a_server_added_by_a_reload_takes_no_prompt_name_from_another() {
+    let (_dir, config, mut p) = serving(&fixture_server("r", &["--features"], ""));
+    let both = format!(
+        "{}{}",
+        fixture_server("r", &["--features"], ""),
+        fixture_server("s", &["--features"], "")
+    );
+    rewrite(&config, &both);
+    // The added server's prompts are read once it is ready, then the client is told.
+    let deadline = Instant::now() + LONG;
+    while p.recv(LONG)["method"] != "notifications/prompts/list_changed" {
+        assert!(Instant::now() < deadline, "no notifications/prompts/list_changed");
+    }
+    p.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}));
+    let (resp, _) = p.response(&json!(2), LONG);
+    let names: Vec<&str> = resp["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"r__greet") && names.contains(&"s__greet"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"greet"), "{names:?}");
+    let get = json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get",
+        "params": {"name": "r__greet", "arguments": {"name": "ann"}}});
+    p.send(&get);
+    let (resp, _) = p.response(&json!(3), LONG);
+    let text = &resp["result"]["messages"][0]["content"]["text"];
+    assert_eq!(text, "Hello, ann from r", "{resp}");
+    finish_session(p);
+}
