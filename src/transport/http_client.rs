@@ -512,6 +512,14 @@ impl HttpTransport {
                 Ok(body) if body.trim_ascii().is_empty() => {}
                 Ok(body) => {
                     let answers = id.is_some_and(|id| resume::answers(&body, id));
+                    // Not the answer's head: a body that is not JSON at all is said so, not
+                    // handed on as a line nobody can read.
+                    if !answers {
+                        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
+                            let detail = format!("the answer is not valid JSON: {e}");
+                            return sink.fail(id, Fault::Invalid(detail)).await;
+                        }
+                    }
                     sink.dispatch(body, None).await;
                     if answers {
                         return;

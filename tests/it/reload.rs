@@ -368,7 +368,10 @@ fn a_server_added_by_a_reload_takes_no_prompt_name_from_another() {
     // The added server's prompts are read once it is ready, then the client is told.
     let deadline = Instant::now() + LONG;
     while p.recv(LONG)["method"] != "notifications/prompts/list_changed" {
-        assert!(Instant::now() < deadline, "no notifications/prompts/list_changed");
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/prompts/list_changed"
+        );
     }
     p.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}));
     let (resp, _) = p.response(&json!(2), LONG);
