@@ -104,10 +104,12 @@ impl Session {
 /// The -32602 error for a `logging/setLevel` whose `level` (`None`: missing) is not one of
 /// the eight level names (MCP 2025-11-25 "Utilities: Logging", `LoggingLevel`).
 fn not_a_level(level: Option<&Value>) -> Value {
-    let given = level.map_or_else(|| "no `level`".to_owned(), |l| format!("`level` {l}"));
-    let message = format!(
-        "{given} is not a log level: use debug, info, notice, warning, error, critical, alert or emergency"
-    );
+    let problem = match level {
+        Some(l) => format!("`level` {l} is not a log level"),
+        None => "`level` is missing".to_owned(),
+    };
+    let message =
+        format!("{problem}: use debug, info, notice, warning, error, critical, alert or emergency");
     crate::wire::jsonrpc::error_object(jsonrpc_core::ErrorCode::InvalidParams, message, None)
 }
 
