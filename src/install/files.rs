@@ -429,7 +429,9 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
         envelope_text.as_deref(),
         &others,
     )?;
-    let how = if plan.exact {
+    let how = if plan.exact && plan.client_after.is_none() {
+        "deleted: it did not exist before the install"
+    } else if plan.exact {
         "restored byte for byte from the backup"
     } else {
         "changed since install: the proxy's entry was removed and the moved servers put back"

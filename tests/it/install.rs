@@ -307,3 +307,20 @@ fn a_claude_code_project_folder_that_does_not_exist_is_still_installed() {
     assert!(undone.contains("restored byte for byte"), "{undone}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
+
+/// A client file that install created (none was there) is deleted by uninstall, which says so
+/// rather than claiming a restore from a backup.
+#[test]
+fn uninstall_deletes_a_client_file_that_install_created_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".cursor/mcp.json");
+    ok(&run(home.path(), &["install", "cursor"]));
+    assert!(file.exists());
+    let undone = ok(&run(home.path(), &["uninstall", "cursor"]));
+    assert!(
+        undone.contains("deleted: it did not exist before the install"),
+        "{undone}"
+    );
+    assert!(!undone.contains("restored byte for byte"), "{undone}");
+    assert!(!file.exists());
+}
