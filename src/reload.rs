@@ -34,10 +34,15 @@ pub struct Changes {
     pub stop: Vec<String>,
     /// Enabled in both, started differently.
     pub restart: Vec<String>,
+    /// Enabled in both, started the same, with other settings changed (budgets, tool and
+    /// prompt filters, `tool_prefix`, tool tables): applied without a restart.
+    pub retuned: Vec<String>,
+    /// Whether the `[defaults]`, `[transcript]` or `[paging]` tables changed.
+    pub tables: bool,
 }
 
 impl Changes {
-    /// Whether no server starts, stops or restarts.
+    /// Whether no server starts, stops or restarts (settings alone need none of that).
     pub fn is_empty(&self) -> bool {
         self.start.is_empty() && self.stop.is_empty() && self.restart.is_empty()
     }
@@ -66,9 +71,12 @@ pub fn server_changes(old: &Config, new: &Config) -> Changes {
         match old.server(&s.name).filter(|o| o.enabled) {
             None => c.start.push(s.name.clone()),
             Some(o) if launch(old, o) != launch(new, s) => c.restart.push(s.name.clone()),
+            Some(o) if o != s => c.retuned.push(s.name.clone()),
             Some(_) => {}
         }
     }
+    c.tables = (&old.defaults, &old.transcript, &old.paging)
+        != (&new.defaults, &new.transcript, &new.paging);
     for o in old.enabled_servers() {
         if new.server(&o.name).filter(|s| s.enabled).is_none() {
             c.stop.push(o.name.clone());
@@ -170,6 +178,8 @@ async fn reload(core: &Arc<Core>, path: &Path) {
                 started = ?c.start,
                 stopped = ?c.stop,
                 restarted = ?c.restart,
+                settings_changed = ?c.retuned,
+                tables_changed = c.tables,
                 "config reloaded"
             );
         }
@@ -196,10 +206,20 @@ mod tests {
                 start: vec!["d".into(), "f".into()],
                 stop: vec!["c".into(), "e".into()],
                 restart: vec!["b".into()],
+                retuned: vec!["a".into()],
+                tables: false,
             }
         );
         assert!(!changes.is_empty());
         assert!(server_changes(&parse(NEW), &parse(NEW)).is_empty());
+        let budget = server_changes(
+            &parse(OLD),
+            &parse(&format!("[defaults]\nchar_budget = 9\n{OLD}")),
+        );
+        assert!(
+            budget.is_empty() && budget.tables && budget.retuned.is_empty(),
+            "{budget:?}"
+        );
     }
 
     #[test]
