@@ -249,13 +249,17 @@ fn is_array_of_objects(value: &Value) -> bool {
 /// the Python MCP SDK and FastMCP give a tool's return value that is not an object,
 /// `{"result": <value>}` (their structured output of a function returning `str`, a list, a
 /// number): a string there gives the rows of a text block with that text ([`text_rows`]: lines
-/// or blocks, a line longer than the budget split), and an array the rows of its items, as if
-/// the value had been sent unwrapped. Without this a long string was one object row, which is
+/// or blocks, a line longer than the budget split), and an array the rows of its items, a
+/// string item those of its text as well (a `list[str]`: one row per line of each item). Without this a long string was one object row, which is
 /// never cut: an empty answer, and a page that could never show it.
 fn structured_rows(value: &Value, budget: usize, rules: TextRules) -> Rows<'_> {
     match sdk_wrapped(value) {
         Some(Value::String(text)) => text_rows(text, rules),
-        Some(items @ Value::Array(_)) => value_rows(items, budget),
+        Some(Value::Array(items)) => Box::new(items.iter().flat_map(move |item| match item {
+            Value::String(text) => text_rows(text, rules),
+            Value::Object(map) => one_row(Row::Object(Cow::Borrowed(map))),
+            other => one_row(wrapped_value(bounded_clone(other, budget))),
+        })),
         _ => value_rows(value, budget),
     }
 }

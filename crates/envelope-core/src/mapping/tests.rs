@@ -462,9 +462,19 @@ fn a_short_sdk_wrapped_value_is_shown_without_its_wrapper() {
     let short = json!({"content": [text("hello")], "structuredContent": {"result": "hello"}});
     assert_eq!(ok(short, 100).content, "hello");
     let list = json!({"content": [], "structuredContent": {"result": ["a", "b", "c"]}});
-    let env = ok(list, 16);
-    assert_eq!(env.content, "value=a; value=b");
+    let env = ok(list, 3);
+    assert_eq!(env.content, "a\nb");
     assert_eq!(env.omitted, 1);
+    // A string item longer than the budget is split like a long line, never left unshown.
+    let long = "L".repeat(250);
+    let list = json!({"content": [], "structuredContent": {"result": ["short", long, "tail"]}});
+    let mut c = ctx(100, MediaMode::Passthrough);
+    c.text.long_rows = crate::budget::LongRows::Split;
+    let result = list;
+    let total = count_result_rows(&result, &c);
+    assert_eq!(total, 1 + 3 + 1);
+    let (page, kept) = map_result_from(&result, &c, 1);
+    assert_eq!((page.envelope.content.len(), kept), (100, 1));
     // Only the one-member `result` object is a wrapping; others stay one row.
     let other = json!({"content": [], "structuredContent": {"summary": "hello"}});
     assert_eq!(ok(other, 100).content, "summary=hello");
