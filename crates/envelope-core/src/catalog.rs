@@ -70,6 +70,11 @@ impl<I> Copy for ServerTools<'_, I> {}
 pub trait Listed {
     /// The item's `name`; `None` when it has none (the item is skipped with a warning).
     fn listed_name(&self) -> Option<&str>;
+
+    /// [`Listed::listed_name`] as a shared string (a copy, unless the item keeps one).
+    fn shared_name(&self) -> Option<Arc<str>> {
+        self.listed_name().map(Arc::from)
+    }
 }
 
 impl Listed for Value {
@@ -81,6 +86,11 @@ impl Listed for Value {
 impl Listed for ServerTool {
     fn listed_name(&self) -> Option<&str> {
         Some(self.name())
+    }
+
+    /// The tool's own string: naming it allocates nothing.
+    fn shared_name(&self) -> Option<Arc<str>> {
+        Some(ServerTool::shared_name(self).clone())
     }
 }
 
@@ -278,8 +288,9 @@ fn build_kept<I: Listed, T>(
                     noun,
                 };
                 let name = new.name(&catalog.routes, names, &mut warnings);
-                // One string when the tool is exposed under its own name (no prefix).
-                let own: Arc<str> = Arc::from(*own_name);
+                // One string when the tool is exposed under its own name (no prefix); a
+                // server's tool brings its own.
+                let own = tool.shared_name().unwrap_or_else(|| Arc::from(*own_name));
                 let name = if name == **own_name {
                     own.clone()
                 } else {

@@ -29,15 +29,16 @@ pub const MAX_TOOLS_PER_SERVER: usize = 2000;
 /// `tools/list` answer stays far below the longest line a client accepts.
 pub const MAX_TOOL_BYTES_PER_SERVER: usize = 4 << 20;
 
-/// Why the tool read as `head` is not offered, or `None` when it is well-formed.
-fn problem(head: &ToolHead<'_>) -> Option<String> {
+/// Why the tool read as `head` is not offered, or `None` when it is well-formed; `name` is its
+/// `name` read as a string (`None`: missing or not a string).
+fn problem(head: &ToolHead<'_>, name: Option<&str>) -> Option<String> {
     if head.name.text().is_none() {
         return Some("it has no `name`".into());
     }
-    let Some(name) = head.name.string() else {
+    let Some(name) = name else {
         return Some("`name` is not a string".into());
     };
-    if let Some(why) = name_problem(&name) {
+    if let Some(why) = name_problem(name) {
         return Some(why);
     }
     if !head.input_schema.is_present() {
@@ -127,11 +128,13 @@ fn choose(server: &str, texts: &[Box<str>], warnings: &mut Vec<String>) -> Vec<(
             Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
             None => "a tool".to_owned(),
         };
-        if let Some(why) = problem(&head) {
+        // Read once: the checks, the duplicate check and the tool's facts use it.
+        let name = head.name.string();
+        if let Some(why) = problem(&head, name.as_deref()) {
             warnings.push(format!("server '{server}': {} dropped: {why}", label()));
             continue;
         }
-        let name = head.name.string().expect("checked above");
+        let name = name.expect("checked above");
         if names.contains(&name) {
             warnings.push(format!(
                 "server '{server}': {} dropped: listed twice; the first is used",
@@ -144,10 +147,8 @@ fn choose(server: &str, texts: &[Box<str>], warnings: &mut Vec<String>) -> Vec<(
             continue;
         }
         bytes += text.len();
+        let facts = head.named_facts(text, &name);
         names.insert(name);
-        let facts = head
-            .facts(text)
-            .expect("a well-formed tool has a string name");
         chosen.push((index, facts));
     }
     if over_limit > 0 {
