@@ -275,9 +275,17 @@ fn build_kept<I: Listed, T>(
     };
     // One string per server, shared by its routes.
     let server_names: Vec<Arc<str>> = servers.iter().map(|s| Arc::from(s.server)).collect();
+    // No name given yet (the session's first catalog): no candidate has one, since each
+    // (server, own name) is a candidate once, so none is looked up.
+    let fresh = names.is_empty() && distinct(&server_names);
     for (final_name, index, tool, own_name) in &candidates {
         let server = servers[*index].server;
-        let (own, exposed) = match names.given(server, own_name) {
+        let given = if fresh {
+            None
+        } else {
+            names.given(server, own_name)
+        };
+        let (own, exposed) = match given {
             Some((own, given)) => (own.clone(), given.clone()),
             None => {
                 let new = NewTool {
@@ -318,6 +326,12 @@ fn build_kept<I: Listed, T>(
         catalog.routes.insert(exposed, route);
     }
     (catalog, warnings)
+}
+
+/// Whether no two of `servers` have the same name.
+fn distinct(servers: &[Arc<str>]) -> bool {
+    let mut seen = set_with_capacity(servers.len());
+    servers.iter().all(|s| seen.insert(&**s))
 }
 
 /// Every item of `servers` that `keep` accepts and its server exposes, in order, each with its

@@ -103,7 +103,8 @@ impl ExposedNames {
     /// [`ExposedNames::assign`] keeping these very strings (`tool`, the tool's own name, and
     /// `name`), so that a catalog can share them instead of copying.
     pub fn assign_shared(&mut self, server: &str, tool: &Arc<str>, name: &Arc<str>) {
-        if self.names.contains(&**name) {
+        // Inserted first: a new name (the usual case) is hashed once.
+        if !self.names.insert(name.clone()) {
             if self.retired_from(name, server, tool) && self.get(server, tool).is_none() {
                 let name = self.retired.remove_entry(&**name).expect("retired").0;
                 let tools = self.by_tool.entry(server.into()).or_default();
@@ -115,9 +116,14 @@ impl ExposedNames {
             Some(tools) => tools,
             None => self.by_tool.entry(server.into()).or_default(),
         };
-        if let Entry::Vacant(slot) = tools.entry(tool.clone()) {
-            slot.insert(name.clone());
-            self.names.insert(name.clone());
+        match tools.entry(tool.clone()) {
+            Entry::Vacant(slot) => {
+                slot.insert(name.clone());
+            }
+            // The tool has its name already: this one is not given.
+            Entry::Occupied(_) => {
+                self.names.remove(&**name);
+            }
         }
     }
 
