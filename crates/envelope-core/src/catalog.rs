@@ -278,6 +278,9 @@ fn build_kept<I: Listed, T>(
     // No name given yet (the session's first catalog): no candidate has one, since each
     // (server, own name) is a candidate once, so none is looked up.
     let fresh = names.is_empty() && distinct(&server_names);
+    // Besides, every final name distinct (the usual first catalog): each tool's name is its
+    // final name, as [`NewTool::name`] would find (no collision, nothing taken).
+    let plain = fresh && counts.len() == candidates.len();
     for (final_name, index, tool, own_name) in &candidates {
         let server = servers[*index].server;
         let given = if fresh {
@@ -288,14 +291,18 @@ fn build_kept<I: Listed, T>(
         let (own, exposed) = match given {
             Some((own, given)) => (own.clone(), given.clone()),
             None => {
-                let new = NewTool {
-                    server,
-                    own_name,
-                    final_name,
-                    colliding: counts[&**final_name] > 1,
-                    noun,
+                let name = if plain {
+                    Cow::Borrowed(&**final_name)
+                } else {
+                    let new = NewTool {
+                        server,
+                        own_name,
+                        final_name,
+                        colliding: counts[&**final_name] > 1,
+                        noun,
+                    };
+                    new.name(&catalog.routes, names, &mut warnings)
                 };
-                let name = new.name(&catalog.routes, names, &mut warnings);
                 // One string when the tool is exposed under its own name (no prefix); a
                 // server's tool brings its own.
                 let own = tool.shared_name().unwrap_or_else(|| Arc::from(*own_name));
@@ -587,6 +594,26 @@ mod tests {
         assert_eq!(names_of(&c), [("b__solo".to_owned(), "b".to_owned())]);
         let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
         assert_eq!(&*c.route("solo").unwrap().server, "a");
+    }
+
+    #[test]
+    fn a_first_catalog_is_named_as_the_full_rules_name_it() {
+        let a = t([json!({"name": "echo"}), json!({"name": "x.y"})]);
+        let b = t([json!({"name": "log"}), json!({"name": "echo"})]);
+        let prefixed = ServerTools {
+            prefix: "p_",
+            ..server("b", &b)
+        };
+        let servers = [server("a", &a), prefixed];
+        let (first, first_warnings) = Catalog::build(&servers);
+        // A name given to a tool of neither server: the full rules run.
+        let mut given = ExposedNames::default();
+        given.assign("other", "t", "t");
+        let (full, full_warnings) = Catalog::build_stable(&servers, &mut given);
+        assert_eq!(first.tools_json(), full.tools_json());
+        assert_eq!(names_of(&first), names_of(&full));
+        assert_eq!(first_warnings, full_warnings);
+        assert_eq!(names(&first), ["echo", "x.y", "p_log", "p_echo"]);
     }
 
     #[test]
