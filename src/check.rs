@@ -237,7 +237,7 @@ fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolRepor
             (*route.server == *name).then(|| {
                 let settings = config.tool_settings(&route.server, &route.tool);
                 ToolReport {
-                    name: exposed.to_string(),
+                    name: String::from(&**exposed),
                     char_budget: settings.char_budget,
                     budget_rules: settings.budget_rules,
                     tool_timeout: settings.tool_timeout,

@@ -189,8 +189,8 @@ impl Core {
                     .forward(&route, &name, &mut params, &settings, &leg)
                     .await?;
                 (
-                    route.server.to_string(),
-                    route.tool.to_string(),
+                    String::from(&*route.server),
+                    String::from(&*route.tool),
                     settings,
                     call_outcome,
                 )
