@@ -234,10 +234,10 @@ fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolRepor
         .filter(|exposed| !hidden(exposed))
         .filter_map(|exposed| {
             let route = catalog.route(exposed)?;
-            (route.server == name).then(|| {
+            (*route.server == *name).then(|| {
                 let settings = config.tool_settings(&route.server, &route.tool);
                 ToolReport {
-                    name: exposed.to_owned(),
+                    name: String::from(&**exposed),
                     char_budget: settings.char_budget,
                     budget_rules: settings.budget_rules,
                     tool_timeout: settings.tool_timeout,

@@ -56,7 +56,7 @@ impl Passthrough {
                 if !offers_completions(ds) {
                     return Ok(empty_completion());
                 }
-                params["ref"]["name"] = Value::from(route.tool);
+                params["ref"]["name"] = Value::from(&*route.tool);
                 up.ask(ds, "completion/complete", &params).await
             }
             Some("ref/resource") => {

@@ -41,7 +41,7 @@ pub async fn offered(up: &Upstream<'_>) -> HashMap<String, Offered> {
             continue;
         };
         if let Some(route) = catalog.route(name) {
-            out.entry(route.server.clone())
+            out.entry(String::from(&*route.server))
                 .or_default()
                 .prompts
                 .push(name.to_owned());

@@ -166,7 +166,7 @@ impl Passthrough {
         let Some(ds) = up.server(&route.server) else {
             return Err(invalid(format!("Unknown prompt: {name}")));
         };
-        params["name"] = Value::from(route.tool);
+        params["name"] = Value::from(&*route.tool);
         up.ask(ds, "prompts/get", &params).await
     }
 }
@@ -209,8 +209,8 @@ mod tests {
         assert_eq!(names, ["a__greet", "only_a", "b__greet", "c_hello"]);
         assert_eq!(catalog.prompts()[0]["description"], "greet prompt");
         let route = catalog.route("c_hello").unwrap();
-        assert_eq!((route.server.as_str(), route.tool.as_str()), ("c", "hello"));
-        assert_eq!(catalog.route("b__greet").unwrap().tool, "greet");
+        assert_eq!((&*route.server, &*route.tool), ("c", "hello"));
+        assert_eq!(&*catalog.route("b__greet").unwrap().tool, "greet");
         assert!(catalog.route("secret").is_none());
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(

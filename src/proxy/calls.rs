@@ -183,7 +183,7 @@ impl Core {
             (None, Ok(None)) => self.unrouted(&name),
             (None, Ok(Some(route))) => {
                 let settings = self.tool_settings(&route.server, &route.tool);
-                small_map::set(&mut params, "name", Value::from(route.tool.clone()));
+                small_map::set(&mut params, "name", Value::from(&*route.tool));
                 let token = super::cancelled_progress::request_progress_token(&params);
                 let session = call.session.map(|s| s.id());
                 let slot = Some(call.slot.clone());
@@ -197,7 +197,12 @@ impl Core {
                 let call_outcome = self
                     .forward(&route, &name, &mut params, &settings, &leg)
                     .await?;
-                (route.server, route.tool, settings, call_outcome)
+                (
+                    String::from(&*route.server),
+                    String::from(&*route.tool),
+                    settings,
+                    call_outcome,
+                )
             }
         };
         let facts = CallFacts {
@@ -455,7 +460,7 @@ impl Core {
             return Ok(CallOutcome::Replayed(outcome));
         }
         let servers = self.servers();
-        let Some(ds) = servers.iter().find(|d| d.name() == route.server) else {
+        let Some(ds) = servers.iter().find(|d| d.name() == &*route.server) else {
             let reason = "not started".into();
             return Ok(CallOutcome::Outcome(Outcome::Unavailable { reason }));
         };

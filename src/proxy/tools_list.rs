@@ -22,11 +22,11 @@ impl Core {
     ) -> Vec<u8> {
         let catalog = self.catalog();
         let Some(pager) = pager else {
-            return response_json(id, catalog.tools_json().as_bytes(), None, modern);
+            return response_json(id, catalog.tools_json(), None, modern);
         };
         let page_tool = pager.tool_definition().to_string();
         if catalog.route(pager.tool_name()).is_none() {
-            let tools = catalog.tools_json().as_bytes();
+            let tools = catalog.tools_json();
             return response_json(id, tools, Some(&page_tool), modern);
         }
         // A server's tool has the page tool's name (rare): the array without it.
@@ -40,11 +40,11 @@ fn tools_array_without(catalog: &Catalog, name: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(catalog.tools_json().len());
     out.push(b'[');
     let listed = catalog.tool_texts().zip(catalog.names());
-    for (tool, _) in listed.filter(|(_, exposed)| exposed.as_str() != name) {
+    for (tool, _) in listed.filter(|(_, exposed)| &***exposed != name) {
         if out.len() > 1 {
             out.push(b',');
         }
-        out.extend_from_slice(tool.as_bytes());
+        out.extend_from_slice(tool);
     }
     out.push(b']');
     out

@@ -28,13 +28,16 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use crate::envelope::Envelope;
 use crate::exposed_names::{map_with_capacity, set_with_capacity, ExposedNames, HashMap};
 use crate::server_tool::ServerTool;
+
+mod new_name;
+use new_name::NewTool;
 
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
 pub const COLLISION_SEPARATOR: &str = "__";
@@ -67,6 +70,11 @@ impl<I> Copy for ServerTools<'_, I> {}
 pub trait Listed {
     /// The item's `name`; `None` when it has none (the item is skipped with a warning).
     fn listed_name(&self) -> Option<&str>;
+
+    /// [`Listed::listed_name`] as a shared string (a copy, unless the item keeps one).
+    fn shared_name(&self) -> Option<Arc<str>> {
+        self.listed_name().map(Arc::from)
+    }
 }
 
 impl Listed for Value {
@@ -79,15 +87,22 @@ impl Listed for ServerTool {
     fn listed_name(&self) -> Option<&str> {
         Some(self.name())
     }
+
+    /// The tool's own string: naming it allocates nothing.
+    fn shared_name(&self) -> Option<Arc<str>> {
+        Some(ServerTool::shared_name(self).clone())
+    }
 }
 
-/// Where a client-facing tool name goes.
+/// Where a client-facing tool name goes. The strings are shared (a clone counts a reference):
+/// every route of a server holds one string of its name, and a tool's own name is the string
+/// [`ExposedNames`] keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     /// The server's config name.
-    pub server: String,
+    pub server: Arc<str>,
     /// The tool's own name on that server.
-    pub tool: String,
+    pub tool: Arc<str>,
 }
 
 /// One tool as the client sees it (renamed, `outputSchema` replaced; see the module doc): where
@@ -100,12 +115,12 @@ pub struct ToolJson(Range<usize>);
 #[derive(Debug, Clone)]
 pub struct Catalog<T = ToolJson> {
     items: Vec<T>,
-    /// The exposed name of each item, in the same order.
-    names: Vec<String>,
-    routes: HashMap<String, Route>,
-    /// Tools: the JSON array of every tool's text, which [`ToolJson`]s point into (`[]` when
-    /// empty); other items: empty.
-    text: String,
+    /// The exposed name of each item, in the same order (the strings of `routes`' keys).
+    names: Vec<Arc<str>>,
+    routes: HashMap<Arc<str>, Route>,
+    /// Tools: the JSON array of every tool's text (UTF-8), which [`ToolJson`]s point into
+    /// (`[]` when empty); other items: empty.
+    text: Box<[u8]>,
 }
 
 impl<T> Default for Catalog<T> {
@@ -114,7 +129,7 @@ impl<T> Default for Catalog<T> {
             items: Vec::new(),
             names: Vec::new(),
             routes: HashMap::default(),
-            text: String::new(),
+            text: Box::default(),
         }
     }
 }
@@ -160,23 +175,24 @@ impl Catalog {
                 ToolJson(start..text.len())
             });
         text.push(b']');
-        text.shrink_to_fit();
-        catalog.text = String::from_utf8(text).expect("spliced tools are UTF-8");
+        // Kept as bytes: every piece written is a `str`, so the whole is UTF-8 (checking the
+        // 4.7 MB of 10,000 tools again cost 2 M instructions on the start-up's path).
+        catalog.text = text.into_boxed_slice();
         (catalog, warnings)
     }
 
-    /// Every tool as the client sees it, as one JSON array (`[tool,…]`, no line break).
-    pub fn tools_json(&self) -> &str {
+    /// Every tool as the client sees it, as one JSON array (`[tool,…]`, no line break; UTF-8).
+    pub fn tools_json(&self) -> &[u8] {
         if self.text.is_empty() {
-            "[]"
+            b"[]"
         } else {
             &self.text
         }
     }
 
-    /// The JSON text of each tool of [`Catalog::tools_json`] (one object each), in listing
-    /// order (the order of [`Catalog::names`]).
-    pub fn tool_texts(&self) -> impl Iterator<Item = &str> + '_ {
+    /// The JSON text (UTF-8) of each tool of [`Catalog::tools_json`] (one object each), in
+    /// listing order (the order of [`Catalog::names`]).
+    pub fn tool_texts(&self) -> impl Iterator<Item = &[u8]> + '_ {
         self.items.iter().map(|at| &self.text[at.0.clone()])
     }
 }
@@ -201,7 +217,7 @@ impl<T> Catalog<T> {
     }
 
     /// The exposed name of each item of [`Catalog::tools`], in the same order.
-    pub fn names(&self) -> &[String] {
+    pub fn names(&self) -> &[Arc<str>] {
         &self.names
     }
 
@@ -222,12 +238,15 @@ impl<T> Catalog<T> {
 
     /// The exposed names with their routes, sorted by exposed name.
     pub fn routes(&self) -> Vec<(&str, &Route)> {
-        let mut all: Vec<(&str, &Route)> =
-            self.routes.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let mut all: Vec<(&str, &Route)> = self.routes.iter().map(|(k, v)| (&**k, v)).collect();
         all.sort_by(|a, b| a.0.cmp(b.0));
         all
     }
 }
+
+/// A tool that the catalog exposes: its name with the server's prefix, its server (an index
+/// into the servers given), the tool, and its own name.
+type Candidate<'a, I> = (Cow<'a, str>, usize, &'a I, &'a str);
 
 /// [`Catalog::build_items`] over the items that `keep` accepts (the others are not looked at).
 fn build_kept<I: Listed, T>(
@@ -238,9 +257,102 @@ fn build_kept<I: Listed, T>(
     mut rewrite: impl FnMut(&I, &str) -> T,
 ) -> (Catalog<T>, Vec<String>) {
     let mut warnings = Vec::new();
-    // (final name, server index, tool, own name) for every exposed tool.
+    let candidates = candidates(servers, names, noun, keep, &mut warnings);
+    let mut counts: HashMap<&str, usize> = map_with_capacity(candidates.len());
+    let mut per_server = vec![0; servers.len()];
+    for (final_name, index, ..) in &candidates {
+        *counts.entry(final_name).or_default() += 1;
+        per_server[*index] += 1;
+    }
+    for (s, listed) in servers.iter().zip(per_server) {
+        names.reserve(s.server, listed);
+    }
+    let mut catalog = Catalog {
+        items: Vec::with_capacity(candidates.len()),
+        names: Vec::with_capacity(candidates.len()),
+        routes: map_with_capacity(candidates.len()),
+        text: Box::default(),
+    };
+    // One string per server, shared by its routes.
+    let server_names: Vec<Arc<str>> = servers.iter().map(|s| Arc::from(s.server)).collect();
+    // No name given yet (the session's first catalog): no candidate has one, since each
+    // (server, own name) is a candidate once, so none is looked up.
+    let fresh = names.is_empty() && distinct(&server_names);
+    // Besides, every final name distinct (the usual first catalog): each tool's name is its
+    // final name, as [`NewTool::name`] would find (no collision, nothing taken).
+    let plain = fresh && counts.len() == candidates.len();
+    for (final_name, index, tool, own_name) in &candidates {
+        let server = servers[*index].server;
+        let given = if fresh {
+            None
+        } else {
+            names.given(server, own_name)
+        };
+        let (own, exposed) = match given {
+            Some((own, given)) => (own.clone(), given.clone()),
+            None => {
+                let name = if plain {
+                    Cow::Borrowed(&**final_name)
+                } else {
+                    let new = NewTool {
+                        server,
+                        own_name,
+                        final_name,
+                        colliding: counts[&**final_name] > 1,
+                        noun,
+                    };
+                    new.name(&catalog.routes, names, &mut warnings)
+                };
+                // One string when the tool is exposed under its own name (no prefix); a
+                // server's tool brings its own.
+                let own = tool.shared_name().unwrap_or_else(|| Arc::from(*own_name));
+                let name = if name == **own_name {
+                    own.clone()
+                } else {
+                    Arc::from(name.as_ref())
+                };
+                names.assign_shared(server, &own, &name);
+                (own, name)
+            }
+        };
+        // A server's own tool names were checked when listed; only a prefix or a collision
+        // name can break the rules (a cassette's prefix is read from a file).
+        if noun == "tool" && *exposed != **own_name {
+            if let Some(why) = crate::tool_validation::name_problem(&exposed) {
+                let why = why.replacen("`name`", "that name", 1);
+                warnings.push(format!("tool '{own_name}' of server '{server}' would be named '{exposed}', which no client accepts: {why}; not offered"));
+                continue;
+            }
+        }
+        catalog.items.push(rewrite(tool, &exposed));
+        catalog.names.push(exposed.clone());
+        let route = Route {
+            server: server_names[*index].clone(),
+            tool: own,
+        };
+        catalog.routes.insert(exposed, route);
+    }
+    (catalog, warnings)
+}
+
+/// Whether no two of `servers` have the same name.
+fn distinct(servers: &[Arc<str>]) -> bool {
+    let mut seen = set_with_capacity(servers.len());
+    servers.iter().all(|s| seen.insert(&**s))
+}
+
+/// Every item of `servers` that `keep` accepts and its server exposes, in order, each with its
+/// name under the server's prefix; a nameless item or a name listed twice by one server is
+/// skipped with a warning. Follows each server's prefix in `names`.
+fn candidates<'a, I: Listed>(
+    servers: &[ServerTools<'a, I>],
+    names: &mut ExposedNames,
+    noun: &str,
+    keep: &dyn Fn(&I) -> bool,
+    warnings: &mut Vec<String>,
+) -> Vec<Candidate<'a, I>> {
     let listed = servers.iter().map(|s| s.tools.len()).sum();
-    let mut candidates: Vec<(Cow<'_, str>, usize, &I, &str)> = Vec::with_capacity(listed);
+    let mut candidates = Vec::with_capacity(listed);
     for (index, s) in servers.iter().enumerate() {
         names.follow_prefix(s.server, s.prefix);
         let mut seen = set_with_capacity(s.tools.len());
@@ -269,126 +381,7 @@ fn build_kept<I: Listed, T>(
             candidates.push((final_name, index, tool, name));
         }
     }
-    let mut counts: HashMap<&str, usize> = map_with_capacity(candidates.len());
-    let mut per_server = vec![0; servers.len()];
-    for (final_name, index, ..) in &candidates {
-        *counts.entry(final_name).or_default() += 1;
-        per_server[*index] += 1;
-    }
-    for (s, listed) in servers.iter().zip(per_server) {
-        names.reserve(s.server, listed);
-    }
-    let mut catalog = Catalog {
-        items: Vec::with_capacity(candidates.len()),
-        names: Vec::with_capacity(candidates.len()),
-        routes: map_with_capacity(candidates.len()),
-        text: String::new(),
-    };
-    for (final_name, index, tool, own_name) in &candidates {
-        let server = servers[*index].server;
-        let exposed = match names.get(server, own_name) {
-            Some(given) => given.to_owned(),
-            None => {
-                let new = NewTool {
-                    server,
-                    own_name,
-                    final_name,
-                    colliding: counts[&**final_name] > 1,
-                    noun,
-                };
-                let name = new.name(&catalog.routes, names, &mut warnings);
-                names.assign(server, own_name, &name);
-                name
-            }
-        };
-        // A server's own tool names were checked when listed; only a prefix or a collision
-        // name can break the rules (a cassette's prefix is read from a file).
-        if noun == "tool" && exposed != *own_name {
-            if let Some(why) = crate::tool_validation::name_problem(&exposed) {
-                let server = servers[*index].server;
-                let why = why.replacen("`name`", "that name", 1);
-                warnings.push(format!("tool '{own_name}' of server '{server}' would be named '{exposed}', which no client accepts: {why}; not offered"));
-                continue;
-            }
-        }
-        catalog.items.push(rewrite(tool, &exposed));
-        catalog.names.push(exposed.clone());
-        let route = Route {
-            server: server.to_owned(),
-            tool: (*own_name).to_owned(),
-        };
-        catalog.routes.insert(exposed, route);
-    }
-    (catalog, warnings)
-}
-
-/// A tool that has no exposed name yet.
-struct NewTool<'a> {
-    server: &'a str,
-    own_name: &'a str,
-    /// Its name with the server's prefix.
-    final_name: &'a str,
-    /// Whether another tool of this listing has the same final name.
-    colliding: bool,
-    /// What the items are (`tool`, `prompt`), for the warnings.
-    noun: &'a str,
-}
-
-impl NewTool<'_> {
-    /// Its name: the final name, or `<server>__<tool>` when another tool of the listing has
-    /// the same final name; numbered when that was given to another tool (earlier in this
-    /// listing or before).
-    fn name(
-        &self,
-        routes: &HashMap<String, Route>,
-        names: &ExposedNames,
-        warnings: &mut Vec<String>,
-    ) -> String {
-        let taken = |name: &str| {
-            routes.contains_key(name) || names.taken_by_other(name, self.server, self.own_name)
-        };
-        let (server, final_name, noun) = (self.server, self.final_name, self.noun);
-        let exposed = if self.colliding {
-            let renamed = format!(
-                "{}{COLLISION_SEPARATOR}{}",
-                name_safe(server),
-                self.own_name
-            );
-            warnings.push(format!("{noun} name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
-            renamed
-        } else {
-            final_name.to_owned()
-        };
-        // A prefix (or a tool that arrived later) can recreate another tool's name: number it
-        // rather than drop it.
-        if !taken(&exposed) {
-            return exposed;
-        }
-        let free = (2..)
-            .map(|n| format!("{exposed}{COLLISION_SEPARATOR}{n}"))
-            .find(|candidate| !taken(candidate))
-            .expect("an unused numbered name exists");
-        warnings.push(format!(
-            "{noun} name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
-        ));
-        free
-    }
-}
-
-/// `server` with each character a tool name may not have (MCP 2025-11-25 "Tool names": ASCII
-/// letters, digits, `_`, `-`, `.`) made `_`, for the `<server>__<tool>` name of a collision
-/// (a config name may be any TOML key: `"my server"`, `"ünï"`).
-fn name_safe(server: &str) -> Cow<'_, str> {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    if server.chars().all(allowed) {
-        return Cow::Borrowed(server);
-    }
-    Cow::Owned(
-        server
-            .chars()
-            .map(|c| if allowed(c) { c } else { '_' })
-            .collect(),
-    )
+    candidates
 }
 
 /// The envelope's JSON Schema ([`Envelope::json_schema`]) as compact JSON text, made once.
@@ -409,7 +402,12 @@ mod tests {
     /// The catalog's tools as values.
     fn tool_values(catalog: &Catalog) -> Vec<Value> {
         let texts = catalog.tool_texts();
-        texts.map(|t| serde_json::from_str(t).unwrap()).collect()
+        texts.map(|t| serde_json::from_slice(t).unwrap()).collect()
+    }
+
+    /// The catalog's exposed names.
+    fn names(catalog: &Catalog) -> Vec<&str> {
+        catalog.names().iter().map(|n| &**n).collect()
     }
 
     /// The tools of these values, as a server's listing keeps them.
@@ -463,19 +461,19 @@ mod tests {
             tools: &tools,
             exposes: &all,
         }]);
-        assert_eq!(catalog.names(), ["p_a", "p_b"]);
-        let array: Value = serde_json::from_str(catalog.tools_json()).unwrap();
+        assert_eq!(names(&catalog), ["p_a", "p_b"]);
+        let array: Value = serde_json::from_slice(catalog.tools_json()).unwrap();
         assert_eq!(array, Value::Array(tool_values(&catalog)));
         for (written, original) in catalog.tool_texts().zip(&values) {
             let mut expected = original.clone();
             let exposed = format!("p_{}", original["name"].as_str().unwrap());
             expected["name"] = json!(exposed);
             expected["outputSchema"] = Envelope::json_schema();
-            let got: Value = serde_json::from_str(written).unwrap();
+            let got: Value = serde_json::from_slice(written).unwrap();
             assert_eq!(got, expected);
             let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
             assert_eq!(keys(&got), keys(&expected));
-            assert!(!written.contains('\n'), "one line");
+            assert!(!written.contains(&b'\n'), "one line");
         }
     }
 
@@ -501,7 +499,7 @@ mod tests {
         assert_eq!(names, ["a__echo", "b__echo", "only_a"]);
         assert_eq!(warnings.len(), 2);
         assert!(warnings[0].contains("'echo'"));
-        assert_eq!(catalog.route("b__echo").unwrap().tool, "echo");
+        assert_eq!(&*catalog.route("b__echo").unwrap().tool, "echo");
     }
 
     #[test]
@@ -529,7 +527,7 @@ mod tests {
         ]);
         let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["a__echo", "a__echo__2", "b__echo"]);
-        assert_eq!(catalog.route("a__echo__2").unwrap().server, "c");
+        assert_eq!(&*catalog.route("a__echo__2").unwrap().server, "c");
     }
 
     fn server<'a>(name: &'a str, tools: &'a [ServerTool]) -> ServerTools<'a, ServerTool> {
@@ -545,7 +543,7 @@ mod tests {
         catalog
             .routes()
             .into_iter()
-            .map(|(n, r)| (n.to_owned(), r.server.clone()))
+            .map(|(n, r)| (n.to_owned(), r.server.to_string()))
             .collect()
     }
 
@@ -561,7 +559,7 @@ mod tests {
             ],
             &mut names,
         );
-        assert_eq!(first.route("gh__echo").unwrap().server, "gh");
+        assert_eq!(&*first.route("gh__echo").unwrap().server, "gh");
         // `aaa` now lists a tool named like gh's exposed one, and `echo` itself.
         let sneaky = t([json!({"name": "gh__echo"}), json!({"name": "echo"})]);
         let (later, warnings) = Catalog::build_stable(
@@ -572,10 +570,10 @@ mod tests {
             ],
             &mut names,
         );
-        assert_eq!(later.route("gh__echo").unwrap().server, "gh");
-        assert_eq!(later.route("jira__echo").unwrap().server, "jira");
-        assert_eq!(later.route("gh__echo__2").unwrap().server, "aaa");
-        assert_eq!(later.route("aaa__echo").unwrap().tool, "echo");
+        assert_eq!(&*later.route("gh__echo").unwrap().server, "gh");
+        assert_eq!(&*later.route("jira__echo").unwrap().server, "jira");
+        assert_eq!(&*later.route("gh__echo__2").unwrap().server, "aaa");
+        assert_eq!(&*later.route("aaa__echo").unwrap().tool, "echo");
         assert!(
             warnings
                 .iter()
@@ -595,7 +593,27 @@ mod tests {
         let (c, _) = Catalog::build_stable(&[server("a", &[]), server("b", &one)], &mut names);
         assert_eq!(names_of(&c), [("b__solo".to_owned(), "b".to_owned())]);
         let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
-        assert_eq!(c.route("solo").unwrap().server, "a");
+        assert_eq!(&*c.route("solo").unwrap().server, "a");
+    }
+
+    #[test]
+    fn a_first_catalog_is_named_as_the_full_rules_name_it() {
+        let a = t([json!({"name": "echo"}), json!({"name": "x.y"})]);
+        let b = t([json!({"name": "log"}), json!({"name": "echo"})]);
+        let prefixed = ServerTools {
+            prefix: "p_",
+            ..server("b", &b)
+        };
+        let servers = [server("a", &a), prefixed];
+        let (first, first_warnings) = Catalog::build(&servers);
+        // A name given to a tool of neither server: the full rules run.
+        let mut given = ExposedNames::default();
+        given.assign("other", "t", "t");
+        let (full, full_warnings) = Catalog::build_stable(&servers, &mut given);
+        assert_eq!(first.tools_json(), full.tools_json());
+        assert_eq!(names_of(&first), names_of(&full));
+        assert_eq!(first_warnings, full_warnings);
+        assert_eq!(names(&first), ["echo", "x.y", "p_log", "p_echo"]);
     }
 
     #[test]
@@ -608,8 +626,8 @@ mod tests {
             exposes: &all,
         };
         let (c, _) = Catalog::build(&[prefixed, server("alpha", &tools), server("beta", &tools)]);
-        assert_eq!(c.route("alpha__echo").unwrap().server, "zeta");
-        assert_eq!(c.route("alpha__echo__2").unwrap().server, "alpha");
+        assert_eq!(&*c.route("alpha__echo").unwrap().server, "zeta");
+        assert_eq!(&*c.route("alpha__echo__2").unwrap().server, "alpha");
     }
 
     #[test]
@@ -658,7 +676,7 @@ mod tests {
         };
         // A collision between servers whose config names hold spaces and other letters.
         let (c, warnings) = Catalog::build(&[odd("my server"), odd("ünï")]);
-        assert_eq!(c.names(), ["my_server__echo", "_n___echo"], "{warnings:?}");
+        assert_eq!(names(&c), ["my_server__echo", "_n___echo"], "{warnings:?}");
         let long = "p".repeat(125);
         let prefixed = ServerTools {
             prefix: &long,

@@ -36,12 +36,14 @@ pub(crate) fn set_with_capacity<T>(n: usize) -> HashSet<T> {
 /// other tool ever takes one; only the tool that had it gets it back (the prefix changed back).
 #[derive(Debug, Clone, Default)]
 pub struct ExposedNames {
-    /// Server → its tool → the tool's name (looked up without allocating).
-    by_tool: HashMap<Box<str>, HashMap<Box<str>, Arc<str>>>,
+    /// Server → its tool → the tool's name (looked up without allocating). A catalog shares
+    /// both strings (its routes and names are the same `Arc`s), so naming a tool whose name is
+    /// its own costs one allocation.
+    by_tool: HashMap<Box<str>, HashMap<Arc<str>, Arc<str>>>,
     /// Every name given (the same strings as in `by_tool` and `retired`).
     names: HashSet<Arc<str>>,
     /// Names whose tool was named again under a new prefix → that tool (server, own name).
-    retired: HashMap<Arc<str>, (Box<str>, Box<str>)>,
+    retired: HashMap<Arc<str>, (Box<str>, Arc<str>)>,
     /// The prefix each server's names were given under.
     prefixes: HashMap<Box<str>, Box<str>>,
 }
@@ -50,6 +52,11 @@ impl ExposedNames {
     /// The name given to `tool` of `server`, if any.
     pub fn get(&self, server: &str, tool: &str) -> Option<&str> {
         self.by_tool.get(server)?.get(tool).map(|n| &**n)
+    }
+
+    /// [`ExposedNames::get`] as the shared strings: the tool's own name as kept, and its name.
+    pub fn given(&self, server: &str, tool: &str) -> Option<(&Arc<str>, &Arc<str>)> {
+        self.by_tool.get(server)?.get_key_value(tool)
     }
 
     /// Whether `name` was given to some tool other than `tool` of `server`.
@@ -90,11 +97,18 @@ impl ExposedNames {
     /// second call for the same tool, or for a name already given, changes nothing (a name
     /// retired from this very tool is given back).
     pub fn assign(&mut self, server: &str, tool: &str, name: &str) {
-        if self.names.contains(name) {
+        self.assign_shared(server, &tool.into(), &name.into());
+    }
+
+    /// [`ExposedNames::assign`] keeping these very strings (`tool`, the tool's own name, and
+    /// `name`), so that a catalog can share them instead of copying.
+    pub fn assign_shared(&mut self, server: &str, tool: &Arc<str>, name: &Arc<str>) {
+        // Inserted first: a new name (the usual case) is hashed once.
+        if !self.names.insert(name.clone()) {
             if self.retired_from(name, server, tool) && self.get(server, tool).is_none() {
-                let name = self.retired.remove_entry(name).expect("retired").0;
+                let name = self.retired.remove_entry(&**name).expect("retired").0;
                 let tools = self.by_tool.entry(server.into()).or_default();
-                tools.insert(tool.into(), name);
+                tools.insert(tool.clone(), name);
             }
             return;
         }
@@ -102,10 +116,14 @@ impl ExposedNames {
             Some(tools) => tools,
             None => self.by_tool.entry(server.into()).or_default(),
         };
-        if let Entry::Vacant(slot) = tools.entry(tool.into()) {
-            let name: Arc<str> = name.into();
-            slot.insert(name.clone());
-            self.names.insert(name);
+        match tools.entry(tool.clone()) {
+            Entry::Vacant(slot) => {
+                slot.insert(name.clone());
+            }
+            // The tool has its name already: this one is not given.
+            Entry::Occupied(_) => {
+                self.names.remove(&**name);
+            }
         }
     }
 

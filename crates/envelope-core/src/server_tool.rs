@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
@@ -24,8 +25,10 @@ pub struct ServerTool {
     text: Box<str>,
     /// Where the `name` member's value (a JSON string, quotes included) is in `text`.
     name_at: Range<u32>,
-    /// The name, when its JSON string has escapes (else it is `text` within the quotes).
-    unescaped: Option<Box<str>>,
+    /// The name, read once when the tool is listed: a catalog shares this string (its
+    /// routes, [`crate::exposed_names::ExposedNames`]) instead of copying it on the
+    /// start-up's path.
+    name: Arc<str>,
     /// Where the `outputSchema` member's value is in `text`, if the tool has one.
     output_schema_at: Option<Range<u32>>,
     /// `execution.taskSupport` is `"required"` (MCP 2025-11-25).
@@ -54,10 +57,12 @@ impl ServerTool {
 
     /// The tool's own name on its server.
     pub fn name(&self) -> &str {
-        match &self.unescaped {
-            Some(name) => name,
-            None => &self.text[self.name_at.start as usize + 1..self.name_at.end as usize - 1],
-        }
+        &self.name
+    }
+
+    /// [`ServerTool::name`] as the tool's shared string.
+    pub fn shared_name(&self) -> &Arc<str> {
+        &self.name
     }
 
     /// Whether the tool must be called as a task (`execution.taskSupport` is `"required"`,
@@ -101,9 +106,7 @@ impl ServerTool {
             out.extend_from_slice(&text[from..at.start]);
             match with {
                 Some(with) => out.extend_from_slice(with),
-                None => {
-                    serde_json::to_writer(&mut *out, exposed).expect("a string always serializes")
-                }
+                None => write_json_string(out, exposed),
             }
             from = at.end;
         }
@@ -117,6 +120,19 @@ impl ServerTool {
         out.extend_from_slice(b",\"outputSchema\":");
         out.extend_from_slice(output_schema.as_bytes());
         out.push(b'}');
+    }
+}
+
+/// Appends `text` as a JSON string: between quotes as it is when nothing in it needs an escape
+/// (RFC 8259 section 7: `"`, `\\` and the control characters U+0000 to U+001F), which is what
+/// serde_json writes then; else as serde_json writes it. A tool name rarely has any.
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        serde_json::to_writer(&mut *out, text).expect("a string always serializes");
     }
 }
 
@@ -349,33 +365,34 @@ impl<'a> ToolHead<'a> {
 
     /// Where the facts of a [`ServerTool`] are in `text` (the text this head was read from).
     pub(crate) fn facts(&self, text: &str) -> Result<Facts, String> {
+        if self.name.0.is_none() {
+            return Err("it has no `name`".into());
+        }
+        let Some(name) = self.name.string() else {
+            return Err("`name` is not a string".into());
+        };
+        Ok(self.named_facts(text, &name))
+    }
+
+    /// [`ToolHead::facts`] of a tool whose `name` was read already (as `name`, a string).
+    pub(crate) fn named_facts(&self, text: &str, name: &str) -> Facts {
         let at = |raw: &RawValue| {
             let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
             start as u32..(start + raw.get().len()) as u32
         };
-        let Some(name_raw) = self.name.0 else {
-            return Err("it has no `name`".into());
-        };
-        let Some(name) = self.name.string() else {
-            return Err("`name` is not a string".into());
-        };
-        Ok(Facts {
-            name_at: at(name_raw),
-            // A name without escapes is read from the text.
-            unescaped: match name {
-                Cow::Borrowed(_) => None,
-                Cow::Owned(name) => Some(name.into_boxed_str()),
-            },
+        Facts {
+            name_at: at(self.name.0.expect("a named tool has a `name`")),
+            name: name.into(),
             output_schema_at: self.output_schema.0.map(at),
             requires_task: self.requires_task(),
-        })
+        }
     }
 }
 
 /// What a [`ServerTool`] keeps besides its text; positions are byte offsets into the text.
 pub(crate) struct Facts {
     name_at: Range<u32>,
-    unescaped: Option<Box<str>>,
+    name: Arc<str>,
     output_schema_at: Option<Range<u32>>,
     requires_task: bool,
 }
@@ -386,7 +403,7 @@ impl Facts {
         ServerTool {
             text,
             name_at: self.name_at,
-            unescaped: self.unescaped,
+            name: self.name,
             output_schema_at: self.output_schema_at,
             requires_task: self.requires_task,
         }
@@ -438,6 +455,29 @@ mod tests {
             let keys: Vec<_> = out.as_object().unwrap().keys().collect();
             let want: Vec<_> = expected.as_object().unwrap().keys().collect();
             assert_eq!(keys, want, "member order kept");
+        }
+    }
+
+    #[test]
+    fn an_exposed_name_is_written_as_serde_json_writes_it() {
+        for name in [
+            "echo",
+            "a.b-c_D9",
+            "",
+            "é ü",
+            "q\"uote",
+            "back\\slash",
+            "tab\tnl\n",
+            "\u{1}",
+            "\u{1f}",
+            " ",
+            "\u{7f}",
+            "\u{2028}",
+            "😀",
+        ] {
+            let mut out = Vec::new();
+            write_json_string(&mut out, name);
+            assert_eq!(out, serde_json::to_vec(name).unwrap(), "{name:?}");
         }
     }
 

@@ -19,7 +19,7 @@
 
 use crate::exposed_names::set_with_capacity;
 use crate::message_cut::cut_chars;
-use crate::server_tool::{one_line, ServerTool, ToolHead};
+use crate::server_tool::{one_line, Facts, ServerTool, ToolHead};
 
 /// Longest tool name, in characters (MCP 2025-11-25 "Tool names").
 pub const MAX_NAME_CHARS: usize = 128;
@@ -29,15 +29,16 @@ pub const MAX_TOOLS_PER_SERVER: usize = 2000;
 /// `tools/list` answer stays far below the longest line a client accepts.
 pub const MAX_TOOL_BYTES_PER_SERVER: usize = 4 << 20;
 
-/// Why the tool read as `head` is not offered, or `None` when it is well-formed.
-fn problem(head: &ToolHead<'_>) -> Option<String> {
+/// Why the tool read as `head` is not offered, or `None` when it is well-formed; `name` is its
+/// `name` read as a string (`None`: missing or not a string).
+fn problem(head: &ToolHead<'_>, name: Option<&str>) -> Option<String> {
     if head.name.text().is_none() {
         return Some("it has no `name`".into());
     }
-    let Some(name) = head.name.string() else {
+    let Some(name) = name else {
         return Some("`name` is not a string".into());
     };
-    if let Some(why) = name_problem(&name) {
+    if let Some(why) = name_problem(name) {
         return Some(why);
     }
     if !head.input_schema.is_present() {
@@ -103,15 +104,32 @@ pub fn admit<T: Into<Box<str>>>(
     server: &str,
     tools: impl IntoIterator<Item = T>,
 ) -> (Vec<ServerTool>, Vec<String>) {
-    let tools = tools.into_iter();
-    let mut kept = Vec::with_capacity(tools.size_hint().0.min(MAX_TOOLS_PER_SERVER));
+    let texts: Vec<Box<str>> = tools.into_iter().map(|t| one_line(t.into())).collect();
     let mut warnings = Vec::new();
-    let mut names = set_with_capacity(kept.capacity());
+    let chosen = choose(server, &texts, &mut warnings);
+    // Each kept text moves into its tool (no copy).
+    let mut chosen = chosen.into_iter().peekable();
+    let mut kept = Vec::with_capacity(chosen.len());
+    for (index, text) in texts.into_iter().enumerate() {
+        if chosen.peek().is_some_and(|(at, _)| *at == index) {
+            let (_, facts) = chosen.next().expect("peeked");
+            kept.push(facts.with_text(text));
+        }
+    }
+    (kept, warnings)
+}
+
+/// The tools of `texts` that are offered, by the rules in the module doc: the index of each,
+/// ascending, and its facts. Appends a warning for each tool dropped. The names seen are
+/// borrowed from the texts (a copy of each was a tenth of a 10,000-tool listing's
+/// allocations).
+fn choose(server: &str, texts: &[Box<str>], warnings: &mut Vec<String>) -> Vec<(usize, Facts)> {
+    let mut chosen = Vec::with_capacity(texts.len().min(MAX_TOOLS_PER_SERVER));
+    let mut names = set_with_capacity(chosen.capacity());
     let mut bytes = 0usize;
     let mut over_limit = 0usize;
-    for text in tools {
-        let text = one_line(text.into());
-        let head = match ToolHead::parse(&text) {
+    for (index, text) in texts.iter().enumerate() {
+        let head = match ToolHead::parse(text) {
             Ok(head) => head,
             Err(why) => {
                 let label = match lenient_name(&text) {
@@ -127,28 +145,28 @@ pub fn admit<T: Into<Box<str>>>(
             Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
             None => "a tool".to_owned(),
         };
-        if let Some(why) = problem(&head) {
+        // Read once: the checks, the duplicate check and the tool's facts use it.
+        let name = head.name.string();
+        if let Some(why) = problem(&head, name.as_deref()) {
             warnings.push(format!("server '{server}': {} dropped: {why}", label()));
             continue;
         }
-        let name = head.name.string().expect("checked above");
-        if names.contains(name.as_ref()) {
+        let name = name.expect("checked above");
+        if names.contains(&name) {
             warnings.push(format!(
                 "server '{server}': {} dropped: listed twice; the first is used",
                 label()
             ));
             continue;
         }
-        if kept.len() >= MAX_TOOLS_PER_SERVER || bytes + text.len() > MAX_TOOL_BYTES_PER_SERVER {
+        if chosen.len() >= MAX_TOOLS_PER_SERVER || bytes + text.len() > MAX_TOOL_BYTES_PER_SERVER {
             over_limit += 1;
             continue;
         }
         bytes += text.len();
-        names.insert(name.into_owned());
-        let facts = head
-            .facts(&text)
-            .expect("a well-formed tool has a string name");
-        kept.push(facts.with_text(text));
+        let facts = head.named_facts(text, &name);
+        names.insert(name);
+        chosen.push((index, facts));
     }
     if over_limit > 0 {
         warnings.push(format!(
@@ -156,7 +174,7 @@ pub fn admit<T: Into<Box<str>>>(
             MAX_TOOL_BYTES_PER_SERVER >> 20
         ));
     }
-    (kept, warnings)
+    chosen
 }
 
 #[cfg(test)]

@@ -1,0 +1,78 @@
+//! The name of a tool seen for the first time ([`NewTool`]): its name under its server's
+//! prefix, the `<server>__<tool>` name of a collision, a numbered name when that is taken
+//! (the rules in [`super`]'s module doc). Pure; no I/O.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::{Route, COLLISION_SEPARATOR};
+use crate::exposed_names::{ExposedNames, HashMap};
+
+/// A tool that has no exposed name yet.
+pub(super) struct NewTool<'a> {
+    pub(super) server: &'a str,
+    pub(super) own_name: &'a str,
+    /// Its name with the server's prefix.
+    pub(super) final_name: &'a str,
+    /// Whether another tool of this listing has the same final name.
+    pub(super) colliding: bool,
+    /// What the items are (`tool`, `prompt`), for the warnings.
+    pub(super) noun: &'a str,
+}
+
+impl<'a> NewTool<'a> {
+    /// Its name: the final name, or `<server>__<tool>` when another tool of the listing has
+    /// the same final name; numbered when that was given to another tool (earlier in this
+    /// listing or before).
+    pub(super) fn name(
+        &self,
+        routes: &HashMap<Arc<str>, Route>,
+        names: &ExposedNames,
+        warnings: &mut Vec<String>,
+    ) -> Cow<'a, str> {
+        let taken = |name: &str| {
+            routes.contains_key(name) || names.taken_by_other(name, self.server, self.own_name)
+        };
+        let (server, final_name, noun) = (self.server, self.final_name, self.noun);
+        let exposed = if self.colliding {
+            let renamed = format!(
+                "{}{COLLISION_SEPARATOR}{}",
+                name_safe(server),
+                self.own_name
+            );
+            warnings.push(format!("{noun} name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
+            Cow::Owned(renamed)
+        } else {
+            Cow::Borrowed(final_name)
+        };
+        // A prefix (or a tool that arrived later) can recreate another tool's name: number it
+        // rather than drop it.
+        if !taken(&exposed) {
+            return exposed;
+        }
+        let free = (2..)
+            .map(|n| format!("{exposed}{COLLISION_SEPARATOR}{n}"))
+            .find(|candidate| !taken(candidate))
+            .expect("an unused numbered name exists");
+        warnings.push(format!(
+            "{noun} name '{exposed}' is still ambiguous; server '{server}' exposes it as '{free}'"
+        ));
+        Cow::Owned(free)
+    }
+}
+
+/// `server` with each character a tool name may not have (MCP 2025-11-25 "Tool names": ASCII
+/// letters, digits, `_`, `-`, `.`) made `_`, for the `<server>__<tool>` name of a collision
+/// (a config name may be any TOML key: `"my server"`, `"ünï"`).
+fn name_safe(server: &str) -> Cow<'_, str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if server.chars().all(allowed) {
+        return Cow::Borrowed(server);
+    }
+    Cow::Owned(
+        server
+            .chars()
+            .map(|c| if allowed(c) { c } else { '_' })
+            .collect(),
+    )
+}
