@@ -385,10 +385,19 @@ impl Core {
         let facts = &done.facts;
         let settings = &facts.settings;
         // The arguments without the values of the server's secrets (its env, its credentials),
-        // as its answers are: a client may repeat one, and transcripts never hold them.
+        // as its answers are: a client may repeat one, and transcripts never hold them. A call
+        // no server took (an unknown tool) goes without every configured server's secrets.
         let mut arguments = std::mem::take(&mut done.arguments);
-        if let Some(ds) = self.servers().iter().find(|d| d.name() == facts.server) {
-            ds.secrets().redact_json(&mut arguments);
+        match self.servers().iter().find(|d| d.name() == facts.server) {
+            Some(ds) => {
+                ds.secrets().redact_json(&mut arguments);
+            }
+            None => {
+                for s in &self.config().servers {
+                    let secrets = SecretValues::for_server(s.remote.as_ref(), &s.env, &s.args);
+                    secrets.redact_json(&mut arguments);
+                }
+            }
         }
         let record = |outcome| {
             CallRecord::new(

@@ -96,6 +96,9 @@ fn secret_env_values_in_a_local_servers_answers_are_redacted() {
     let (answer, _) = p.response(&json!(3), LONG);
     let text = answer["result"]["contents"][0]["text"].as_str();
     assert_eq!(text, Some("item [redacted] of fx"), "{answer}");
+    // A call no server takes is recorded without the secret too.
+    let env = envelope_of(&p.call(json!(4), "nope", json!({ "text": said }), LONG));
+    assert_eq!(env["status"], "error", "{env}");
     finish_session(p);
     // The client typed the value into the call's arguments: the transcript has it redacted.
     let recorded = std::fs::read_to_string(&transcript).unwrap();
