@@ -107,7 +107,8 @@ impl CallSummary {
 struct Finished {
     facts: CallFacts,
     seq: u64,
-    started_at: SystemTime,
+    /// When the call started by the wall clock: read only when a transcript records it.
+    started_at: Option<SystemTime>,
     duration: Duration,
     arguments: Value,
     mapped: Mapped,
@@ -159,7 +160,7 @@ impl Core {
     ) -> Result<(Mapped, CallSummary), NotEnveloped> {
         let (mut params, name) = call_params(call.params)?;
         let call_id = call_id_of(call.id);
-        let started_at = SystemTime::now();
+        let started_at = self.transcript.as_ref().map(|_| SystemTime::now());
         let started = Instant::now();
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
         let pager = self.pager_for(call.session);
@@ -319,7 +320,7 @@ impl Core {
         }
         let record = |outcome| {
             CallRecord::new(
-                done.started_at,
+                done.started_at.unwrap_or_else(SystemTime::now),
                 done.seq,
                 &facts.call_id,
                 &facts.tool,

@@ -11,7 +11,6 @@
 //! Cancellation" (`notifications/cancelled` with `requestId` and `reason`; the receiver of a
 //! cancellation should not answer).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +20,7 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 use super::body::{fast_response, ResultBody, RAW_RESULT_MIN_BYTES};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::transport::backpressure::OutputGate;
 use crate::transport::{Delivery, Fault, Outbox, Receive};
 use crate::wire::jsonrpc::{self, Incoming, Message};
@@ -151,8 +151,8 @@ impl Peer {
         Peer {
             name: name.to_owned(),
             outbox,
-            pending: Mutex::new(HashMap::new()),
-            raw_wanted: Mutex::new(HashSet::new()),
+            pending: Mutex::default(),
+            raw_wanted: Mutex::default(),
             raw_waiting: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
