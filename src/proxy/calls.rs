@@ -123,18 +123,11 @@ impl CallSummary {
 }
 
 /// Appends `n` in decimal, as `Display` writes it.
-fn push_decimal(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+fn push_decimal(out: &mut String, n: u64) {
+    if n >= 10 {
+        push_decimal(out, n / 10);
     }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    out.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// A mapped call and what its transcript record and paging need.

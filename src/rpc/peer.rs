@@ -215,10 +215,17 @@ impl Peer {
             raw,
         };
         let line = line(&Value::from(id));
-        match tokio::time::timeout(timeout, self.outbox.send(line)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return Err(CallError::Exited("its stdin is closed".into())),
-            Err(_) => return Err(CallError::Timeout(timeout)),
+        let closed = || CallError::Exited("its stdin is closed".into());
+        // Queued at once when there is room, the usual case, without a timer (a timer read the
+        // clock and was set up and dropped on every request).
+        match self.outbox.try_queue(line) {
+            Ok(()) => {}
+            Err(None) => return Err(closed()),
+            Err(Some(line)) => match tokio::time::timeout(timeout, self.outbox.send(line)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(closed()),
+                Err(_) => return Err(CallError::Timeout(timeout)),
+            },
         }
         on_sent(id);
         match tokio::time::timeout(timeout, rx).await {
@@ -575,6 +582,28 @@ mod tests {
         dispatch_line(&peer, &Recorder::default(), late, None).await;
         peer.close("gone");
         assert_eq!(peer.unmatched(&json!(1)), Unmatched::AfterClose);
+    }
+
+    #[tokio::test]
+    async fn a_request_waits_for_room_in_a_full_queue_within_its_timeout() {
+        let mut noop = |_| {};
+        let (tx, mut out) = tokio::sync::mpsc::channel(1);
+        let peer = Peer::new("t", Outbox::from_sender(tx, None));
+        peer.notify("fill", None);
+        let short = Duration::from_millis(20);
+        let outcome = peer.request("m", None, short, &mut noop).await;
+        assert_eq!(outcome, Err(CallError::Timeout(short)));
+        // Room made while it waits: the request goes out and gets its answer.
+        let ask = peer.request("n", None, Duration::from_secs(5), &mut noop);
+        let drain = async {
+            assert_eq!(sent(&out.recv().await.unwrap())["method"], "fill");
+            let line = sent(&out.recv().await.unwrap());
+            assert_eq!(line["method"], "n");
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, line["id"]);
+            dispatch_line(&peer, &Recorder::default(), answer.into_bytes(), None).await;
+        };
+        let (result, ()) = tokio::join!(ask, drain);
+        assert_eq!(result.unwrap().unwrap(), ResultBody::Value(json!({})));
     }
 
     #[tokio::test]
