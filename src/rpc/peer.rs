@@ -424,15 +424,22 @@ pub async fn dispatch_line(
     };
     let (incoming, line) =
         crate::runtime::cpu_bound(line.len(), move || (jsonrpc::classify(&line), line)).await;
-    let messages = match incoming {
-        Incoming::ParseError(error) => return not_json(peer, &line, error),
-        Incoming::Single(msg) => vec![msg],
-        Incoming::Batch(msgs) => msgs,
-    };
-    for msg in messages {
-        if let Some(queued) = dispatch_message(peer, handler, msg) {
-            let _ = queued.await;
+    // A single message (nearly every line) is dispatched without a Vec around it.
+    match incoming {
+        Incoming::ParseError(error) => not_json(peer, &line, error),
+        Incoming::Single(msg) => dispatch_in_order(peer, handler, msg).await,
+        Incoming::Batch(msgs) => {
+            for msg in msgs {
+                dispatch_in_order(peer, handler, msg).await;
+            }
         }
+    }
+}
+
+/// [`dispatch_message`], waiting for the receiver it returns (see [`Handler::notification`]).
+async fn dispatch_in_order(peer: &Peer, handler: &dyn Handler, msg: Message) {
+    if let Some(queued) = dispatch_message(peer, handler, msg) {
+        let _ = queued.await;
     }
 }
 
