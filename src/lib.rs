@@ -8,6 +8,7 @@
 //! | [`backpressure`] (in [`transport`]) | bytes queued for a client that does not read: reading paused above a mark | counts writes |
 //! | [`envelope`] (core) | the seed's `summarize_tool_result`: rows, rendering, greedy fill, lengths in Unicode scalar values | no |
 //! | [`message_cut`] (core) | error messages cut to a character or token budget with one marker | no |
+//! | [`fast_hash`] | the hash maps of the per-call tables (foldhash instead of SipHash) | no |
 //! | [`runtime`] | CPU-heavy parsing of very large messages moved to the blocking pool; memory given back after large messages (`malloc_trim`) | runs work elsewhere |
 //! | [`outcome`] (core: `envelope_core::mapping`) | a downstream outcome (CallToolResult, JSON-RPC error, timeout, crash) → rows or error → envelope → the CallToolResult we answer with | no |
 //! | [`wire`] | JSON-RPC 2.0 messages and error codes ([`wire::jsonrpc`]), line framing with a maximum length ([`wire::codec`]: a long line read straight into the buffer it is handed over in), a response's head without its body, `tools/call` arguments kept as written, what can be read of a line that is not JSON | the line reader reads any `AsyncRead` |
@@ -82,6 +83,7 @@ pub mod cli;
 pub mod config;
 pub(crate) mod downstream;
 pub(crate) mod drift;
+pub(crate) mod fast_hash;
 pub(crate) mod import;
 pub(crate) mod install;
 pub(crate) mod modern;

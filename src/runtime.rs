@@ -7,12 +7,14 @@
 //! Parsing or mapping a message of many megabytes takes tens of milliseconds, during which that
 //! thread would answer nothing else; such work goes to tokio's blocking thread pool instead.
 //! The log lines of that thread are written in bursts ([`log_lines`]), in the default format
-//! made cheaper ([`log_format`]).
+//! made cheaper ([`log_format`]). A future that many `select!`s poll but that rarely fires is
+//! polled only after it woke ([`woken_only`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub mod log_format;
 pub mod log_lines;
+pub mod woken_only;
 
 /// Messages at least this long (bytes) are parsed or mapped on the blocking pool.
 pub const OFFLOAD_MIN_BYTES: usize = 1 << 20;

@@ -12,13 +12,13 @@
 //! belongs to the call whose `_meta.progressToken` it names (MCP 2025-11-25, "Utilities:
 //! Progress").
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tracing::debug;
 
 use super::DownstreamSlot;
+use crate::fast_hash::HashMap;
 
 /// One call in flight.
 struct CallTrack {

@@ -230,7 +230,7 @@ impl Core {
             Err(error) => return Flow::Refused(error),
         };
         let Some(meta) = leg.modern else {
-            if matches!(server_era(ds), Some(ServerEra::Modern(_))) {
+            if server_is_modern(ds) == Some(true) {
                 // The rarer paths boxed: their states are kilobytes (see `answer_request`).
                 let fulfil = self.fulfil_for_legacy_client(ds, params, timeout, leg);
                 return Box::pin(fulfil).await;
@@ -242,8 +242,7 @@ impl Core {
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return Box::pin(self.resume(state, responses, meta, tool, leg)).await;
         }
-        if state.is_some() && server_era(ds).is_some_and(|e| matches!(e, ServerEra::Legacy { .. }))
-        {
+        if state.is_some() && server_is_modern(ds) == Some(false) {
             let error = crate::era::invalid_params("`requestState` was not issued for this call: unknown to this server and to mcp-envelope");
             return Flow::Refused(error);
         }
@@ -479,10 +478,11 @@ async fn ask_legacy_session(
         .await
 }
 
-/// The era of a ready server (`None` while it is not ready).
-fn server_era(ds: &Downstream) -> Option<ServerEra> {
+/// Whether a ready server speaks the modern era (`None` while it is not ready): read from its
+/// era without copying it (a copy was an allocation per call).
+fn server_is_modern(ds: &Downstream) -> Option<bool> {
     match ds.state() {
-        ServerState::Ready(conn) => conn.era().cloned(),
+        ServerState::Ready(conn) => conn.era().map(|era| matches!(era, ServerEra::Modern(_))),
         _ => None,
     }
 }

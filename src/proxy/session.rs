@@ -45,7 +45,7 @@ pub struct Session {
     /// Set when the client has sent `notifications/initialized` (or any request after
     /// `initialize`): from then on server notifications and requests are passed to it.
     client_ready: watch::Sender<bool>,
-    pub(super) inflight: Mutex<HashMap<String, Inflight>>,
+    pub(super) inflight: Mutex<crate::fast_hash::HashMap<String, Inflight>>,
     /// Our requests to the client (ids, pending answers, timeouts).
     pub(super) peer: crate::rpc::Peer,
     /// (server, the server's request id) → our id towards the client, for cancellations.

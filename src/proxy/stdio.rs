@@ -19,6 +19,7 @@ use super::{Core, OUTPUT_QUEUE};
 use crate::backpressure::{CountingWriter, OutputGate};
 use crate::config::Config;
 use crate::jsonrpc::{self, Frame, Incoming, LineReader, Message};
+use crate::runtime::woken_only::WokenOnly;
 use crate::transcript::TranscriptWriter;
 
 /// Resolves when the session must end (a signal, or stdout closed).
@@ -50,12 +51,13 @@ where
             let _ = stdout_gone.send(());
         }
     });
-    let stop: Stop<'_> = Box::pin(async move {
+    // Polled only once it woke: the reader's select polls it after every line otherwise.
+    let stop: Stop<'_> = Box::pin(WokenOnly::new(Box::pin(async move {
         tokio::select! {
             _ = stop => info!("signal received; shutting down"),
             Ok(()) = stdout_gone_rx => {}
         }
-    });
+    })));
     let core = Core::new(config.clone(), transcript);
     if let Some(playback) = cassette {
         core.set_cassette(playback);

@@ -11,7 +11,6 @@
 //! Cancellation" (`notifications/cancelled` with `requestId` and `reason`; the receiver of a
 //! cancellation should not answer).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +20,7 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 use super::body::{fast_response, ResultBody, RAW_RESULT_MIN_BYTES};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::transport::backpressure::OutputGate;
 use crate::transport::{Delivery, Fault, Outbox, Receive};
 use crate::wire::jsonrpc::{self, Incoming, Message};
@@ -151,8 +151,8 @@ impl Peer {
         Peer {
             name: name.to_owned(),
             outbox,
-            pending: Mutex::new(HashMap::new()),
-            raw_wanted: Mutex::new(HashSet::new()),
+            pending: Mutex::default(),
+            raw_wanted: Mutex::default(),
             raw_waiting: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
@@ -215,10 +215,17 @@ impl Peer {
             raw,
         };
         let line = line(&Value::from(id));
-        match tokio::time::timeout(timeout, self.outbox.send(line)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return Err(CallError::Exited("its stdin is closed".into())),
-            Err(_) => return Err(CallError::Timeout(timeout)),
+        let closed = || CallError::Exited("its stdin is closed".into());
+        // Queued at once when there is room, the usual case, without a timer (a timer read the
+        // clock and was set up and dropped on every request).
+        match self.outbox.try_queue(line) {
+            Ok(()) => {}
+            Err(None) => return Err(closed()),
+            Err(Some(line)) => match tokio::time::timeout(timeout, self.outbox.send(line)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(closed()),
+                Err(_) => return Err(CallError::Timeout(timeout)),
+            },
         }
         on_sent(id);
         match tokio::time::timeout(timeout, rx).await {
@@ -417,15 +424,22 @@ pub async fn dispatch_line(
     };
     let (incoming, line) =
         crate::runtime::cpu_bound(line.len(), move || (jsonrpc::classify(&line), line)).await;
-    let messages = match incoming {
-        Incoming::ParseError(error) => return not_json(peer, &line, error),
-        Incoming::Single(msg) => vec![msg],
-        Incoming::Batch(msgs) => msgs,
-    };
-    for msg in messages {
-        if let Some(queued) = dispatch_message(peer, handler, msg) {
-            let _ = queued.await;
+    // A single message (nearly every line) is dispatched without a Vec around it.
+    match incoming {
+        Incoming::ParseError(error) => not_json(peer, &line, error),
+        Incoming::Single(msg) => dispatch_in_order(peer, handler, msg).await,
+        Incoming::Batch(msgs) => {
+            for msg in msgs {
+                dispatch_in_order(peer, handler, msg).await;
+            }
         }
+    }
+}
+
+/// [`dispatch_message`], waiting for the receiver it returns (see [`Handler::notification`]).
+async fn dispatch_in_order(peer: &Peer, handler: &dyn Handler, msg: Message) {
+    if let Some(queued) = dispatch_message(peer, handler, msg) {
+        let _ = queued.await;
     }
 }
 
@@ -575,6 +589,28 @@ mod tests {
         dispatch_line(&peer, &Recorder::default(), late, None).await;
         peer.close("gone");
         assert_eq!(peer.unmatched(&json!(1)), Unmatched::AfterClose);
+    }
+
+    #[tokio::test]
+    async fn a_request_waits_for_room_in_a_full_queue_within_its_timeout() {
+        let mut noop = |_| {};
+        let (tx, mut out) = tokio::sync::mpsc::channel(1);
+        let peer = Peer::new("t", Outbox::from_sender(tx, None));
+        peer.notify("fill", None);
+        let short = Duration::from_millis(20);
+        let outcome = peer.request("m", None, short, &mut noop).await;
+        assert_eq!(outcome, Err(CallError::Timeout(short)));
+        // Room made while it waits: the request goes out and gets its answer.
+        let ask = peer.request("n", None, Duration::from_secs(5), &mut noop);
+        let drain = async {
+            assert_eq!(sent(&out.recv().await.unwrap())["method"], "fill");
+            let line = sent(&out.recv().await.unwrap());
+            assert_eq!(line["method"], "n");
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, line["id"]);
+            dispatch_line(&peer, &Recorder::default(), answer.into_bytes(), None).await;
+        };
+        let (result, ()) = tokio::join!(ask, drain);
+        assert_eq!(result.unwrap().unwrap(), ResultBody::Value(json!({})));
     }
 
     #[tokio::test]

@@ -66,6 +66,19 @@ impl Outbox {
         self.tx.send(line).await.map_err(|_| self.uncount(len))
     }
 
+    /// Queues `line` when the queue has room now; gives it back when the queue is full
+    /// (`Err(Some(line))`, to be sent with [`Outbox::send`]); `Err(None)` when closed.
+    pub fn try_queue(&self, line: Vec<u8>) -> Result<(), Option<Vec<u8>>> {
+        let len = self.count(line.len());
+        self.tx.try_send(line).map_err(|e| {
+            self.uncount(len);
+            match e {
+                mpsc::error::TrySendError::Full(line) => Some(line),
+                mpsc::error::TrySendError::Closed(_) => None,
+            }
+        })
+    }
+
     /// Queues `line` unless the queue is full or closed.
     pub fn try_send(&self, line: Vec<u8>) -> Result<(), Closed> {
         let len = self.count(line.len());

@@ -30,13 +30,35 @@ pub const EXACT_KEY: &str = "\u{0}mcp-envelope/exact-arguments";
 /// Marks a forwarded `arguments` value as "write this text instead".
 const MARK: &str = "\u{0}mcp-envelope/raw:";
 
-/// Whether `line` has a run of at least [`EXACT_DIGITS`] ASCII digits.
+/// Whether `line` has a run of at least [`EXACT_DIGITS`] ASCII digits. Such a run covers a
+/// whole 8-byte word of `line` (counted from its start), so words are looked at first, eight
+/// bytes at a time, and only a line with a word of eight digits is scanned byte by byte
+/// (the byte loop alone was about 700 instructions of a small `tools/call`; callgrind,
+/// 2026-12-02).
 fn has_long_digit_run(line: &[u8]) -> bool {
+    // A run of 15 or more digits always covers a whole word; fewer may not.
+    const _: () = assert!(EXACT_DIGITS >= 15);
+    let word_of_digits = line
+        .chunks_exact(8)
+        .any(|w| all_digits(u64::from_le_bytes(w.try_into().expect("8 bytes"))));
+    word_of_digits && digit_run_at_least(line, EXACT_DIGITS)
+}
+
+/// Whether each of the eight bytes of `word` is an ASCII digit (`0x30..=0x39`): its high
+/// nibble is 3 and its low nibble plus 6 stays below 16 (no carry leaves a byte).
+fn all_digits(word: u64) -> bool {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const LOW: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+    word & HIGH == 0x3030_3030_3030_3030 && ((word & LOW) + 0x0606_0606_0606_0606) & HIGH == 0
+}
+
+/// Whether `line` has a run of at least `min` ASCII digits, byte by byte.
+fn digit_run_at_least(line: &[u8], min: usize) -> bool {
     let mut run = 0;
     for &b in line {
         if b.is_ascii_digit() {
             run += 1;
-            if run >= EXACT_DIGITS {
+            if run >= min {
                 return true;
             }
         } else {
@@ -160,6 +182,39 @@ mod tests {
         let params = Value::Object(params);
         let bytes = request_line(&json!(1), "tools/call", Some(&params));
         String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn a_digit_run_is_found_word_by_word_as_byte_by_byte() {
+        // Every byte next to the digits' range, runs of 7 to 17 digits at every offset of a
+        // word, in short and long lines.
+        for filler in [b'/', b':', b'?', b'a', b' ', 0xb5, b'I'] {
+            for len in 7..=17 {
+                for offset in 0..10 {
+                    for tail in [0, 1, 5, 9] {
+                        let mut line = vec![filler; offset];
+                        line.extend(std::iter::repeat(b'7').take(len));
+                        line.extend(std::iter::repeat(filler).take(tail));
+                        assert_eq!(
+                            has_long_digit_run(&line),
+                            digit_run_at_least(&line, EXACT_DIGITS),
+                            "{filler} {len} {offset} {tail}"
+                        );
+                        assert_eq!(has_long_digit_run(&line), len >= EXACT_DIGITS);
+                    }
+                }
+            }
+        }
+        for word in [
+            *b"01234567",
+            *b"89898989",
+            *b"0123456:",
+            *b"/1234567",
+            *b"0000000\xb0",
+        ] {
+            let digits = word.iter().all(u8::is_ascii_digit);
+            assert_eq!(all_digits(u64::from_le_bytes(word)), digits, "{word:?}");
+        }
     }
 
     #[test]

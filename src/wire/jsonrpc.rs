@@ -76,7 +76,8 @@ pub fn is_valid_id(id: &Value) -> bool {
 /// Parses and classifies one line. Pure; never panics. The top-level members are read
 /// without building a map of them ([`super::members`]); the outcome is the same.
 pub fn classify(line: &[u8]) -> Incoming {
-    match super::members::parse_line(line) {
+    let mut members = Members::default();
+    match super::members::parse_line(line, &mut members) {
         Err(err) => Incoming::ParseError(err.to_string()),
         Ok(TopLevel::Array(items)) if items.is_empty() => Incoming::Single(Message::Invalid {
             id: Value::Null,
@@ -85,7 +86,7 @@ pub fn classify(line: &[u8]) -> Incoming {
         Ok(TopLevel::Array(items)) => {
             Incoming::Batch(items.into_iter().map(classify_value).collect())
         }
-        Ok(TopLevel::Object(members)) => Incoming::Single(classify_members(members)),
+        Ok(TopLevel::Object) => Incoming::Single(classify_members(members)),
         Ok(TopLevel::Other) => Incoming::Single(not_an_object()),
     }
 }

@@ -27,9 +27,15 @@ impl Mapped {
     /// `serde_json` writes for the same answer (members in [`call_tool_result`]'s order); the
     /// envelope's text is made once and escaped as a JSON string by [`push_escaped_json`].
     pub fn response_json(&self, id: &Value) -> Vec<u8> {
-        let envelope = serde_json::to_vec(&self.envelope).expect("an envelope always serializes");
-        // The envelope's text appears twice, once escaped; media blocks grow the buffer.
-        let mut out = Vec::with_capacity(2 * envelope.len() + 128);
+        // Sized up front (growing a buffer copies it): the strings, the keys and the numbers.
+        let e = &self.envelope;
+        let mut envelope =
+            Vec::with_capacity(e.content.len() + e.call_id.len() + e.tool.len() + 128);
+        serde_json::to_writer(&mut envelope, e).expect("an envelope always serializes");
+        // The envelope's text appears twice, once escaped (at most twice as long), with the
+        // members around it, a short id and the newline the answer is sent with; a long id and
+        // media blocks grow the buffer.
+        let mut out = Vec::with_capacity(3 * envelope.len() + 160);
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         write_json(&mut out, id);
         out.extend_from_slice(br#","result":{"content":[{"type":"text","text":""#);
