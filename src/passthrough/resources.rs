@@ -132,6 +132,15 @@ pub fn merge(lists: &[(String, Vec<Value>)], key: &str) -> (Vec<Value>, Vec<Stri
     (merged, warnings)
 }
 
+/// Whether `ds` declares `resources.subscribe`.
+fn subscribes(ds: &Downstream) -> bool {
+    let capabilities = super::server_capabilities(ds);
+    let subscribe = capabilities
+        .as_ref()
+        .and_then(|c| c.get("resources")?.get("subscribe"));
+    subscribe.and_then(Value::as_bool) == Some(true)
+}
+
 /// The `uri` param of a resource request, or a -32602 error object.
 fn uri_param(params: &Value) -> Result<String, Value> {
     match params.get("uri") {
@@ -233,6 +242,33 @@ impl Passthrough {
         }
     }
 
+    /// The servers of `offering` that a subscription to `uri` may go to: those that declare
+    /// `resources.subscribe` (MCP 2025-11-25 "Resources: Subscriptions"). When every server
+    /// that lists `uri` (or a template matching it) declares no subscriptions, the answer is
+    /// -32601 naming it: a subscription elsewhere would be accepted and never updated.
+    fn subscribable<'d>(
+        &self,
+        offering: Vec<&'d Downstream>,
+        uri: &str,
+    ) -> Result<Vec<&'d Downstream>, Value> {
+        let index = self.resources.lock().unwrap();
+        let mut owners = offering.iter().filter(|ds| index.knows(ds.name(), uri));
+        let first_owner = owners.clone().next();
+        if let Some(owner) = first_owner.filter(|_| !owners.any(|ds| subscribes(ds))) {
+            let message = format!(
+                "server '{}', which lists {uri}, does not support resource subscriptions",
+                owner.name()
+            );
+            let data = Some(json!({ "uri": uri }));
+            return Err(jsonrpc::error_object(
+                ErrorCode::MethodNotFound,
+                message,
+                data,
+            ));
+        }
+        Ok(offering.into_iter().filter(|ds| subscribes(ds)).collect())
+    }
+
     /// Sends `method` with `params` to the servers that may own `uri` (see the module
     /// documentation), `preferred` first; returns the first success and who gave it.
     async fn route(
@@ -243,8 +279,11 @@ impl Passthrough {
         uri: &str,
         preferred: Option<String>,
     ) -> Result<(String, Value), Value> {
-        let offering = up.offering("resources");
+        let mut offering = up.offering("resources");
         self.list_unlisted(up, &offering).await;
+        if method != "resources/read" {
+            offering = self.subscribable(offering, uri)?;
+        }
         let order: Vec<&str> = offering.iter().map(|ds| ds.name()).collect();
         let (mut candidates, index) = {
             let index = self.resources.lock().unwrap();

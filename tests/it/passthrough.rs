@@ -262,6 +262,32 @@ fn a_uri_read_before_any_listing_goes_to_the_server_that_lists_it() {
     assert_eq!(text(4), "any URI of a", "{s}");
 }
 
+/// A subscription goes only to a server that declares subscriptions: to a URI whose lister
+/// declares none it is refused (-32601 naming that server), not made at another server that
+/// accepts any URI and would never send an update.
+#[test]
+fn a_subscription_never_goes_to_a_server_that_does_not_list_the_uri() {
+    let greedy = fixture_server("a", &["--features"], "env = { FIXTURE_READ_ANY = \"1\" }");
+    let b = fixture_server(
+        "b",
+        &["--features"],
+        "env = { FIXTURE_NO_SUBSCRIBE = \"1\" }",
+    );
+    let (_d, cfg) = write_config(&(greedy + &b));
+    let plan = json!([
+        {"op": "subscribe", "uri": "fixture://b/doc/1"},
+        {"op": "read_resource", "uri": "hidden://a/subscriptions"},
+        {"op": "read_resource", "uri": "fixture://b/doc/1"}
+    ]);
+    let r = sdk_session(&cfg, &plan, &[]);
+    let s = &r["steps"];
+    assert_eq!(s[0]["error"]["code"], -32601, "{s}");
+    let message = s[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("server 'b'"), "{s}");
+    assert_eq!(s[1]["contents"][0]["text"], "subscribed: ", "{s}");
+    assert_eq!(s[2]["contents"][0]["text"], "doc 1 of b", "{s}");
+}
+
 #[test]
 fn fixture_prompts_follow_tool_naming_and_completion_logging_route() {
     let (_d, cfg) = write_config(&three_fixtures());
