@@ -436,6 +436,7 @@ impl Passthrough {
             if let Err(e) = self.refresh_resources(up, ds).await {
                 warn!(%server, error = %e, "reading resources after a start failed");
             }
+            self.subscribe_again(up, ds).await;
             changed.push("notifications/resources/list_changed");
         }
         if d.prompts && offers("prompts") {
@@ -445,6 +446,25 @@ impl Passthrough {
             changed.push("notifications/prompts/list_changed");
         }
         changed
+    }
+
+    /// Subscribes a (re)started server again to every URI the clients hold a subscription to
+    /// at it: its new process knows none of them, and would send no
+    /// `notifications/resources/updated`. A refusal is logged (the URI may be gone).
+    async fn subscribe_again(&self, up: &Upstream<'_>, ds: &Downstream) {
+        let uris: Vec<String> = {
+            let subscriptions = self.subscriptions.lock().unwrap();
+            let held = subscriptions
+                .iter()
+                .filter(|(_, s)| s.as_str() == ds.name());
+            held.map(|(uri, _)| uri.clone()).collect()
+        };
+        for uri in uris {
+            let params = json!({ "uri": uri });
+            if let Err(e) = up.ask(ds, "resources/subscribe", &params).await {
+                warn!(server = %ds.name(), %uri, error = %e, "subscribing again after a restart failed");
+            }
+        }
     }
 
     /// After a config reload: the prompts, when they have been read before, are read again

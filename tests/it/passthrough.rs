@@ -288,6 +288,24 @@ fn a_subscription_never_goes_to_a_server_that_does_not_list_the_uri() {
     assert_eq!(s[2]["contents"][0]["text"], "doc 1 of b", "{s}");
 }
 
+/// A server that restarts is subscribed again to what the client holds at it: after a crash,
+/// its new process holds the subscription without the client asking again.
+#[test]
+fn a_restarted_server_is_subscribed_again() {
+    let (_d, cfg) = write_config(&fixture_server("fx", &["--features"], ""));
+    let plan = json!([
+        {"op": "subscribe", "uri": "fixture://fx/doc/1"},
+        {"op": "call", "name": "crash", "arguments": {}},
+        {"op": "wait", "seconds": 6},
+        {"op": "read_resource", "uri": "hidden://fx/subscriptions"}
+    ]);
+    let r = sdk_session(&cfg, &plan, &[]);
+    let s = &r["steps"];
+    assert_eq!(s[0], json!({}), "{s}");
+    let held = &s[3]["contents"][0]["text"];
+    assert_eq!(held, "subscribed: fixture://fx/doc/1", "{s}");
+}
+
 #[test]
 fn fixture_prompts_follow_tool_naming_and_completion_logging_route() {
     let (_d, cfg) = write_config(&three_fixtures());
