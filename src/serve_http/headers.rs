@@ -145,7 +145,17 @@ fn check_name(headers: &HeaderMap, method: &str, params: Option<&Value>) -> Resu
     let Some(body) = params.and_then(|p| p.get(field)).and_then(Value::as_str) else {
         return Ok(());
     };
-    let given = header(headers, NAME).ok_or("the Mcp-Name header is missing")?;
+    let given = match (header(headers, NAME), headers.contains_key(NAME)) {
+        (Some(given), _) => given,
+        (None, true) => {
+            return Err(
+                "the Mcp-Name header is not visible ASCII: a name outside ASCII is sent \
+                        Base64-encoded as =?base64?…?="
+                    .into(),
+            )
+        }
+        (None, false) => return Err("the Mcp-Name header is missing".into()),
+    };
     let decoded = decode_sentinel(given).ok_or("the Mcp-Name header is not valid Base64")?;
     if decoded != body {
         return Err(format!(
@@ -327,5 +337,17 @@ mod tests {
         assert_eq!(status_of_answer(Some(-32022)), StatusCode::BAD_REQUEST);
         assert_eq!(status_of_answer(Some(-32602)), StatusCode::OK);
         assert_eq!(status_of_answer(None), StatusCode::OK);
+    }
+
+    #[test]
+    fn a_name_header_outside_ascii_is_said_to_be_so_not_missing() {
+        let mut map = HeaderMap::new();
+        let value = axum::http::HeaderValue::from_bytes("é".as_bytes()).unwrap();
+        map.insert(NAME, value);
+        let params = json!({"name": "é"});
+        let why = check_name(&map, "tools/call", Some(&params)).unwrap_err();
+        assert!(why.contains("not visible ASCII"), "{why}");
+        let why = check_name(&HeaderMap::new(), "tools/call", Some(&params)).unwrap_err();
+        assert!(why.contains("is missing"), "{why}");
     }
 }
