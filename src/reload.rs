@@ -173,6 +173,15 @@ async fn reload(core: &Arc<Core>, path: &Path) {
     match Config::load(path) {
         Err(e) => warn!("config not reloaded; the running config stays: {e}"),
         Ok(new) => {
+            let old = core.config();
+            for (table, changed) in [
+                ("[transcript]", old.transcript != new.transcript),
+                ("[paging]", old.paging != new.paging),
+            ] {
+                if changed {
+                    warn!("{table} changed: it applies when the proxy next starts, not now");
+                }
+            }
             let c = core.apply_config(new).await;
             info!(
                 started = ?c.start,

@@ -394,3 +394,19 @@ fn a_server_added_by_a_reload_takes_no_prompt_name_from_another() {
     assert_eq!(text, "Hello, ann from r", "{resp}");
     finish_session(p);
 }
+
+/// A `[paging]` edit, which applies at the next start, is said to wait for it.
+#[test]
+fn a_paging_edit_is_said_to_apply_at_the_next_start() {
+    let (_dir, config, p) = serving(&fx(100));
+    rewrite(
+        &config,
+        &format!("[paging]\ntool_name = \"more\"\n{}", fx(100)),
+    );
+    let said = wait_until(|| {
+        p.stderr()
+            .contains("[paging] changed: it applies when the proxy next starts")
+    });
+    assert!(said, "{}", p.stderr());
+    finish_session(p);
+}
