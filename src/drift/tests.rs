@@ -81,4 +81,7 @@ fn status_and_error_type_drift() {
 fn redaction_markers_are_found_at_any_depth() {
     assert!(has_redacted(&json!({"a": [{"token": "[redacted]"}]})));
     assert!(!has_redacted(&json!({"a": ["redacted", 1, null]})));
+    // A secret replaced inside a string or a key (the server's secret values).
+    assert!(has_redacted(&json!({"text": "tok [redacted] here"})));
+    assert!(has_redacted(&json!({"k-[redacted]": 1})));
 }

@@ -35,13 +35,16 @@ pub enum Verdict {
     Skipped(String),
 }
 
-/// Whether `value` holds the transcript's redaction marker anywhere: such a call cannot be made
-/// again with its real arguments.
+/// Whether `value` holds the transcript's redaction marker anywhere (a whole value, or a secret
+/// replaced inside a string or a key): such a call cannot be made again with its real
+/// arguments.
 pub fn has_redacted(value: &Value) -> bool {
     match value {
-        Value::String(s) => s == REDACTED,
+        Value::String(s) => s.contains(REDACTED),
         Value::Array(items) => items.iter().any(has_redacted),
-        Value::Object(map) => map.values().any(has_redacted),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.contains(REDACTED) || has_redacted(v)),
         _ => false,
     }
 }
