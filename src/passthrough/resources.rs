@@ -252,9 +252,12 @@ impl Passthrough {
         uri: &str,
     ) -> Result<Vec<&'d Downstream>, Value> {
         let index = self.resources.lock().unwrap();
-        let mut owners = offering.iter().filter(|ds| index.knows(ds.name(), uri));
-        let first_owner = owners.clone().next();
-        if let Some(owner) = first_owner.filter(|_| !owners.any(|ds| subscribes(ds))) {
+        let owners: Vec<&&Downstream> = offering
+            .iter()
+            .filter(|ds| index.knows(ds.name(), uri))
+            .collect();
+        let none_subscribes = !owners.iter().any(|ds| subscribes(ds));
+        if let Some(owner) = owners.first().filter(|_| none_subscribes) {
             let message = format!(
                 "server '{}', which lists {uri}, does not support resource subscriptions",
                 owner.name()

@@ -416,17 +416,7 @@ impl Core {
         // as its answers are: a client may repeat one, and transcripts never hold them. A call
         // no server took (an unknown tool) goes without every configured server's secrets.
         let mut arguments = std::mem::take(&mut done.arguments);
-        match self.servers().iter().find(|d| d.name() == facts.server) {
-            Some(ds) => {
-                ds.secrets().redact_json(&mut arguments);
-            }
-            None => {
-                for s in &self.config().servers {
-                    let secrets = SecretValues::for_server(s.remote.as_ref(), &s.env, &s.args);
-                    secrets.redact_json(&mut arguments);
-                }
-            }
-        }
+        self.redact_secrets(&facts.server, &mut arguments);
         let record = |outcome| {
             CallRecord::new(
                 done.started_at.unwrap_or_else(SystemTime::now),
@@ -462,18 +452,29 @@ impl Core {
         }
     }
 
-    /// A copy of `arguments` without the values of server `server`'s secrets, as a transcript
-    /// records them; `None` when they hold none (or the config has no such server). Read from
-    /// the config: a strict cassette starts no server.
-    fn without_secrets(&self, server: &str, arguments: &Value) -> Option<Value> {
-        let config = self.config();
-        let s = config.servers.iter().find(|s| s.name == server)?;
-        let secrets = SecretValues::for_server(s.remote.as_ref(), &s.env, &s.args);
-        if secrets.is_empty() {
-            return None;
+    /// Replaces in `arguments` the values of server `server`'s secrets (its env, its
+    /// credentials: [`SecretValues`]), as a transcript records a call's arguments: those of the
+    /// running server; of its config table when it is not running (a strict cassette starts
+    /// no server); of every configured server when no server has that name (a call no server
+    /// took). Returns whether anything was replaced.
+    fn redact_secrets(&self, server: &str, arguments: &mut Value) -> bool {
+        if let Some(ds) = self.servers().iter().find(|d| d.name() == server) {
+            return ds.secrets().redact_json(arguments);
         }
+        let config = self.config();
+        let named = config.servers.iter().any(|s| s.name == server);
+        let tables = config.servers.iter().filter(|s| !named || s.name == server);
+        tables.fold(false, |changed, s| {
+            let secrets = SecretValues::for_server(s.remote.as_ref(), &s.env, &s.args);
+            secrets.redact_json(arguments) | changed
+        })
+    }
+
+    /// A copy of `arguments` as a transcript records them ([`Core::redact_secrets`]); `None`
+    /// when that changes nothing.
+    fn without_secrets(&self, server: &str, arguments: &Value) -> Option<Value> {
         let mut copy = arguments.clone();
-        secrets.redact_json(&mut copy).then_some(copy)
+        self.redact_secrets(server, &mut copy).then_some(copy)
     }
 
     /// Sends a routed call: the cassette's answer when it has one, else the server's (or why

@@ -282,9 +282,9 @@ fn http_faults_map_to_their_error_types() {
         "no response from server 'remote' within 1s",
         true,
     );
-    let env = call_envelope(&mut p, 7, "garbage", json!({}));
+    let env = call_envelope(&mut p, 6, "garbage", json!({}));
     assert_error(&env, "server_error", "the answer is not valid JSON: ", true);
-    let env = call_envelope(&mut p, 6, "crash", json!({}));
+    let env = call_envelope(&mut p, 7, "crash", json!({}));
     assert_error(
         &env,
         "server_error",
