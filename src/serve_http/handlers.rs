@@ -81,6 +81,24 @@ fn id_of_request(body: &[u8]) -> Value {
     }
 }
 
+/// 404 for a path other than `/mcp`, with a JSON-RPC error (-32600) naming the endpoint's path,
+/// so a client configured with a wrong URL is told what is wrong.
+pub fn no_such_path() -> Response {
+    let e = error(-32600, "no MCP endpoint at this path: the endpoint is /mcp");
+    refuse(StatusCode::NOT_FOUND, Value::Null, e)
+}
+
+/// 405 for an HTTP method `/mcp` does not take, with `Allow` (RFC 9110 §15.5.6) and a JSON-RPC
+/// error (-32600) naming the methods it takes (MCP 2025-11-25, Transports: POST, GET, DELETE).
+pub fn method_not_allowed() -> Response {
+    let e = error(-32600, "the MCP endpoint takes POST, GET and DELETE");
+    let mut response = refuse(StatusCode::METHOD_NOT_ALLOWED, Value::Null, e);
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    response
+}
+
 fn refusal(refusal: Refusal, id: Value) -> Response {
     refuse(refusal.status, id, refusal.error)
 }
@@ -357,7 +375,17 @@ fn named_session(
         mcp::header(headers, mcp::PROTOCOL_VERSION).is_some_and(|v| MODERN_VERSIONS.contains(&v));
     let Some(session) = mcp::header(headers, mcp::SESSION_ID).filter(|_| !modern) else {
         if modern {
-            return Err(Box::new(StatusCode::METHOD_NOT_ALLOWED.into_response()));
+            let e = error(
+                -32600,
+                "a 2026-07-28 client has no session and no GET stream: GET and DELETE with an \
+                 Mcp-Session-Id are for clients of the 2025 revisions; POST each request \
+                 (subscriptions/listen for messages related to no request)",
+            );
+            return Err(Box::new(refuse(
+                StatusCode::METHOD_NOT_ALLOWED,
+                Value::Null,
+                e,
+            )));
         }
         let e = error(-32600, "the Mcp-Session-Id header is missing");
         return Err(Box::new(refuse(StatusCode::BAD_REQUEST, Value::Null, e)));

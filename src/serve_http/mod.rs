@@ -70,7 +70,7 @@ pub const RETRY_AFTER_SECS: u64 = 5;
 pub struct HttpArgs {
     /// Serve MCP over streamable HTTP at this address, path /mcp (for example 127.0.0.1:8080;
     /// port 0 picks a free one), instead of over stdin/stdout.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_addr)]
     pub http: Option<SocketAddr>,
     /// The environment variable holding a bearer token every HTTP request must carry
     /// (`Authorization: Bearer TOKEN`); required to bind an address that is not loopback.
@@ -352,12 +352,38 @@ fn router(app: Arc<App>) -> Router {
             "/mcp",
             post(handlers::post)
                 .get(handlers::get)
-                .delete(handlers::delete),
+                .delete(handlers::delete)
+                .fallback(|| async { handlers::method_not_allowed() }),
         )
         .layer(middleware::from_fn_with_state(app.clone(), guard))
         .layer(DefaultBodyLimit::max(limit))
-        .fallback(|| async { StatusCode::NOT_FOUND.into_response() })
+        .fallback(|| async { handlers::no_such_path() })
         .with_state(app)
+}
+
+/// The address `--http` listens on: an IP address and port (`127.0.0.1:8080`, `[::1]:8080`,
+/// `0.0.0.0:8080`), or `localhost:PORT`, which listens on 127.0.0.1 (the name every system
+/// resolves to the IPv4 loopback; MCP clients connect to `http://localhost:PORT/mcp` as well).
+/// Other host names are refused rather than resolved: which address of a name gets bound would
+/// depend on the resolver, and the bind rule (loopback, or a token) must be decided on the
+/// address. Errors: clap's message for the flag, saying what to write instead.
+pub fn parse_listen_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let port_of = |host: &str| {
+        text.rsplit_once(':')
+            .filter(|(h, _)| h.eq_ignore_ascii_case(host))
+            .and_then(|(_, port)| port.parse::<u16>().ok())
+    };
+    match port_of("localhost") {
+        Some(port) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
+        None => Err(format!(
+            "expected an IP address and port, such as 127.0.0.1:8080, [::1]:8080, \
+             0.0.0.0:8080 or localhost:8080, not '{text}' (host names other than localhost are \
+             not resolved)"
+        )),
+    }
 }
 
 /// Serves the endpoint on `listener` with sessions from `host` until `stop` completes, then

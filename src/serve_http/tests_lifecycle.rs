@@ -1,6 +1,7 @@
 //! The HTTP layer's limits against the in-memory fake session of [`super::tests`]: idle
 //! sessions expire, the session cap, answers while stopping, the body limit, and the
-//! protocol version error of a newer client.
+//! protocol version error of a newer client, answers for a wrong path or method, and the
+//! `--http` address syntax.
 
 use std::time::Duration;
 
@@ -246,4 +247,57 @@ async fn a_cancelled_requests_post_ends_unanswered_and_its_session_can_expire() 
     let echo = request(json!(79), "echo", json!({}));
     let gone = server.post(&echo, Some(&session)).send().await.unwrap();
     assert_eq!(gone.status(), 404);
+}
+
+#[tokio::test]
+async fn a_wrong_path_or_method_gets_its_status_with_a_json_rpc_error_saying_why() {
+    let server = start(defaults()).await;
+    let other = server.url.replace("/mcp", "/other");
+    let response = server.http.post(&other).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    let error = json_of(response).await;
+    assert_eq!(error["error"]["code"], -32600);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("/mcp"), "{message}");
+
+    let response = server.http.put(&server.url).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET, POST, DELETE");
+    let error = json_of(response).await;
+    assert!(error["error"]["message"].as_str().unwrap().contains("POST"));
+
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let response = server
+            .http
+            .request(method, &server.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405);
+        let error = json_of(response).await;
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains("no session"), "{message}");
+    }
+}
+
+#[test]
+fn the_listen_address_is_an_ip_and_port_or_localhost_and_port() {
+    use super::parse_listen_addr;
+    let parsed = |text: &str| parse_listen_addr(text).map(|a| a.to_string());
+    assert_eq!(parsed("127.0.0.1:8080").unwrap(), "127.0.0.1:8080");
+    assert_eq!(parsed("[::1]:0").unwrap(), "[::1]:0");
+    assert_eq!(parsed("localhost:18439").unwrap(), "127.0.0.1:18439");
+    assert_eq!(parsed("LocalHost:1").unwrap(), "127.0.0.1:1");
+    for wrong in [
+        "localhost",
+        "localhost:99999",
+        "example.com:80",
+        "8080",
+        ":80",
+    ] {
+        let message = parse_listen_addr(wrong).unwrap_err();
+        assert!(message.contains("localhost:8080"), "{wrong}: {message}");
+    }
 }
