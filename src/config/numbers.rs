@@ -94,9 +94,47 @@ pub(super) fn plain_expectation(message: &str) -> String {
     format!("{before}expected a whole number of at least {least}{most}")
 }
 
+/// `message` with each float serde quotes (`` floating point `…` ``) that is longer than 24
+/// characters written in scientific notation: serde prints a float's every digit, so
+/// `tool_timeout_sec = 1e300` was echoed as a 300-digit literal. Other text is unchanged.
+pub(super) fn short_floats(message: &str) -> String {
+    const MARK: &str = "floating point `";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(MARK) {
+        let (head, tail) = rest.split_at(at + MARK.len());
+        out.push_str(head);
+        let Some(end) = tail.find('`') else {
+            rest = tail;
+            break;
+        };
+        let literal = &tail[..end];
+        match literal.parse::<f64>() {
+            Ok(v) if literal.len() > 24 => out.push_str(&format!("{v:e}")),
+            _ => out.push_str(literal),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_float_is_said_in_scientific_notation() {
+        let long = format!("1{}.0", "0".repeat(300));
+        let message = format!("invalid type: floating point `{long}`, expected u32");
+        assert_eq!(
+            short_floats(&message),
+            "invalid type: floating point `1e300`, expected u32"
+        );
+        let short = "invalid value: floating point `1.5`, expected x";
+        assert_eq!(short_floats(short), short);
+        assert_eq!(short_floats("floating point `oops"), "floating point `oops");
+    }
 
     #[test]
     fn rust_type_names_become_the_words_other_keys_use() {

@@ -78,6 +78,7 @@ impl Ctx<'_> {
         // any value of an `env` or header table is one.
         let mut message = crate::redact::without_quoted_values(&message);
         message = super::numbers::plain_expectation(&message);
+        message = super::numbers::short_floats(&message);
         if let Some(better) = super::suggest::unknown_key_message(&message) {
             message = better;
         }

@@ -163,8 +163,8 @@ fn bad_timeouts() {
         ("-0.5", "floating point `-0.5`"),
         ("nan", "NaN"),
         ("inf", "floating point `inf`"),
-        ("1e300", "floating point"),
-        ("1e19", "floating point"),
+        ("1e300", "floating point `1e300`, expected"),
+        ("1e19", "floating point `10000000000000000000.0`"),
         ("1000000001", "integer `1000000001`"),
     ] {
         assert_error(
