@@ -339,12 +339,46 @@ impl Core {
         });
         let Some((server, tool, reason)) = down else {
             let settings = config.tool_settings("", name);
-            let outcome = CallOutcome::Outcome(Outcome::NoSuchTool);
+            let servers_down = self.servers_down_that_could_offer(&config, name);
+            let outcome = CallOutcome::Outcome(Outcome::NoSuchTool { servers_down });
             return (String::new(), name.to_owned(), settings, outcome);
         };
         let settings = config.tool_settings(&server, &tool);
         let outcome = CallOutcome::Outcome(Outcome::Unavailable { reason });
         (server, tool, settings, outcome)
+    }
+
+    /// The enabled servers that are not ready and could offer `name` (their `tool_prefix`
+    /// starts it, they have no `enabled_tools` list, and `disabled_tools` does not hide it),
+    /// each as `'<server>' (<why>)`: at most three, then `and N more`. A `not_found` answer
+    /// names them, since their tools are not offered while they are down.
+    fn servers_down_that_could_offer(
+        &self,
+        config: &crate::config::Config,
+        name: &str,
+    ) -> Vec<String> {
+        const SHOWN: usize = 3;
+        let down: Vec<String> = config
+            .enabled_servers()
+            .filter(|s| s.enabled_tools.is_none())
+            .filter(|s| {
+                name.strip_prefix(s.tool_prefix.as_str())
+                    .is_some_and(|tool| s.exposes(tool))
+            })
+            .filter_map(|s| {
+                Some(format!(
+                    "'{}' ({})",
+                    s.name,
+                    self.not_ready_reason(&s.name)?
+                ))
+            })
+            .collect();
+        let more = down.len().saturating_sub(SHOWN);
+        let mut shown: Vec<String> = down.into_iter().take(SHOWN).collect();
+        if more > 0 {
+            shown.push(format!("and {more} more"));
+        }
+        shown
     }
 
     /// Why the server named `server` is not serving, in words; `None` when it is ready.
@@ -401,7 +435,7 @@ impl Core {
         let own_answer = matches!(
             done.outcome,
             Some(
-                Outcome::NoSuchTool
+                Outcome::NoSuchTool { .. }
                     | Outcome::NotRecorded { .. }
                     | Outcome::Page { .. }
                     | Outcome::PageError { .. }

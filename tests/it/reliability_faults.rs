@@ -264,6 +264,20 @@ fn server_exiting_at_start_is_logged_and_others_serve() {
         "stderr tail missing from the log:\n{log}"
     );
     assert!(log.contains("unavailable"), "{log}");
+    // A name only the down server could offer: not_found names it and why; a name under the
+    // live server's prefix does not.
+    let resp = p.call(json!(3), "dead_echo", json!({"text": "x"}), T);
+    let content = envelope_of(&resp)["content"].as_str().unwrap().to_owned();
+    assert!(content.starts_with("not_found: "), "{content}");
+    assert!(
+        content.contains("'dead' (") && content.contains("gave up"),
+        "{content}"
+    );
+    let resp = p.call(json!(4), "live_nosuch", json!({}), T);
+    assert_eq!(
+        envelope_of(&resp)["content"],
+        "not_found: no tool named 'live_nosuch'"
+    );
     finish(p, &[]);
 }
 

@@ -119,7 +119,13 @@ pub enum Outcome {
         reason: String,
     },
     /// No tool of that name (answered by the proxy itself).
-    NoSuchTool,
+    NoSuchTool {
+        /// The servers that could offer the name but are not serving now (no allowlist rules
+        /// it out), each as `'<server>' (<why>)`, so the model learns the tool may appear
+        /// once they are back. Empty (and left out of a transcript record) when none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        servers_down: Vec<String>,
+    },
     /// A remote server answered the call's HTTP request with an error status (401, 403, 429,
     /// 503, ...); see `http_status.rs` for the mapping.
     HttpStatus {
@@ -251,9 +257,18 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             ErrorType::Unavailable,
             &[&format!("server '{server}' is unavailable: "), reason],
         ),
-        Outcome::NoSuchTool => err(
+        Outcome::NoSuchTool { servers_down } if servers_down.is_empty() => err(
             ErrorType::NotFound,
             &[&format!("no tool named '{}'", ctx.tool)],
+        ),
+        Outcome::NoSuchTool { servers_down } => err(
+            ErrorType::NotFound,
+            &[&format!(
+                "no tool named '{}' among the tools offered now; not serving, so their tools \
+                 are not offered until they are back: {}",
+                ctx.tool,
+                servers_down.join(", ")
+            )],
         ),
         Outcome::HttpStatus {
             status,

@@ -50,7 +50,9 @@ fn proxy_side_errors() {
         "unavailable: server 'git' is unavailable: gave up after 5 restarts",
     );
     let mapped = map_outcome(
-        &Outcome::NoSuchTool,
+        &Outcome::NoSuchTool {
+            servers_down: vec![],
+        },
         &MappingContext {
             call_id: "9",
             tool: "x",
@@ -67,6 +69,26 @@ fn proxy_side_errors() {
         &mapped.envelope,
         ErrorType::NotFound,
         "not_found: no tool named 'x'",
+    );
+    let down = Outcome::NoSuchTool {
+        servers_down: vec!["'a' (stopped)".into(), "'b' (it is still starting)".into()],
+    };
+    let mapped = map_outcome(
+        &down,
+        &MappingContext {
+            call_id: "9",
+            tool: "x",
+            server: "",
+            budget: crate::budget::Budget::chars(500),
+            text: Default::default(),
+            media: MediaMode::Passthrough,
+        },
+    );
+    assert_error(
+        &mapped.envelope,
+        ErrorType::NotFound,
+        "not_found: no tool named 'x' among the tools offered now; not serving, so their tools \
+         are not offered until they are back: 'a' (stopped), 'b' (it is still starting)",
     );
     assert_eq!(mapped.envelope.call_id, "9");
     assert!(mapped.media.is_empty());
@@ -343,7 +365,18 @@ fn outcome_serde_round_trip() {
             Outcome::Unavailable { reason: "r".into() },
             json!({"kind": "unavailable", "reason": "r"}),
         ),
-        (Outcome::NoSuchTool, json!({"kind": "no_such_tool"})),
+        (
+            Outcome::NoSuchTool {
+                servers_down: vec![],
+            },
+            json!({"kind": "no_such_tool"}),
+        ),
+        (
+            Outcome::NoSuchTool {
+                servers_down: vec!["'a' (stopped)".into()],
+            },
+            json!({"kind": "no_such_tool", "servers_down": ["'a' (stopped)"]}),
+        ),
     ];
     for (outcome, wire) in all {
         assert_eq!(serde_json::to_value(&outcome).unwrap(), wire);

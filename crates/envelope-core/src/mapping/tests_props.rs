@@ -79,7 +79,9 @@ fn arb_outcome() -> impl Strategy<Value = Outcome> {
         ".{0,40}".prop_map(|detail| Outcome::ServerExited { detail }),
         ".{0,40}".prop_map(|detail| Outcome::InvalidResponse { detail }),
         ".{0,40}".prop_map(|reason| Outcome::Unavailable { reason }),
-        Just(Outcome::NoSuchTool),
+        Just(Outcome::NoSuchTool {
+            servers_down: vec![]
+        }),
     ]
 }
 

@@ -31,7 +31,14 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
         record("git_log", text_result("a\nb\nc"), 3, 10),
         record("git_log", text_result("a"), 3, 30),
         record("git_log", Outcome::Timeout { timeout_ms: 1000 }, 3, 1000),
-        record("git_status", Outcome::NoSuchTool, 100, 1),
+        record(
+            "git_status",
+            Outcome::NoSuchTool {
+                servers_down: vec![],
+            },
+            100,
+            1,
+        ),
     ];
     let stats = compute(&records, Tokenizer::O200kBase);
     assert_eq!(stats.len(), 2);
@@ -178,7 +185,14 @@ fn one_row_per_tool_name_and_pages_count_no_raw_size() {
         1,
     );
     page_error.server = String::new();
-    let mut unknown = record("git_log", Outcome::NoSuchTool, 100, 1);
+    let mut unknown = record(
+        "git_log",
+        Outcome::NoSuchTool {
+            servers_down: vec![],
+        },
+        100,
+        1,
+    );
     unknown.server = String::new();
     let records = [
         record("git_log", text_result("a\nb\nc\nd\ne"), 3, 1),
