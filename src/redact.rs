@@ -15,7 +15,9 @@
 //! Pure; no I/O. Source: the project's rule that secrets (tokens, environment values, header
 //! values) never reach logs, transcripts, envelopes or `check` output.
 
+mod documents;
 mod results;
+pub use documents::{parse_document, secrets_in_document};
 pub use results::SecretValues;
 
 /// What a secret is replaced with.

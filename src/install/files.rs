@@ -210,7 +210,10 @@ fn print(out: &mut dyn Write, text: &str) -> Result<(), InstallError> {
 }
 
 /// A dry run's output: the diff of each file (`(before, after)`, `None` for no file), the
-/// summary and that nothing was written.
+/// summary and that nothing was written. The secrets written in any of the four texts
+/// ([`crate::redact::secrets_in_document`]: env values and headers of secret-looking names,
+/// secret arguments, URL credentials) read `[redacted]` in the diffs, which a user may paste
+/// or an agent may run: the files themselves keep them.
 fn print_dry_run(
     out: &mut dyn Write,
     target: &Target,
@@ -218,8 +221,15 @@ fn print_dry_run(
     envelope: (Option<&str>, Option<&str>),
     summary: &str,
 ) -> Result<(), InstallError> {
-    print(out, &diff(&target.client_config, client.0, client.1))?;
-    print(out, &diff(&target.envelope_config, envelope.0, envelope.1))?;
+    let secrets = [client.0, client.1, envelope.0, envelope.1]
+        .into_iter()
+        .flatten()
+        .filter_map(crate::redact::parse_document)
+        .flat_map(|doc| crate::redact::secrets_in_document(&doc));
+    let redactor = crate::redact::Redactor::default().with_values(secrets);
+    let shown = |path, (before, after)| redactor.redact(&diff(path, before, after));
+    print(out, &shown(&target.client_config, client))?;
+    print(out, &shown(&target.envelope_config, envelope))?;
     print(out, &format!("{summary}dry run: nothing written\n"))
 }
 

@@ -324,3 +324,30 @@ fn uninstall_deletes_a_client_file_that_install_created_and_says_so() {
     assert!(!undone.contains("restored byte for byte"), "{undone}");
     assert!(!file.exists());
 }
+
+/// A dry run shows where secrets go but not their values: `env` values and headers of
+/// secret-looking names, a secret argument and a URL's key, of moved and kept entries alike
+/// (reported by a fresh user: the one-line JSON file was printed whole).
+#[test]
+fn a_dry_run_diff_shows_no_secret_values() {
+    let home = tempfile::tempdir().unwrap();
+    let (cmd, args) = fixture_json();
+    let original = format!(
+        r#"{{"mcpServers":{{"fx":{{"command":{cmd},"args":{args},"env":{{"API_TOKEN":"tok-claude-123456"}}}},"db":{{"command":"pg","args":["--password","hunter2hunter2"]}},"web":{{"url":"https://example.invalid/mcp?api_key=supersecretkey1","headers":{{"Authorization":"Bearer abcdefSECRET123"}}}}}}}}"#
+    );
+    std::fs::write(home.path().join(".claude.json"), &original).unwrap();
+    let dry = ok(&run(home.path(), &["install", "claude-code", "--dry-run"]));
+    assert!(dry.contains("dry run: nothing written"), "{dry}");
+    assert!(dry.contains("API_TOKEN"), "the key is shown: {dry}");
+    assert!(dry.contains("[redacted]"), "{dry}");
+    for secret in [
+        "tok-claude-123456",
+        "hunter2hunter2",
+        "supersecretkey1",
+        "abcdefSECRET123",
+    ] {
+        assert!(!dry.contains(secret), "{secret} shown: {dry}");
+    }
+    let file = std::fs::read_to_string(home.path().join(".claude.json")).unwrap();
+    assert_eq!(file, original, "the dry run wrote nothing");
+}
