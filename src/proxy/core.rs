@@ -60,6 +60,9 @@ pub struct Core {
     catalog_warnings: Mutex<HashSet<String>>,
     /// What the current catalog was built from: a rebuild from the same inputs is skipped.
     catalog_inputs: Mutex<Option<CatalogInputs>>,
+    /// The servers' shares of the first catalog made as their lists arrived
+    /// ([`Core::prepare_part`]); taken by the first catalog.
+    pub(super) ready_parts: Mutex<Vec<super::first_parts::ReadyPart>>,
     /// `tools/call`s in flight: their server, session, progress token and transcript events.
     pub(super) calls: CallsInFlight,
     /// Resources, prompts, completion and logging ([`crate::passthrough`]).
@@ -102,6 +105,7 @@ impl Core {
             names_given: AtomicBool::new(false),
             catalog_warnings: Mutex::default(),
             catalog_inputs: Mutex::default(),
+            ready_parts: Mutex::default(),
             calls: CallsInFlight::default(),
             passthrough: Default::default(),
             subscriptions: Default::default(),
@@ -367,7 +371,11 @@ impl Core {
             // Names are given for good once clients can see them: after the first start of
             // every server, not while the first ones come up one by one.
             let mut names = self.exposed_names.lock().unwrap();
-            if self.names_given.load(Ordering::Acquire) {
+            if self.names_given.load(Ordering::Acquire) && names.is_empty() {
+                // The first catalog: the parts made as the lists arrived are joined.
+                let parts = self.first_parts(&config, &lists, &inputs);
+                Catalog::build_first(&inputs, parts, &mut names)
+            } else if self.names_given.load(Ordering::Acquire) {
                 Catalog::build_stable(&inputs, &mut names)
             } else {
                 Catalog::build_stable(&inputs, &mut names.clone())
