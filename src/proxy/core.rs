@@ -33,6 +33,8 @@ pub(super) type ServerTask = (String, watch::Sender<bool>, tokio::task::JoinHand
 /// once with [`Core::start_servers`], open a [`Session`] per client with
 /// [`Core::open_session`], and stop with [`Core::shutdown`].
 pub struct Core {
+    /// This core, for what the servers' tasks call back ([`Core::listed_hook`]).
+    pub(super) me: Weak<Core>,
     /// The running config; a reload replaces it ([`crate::reload`]).
     config: RwLock<Arc<Config>>,
     /// The supervised servers in config order; a reload replaces the list.
@@ -89,7 +91,8 @@ impl Core {
     /// A core for `config`, recording calls with `transcript` when given. No server runs yet.
     pub fn new(config: Arc<Config>, transcript: Option<TranscriptWriter>) -> Arc<Core> {
         let (shutdown, _) = watch::channel(false);
-        Arc::new(Core {
+        Arc::new_cyclic(|me| Core {
+            me: me.clone(),
             pager: crate::page_tool::Pager::new(&config.paging),
             config: RwLock::new(config),
             servers: RwLock::default(),
@@ -245,6 +248,7 @@ impl Core {
             max_message_bytes: config.max_message_bytes(),
             remote: server.remote.clone(),
             output_gate: self.output_gate.get().cloned(),
+            on_listed: Some(self.listed_hook()),
         };
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut core_stop = self.shutdown.subscribe();

@@ -72,13 +72,8 @@ impl Core {
                 core.list_changed(method).await;
             }
         });
-        // While the servers first start, one build once all settled serves (not one per
-        // server); this server's share of it is made now, while the others still start.
-        if !self.catalog_settled() {
-            self.prepare_part(&server);
-            return;
-        }
-        if self.rebuild_catalog() {
+        // While the servers first start, one rebuild once all settled serves (not one per server).
+        if self.catalog_settled() && self.rebuild_catalog() {
             info!(%server, tools = self.catalog().len(), "tool list changed");
             self.list_changed("notifications/tools/list_changed").await;
         }

@@ -1,6 +1,6 @@
 //! The session's first catalog, made in parts: while the servers first start, each server's
 //! share of the catalog ([`ToolsPart`]: its tools' names, routes and spliced text) is made when
-//! its list arrives, so that after the last server's list only the join is left
+//! its list arrives (in the server's own task, [`Core::listed_hook`]), so that after the last server's list only the join is left
 //! ([`Catalog::build_first`]). A part is used only for the config and the very list it was
 //! made from; any other server's part is made when the catalog is built. Once the first
 //! catalog is built no part is made or kept.
@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::Core;
 use crate::catalog::{ServerTools, ToolsPart};
 use crate::config::Config;
+use crate::downstream::ListedHook;
 use crate::server_tool::ServerTool;
 
 /// A part made ahead, with what it was made from: the config (its prefix and filter) and the
@@ -21,10 +22,21 @@ pub(super) struct ReadyPart {
 }
 
 impl Core {
-    /// Makes `server`'s share of the first catalog from the list it just gave, while the other
-    /// servers still start; nothing once the first catalog's inputs are settled
+    /// What each server's task calls when it keeps a listing of its tools
+    /// ([`Core::prepare_part`]); it holds the core weakly.
+    pub(super) fn listed_hook(&self) -> ListedHook {
+        let core = self.me.clone();
+        ListedHook(Arc::new(move |server, tools| {
+            if let Some(core) = core.upgrade() {
+                core.prepare_part(server, tools);
+            }
+        }))
+    }
+
+    /// Makes `server`'s share of the first catalog from the list `tools` it just gave, while
+    /// the other servers still start; nothing once the first catalog's inputs are settled
     /// ([`Core::catalog_settled`]) or when the running config has no such server.
-    pub(super) fn prepare_part(&self, server: &str) {
+    pub(super) fn prepare_part(&self, server: &str, tools: &Arc<Vec<ServerTool>>) {
         if self.catalog_settled() {
             return;
         }
@@ -32,19 +44,11 @@ impl Core {
         let Some(settings) = config.server(server) else {
             return;
         };
-        let servers = self.servers();
-        let Some(tools) = servers
-            .iter()
-            .find(|ds| ds.name() == server)
-            .and_then(|ds| ds.tools())
-        else {
-            return;
-        };
         let exposes = |tool: &str| settings.exposes(tool);
         let part = ToolsPart::new(&ServerTools {
             server,
             prefix: &settings.tool_prefix,
-            tools: &tools,
+            tools,
             exposes: &exposes,
         });
         let mut ready = self.ready_parts.lock().unwrap();
@@ -55,7 +59,7 @@ impl Core {
         ready.retain(|r| !r.part.is_of(server));
         ready.push(ReadyPart {
             config: config.clone(),
-            tools,
+            tools: tools.clone(),
             part,
         });
     }
