@@ -83,6 +83,23 @@ pub struct ServerSpec {
     pub remote: Option<crate::config::RemoteConfig>,
     /// The client's output queue: while it is full, the server's stdout is not read.
     pub output_gate: Option<Arc<crate::transport::backpressure::OutputGate>>,
+    /// Called each time a listing of the server's tools is kept.
+    pub on_listed: Option<ListedHook>,
+}
+
+/// Called with a server's config name and its tools each time a listing of them is kept, in
+/// the server's own task before it is reported ready: the proxy makes the server's share of
+/// its first catalog there, while the other servers still start.
+#[derive(Clone)]
+pub struct ListedHook(pub Arc<ListedFn>);
+
+/// The function of a [`ListedHook`]: the server's config name, its tools as kept.
+pub type ListedFn = dyn Fn(&str, &Arc<Vec<ServerTool>>) + Send + Sync;
+
+impl std::fmt::Debug for ListedHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ListedHook")
+    }
 }
 
 /// What the client told us in its `initialize`, forwarded to every server.

@@ -35,6 +35,7 @@ fn spec(args: Vec<String>) -> ServerSpec {
         max_message_bytes: 1 << 20,
         remote: None,
         output_gate: None,
+        on_listed: None,
     }
 }
 

@@ -115,7 +115,11 @@ pub(super) fn store_tools(ds: &Downstream, conn: &Connection, (tools, paging): L
         *last = warnings;
     }
     drop(last);
-    *ds.inner.tools.write().unwrap() = Some(Arc::new(tools));
+    let tools = Arc::new(tools);
+    *ds.inner.tools.write().unwrap() = Some(tools.clone());
+    if let Some(hook) = &ds.inner.spec.on_listed {
+        (hook.0)(ds.name(), &tools);
+    }
 }
 
 /// The tools of a listing without the secrets the proxy gives their server

@@ -33,6 +33,8 @@ pub(super) type ServerTask = (String, watch::Sender<bool>, tokio::task::JoinHand
 /// once with [`Core::start_servers`], open a [`Session`] per client with
 /// [`Core::open_session`], and stop with [`Core::shutdown`].
 pub struct Core {
+    /// This core, for what the servers' tasks call back ([`Core::listed_hook`]).
+    pub(super) me: Weak<Core>,
     /// The running config; a reload replaces it ([`crate::reload`]).
     config: RwLock<Arc<Config>>,
     /// The supervised servers in config order; a reload replaces the list.
@@ -60,6 +62,9 @@ pub struct Core {
     catalog_warnings: Mutex<HashSet<String>>,
     /// What the current catalog was built from: a rebuild from the same inputs is skipped.
     catalog_inputs: Mutex<Option<CatalogInputs>>,
+    /// The servers' shares of the first catalog made as their lists arrived
+    /// ([`Core::prepare_part`]); taken by the first catalog.
+    pub(super) ready_parts: Mutex<Vec<super::first_parts::ReadyPart>>,
     /// `tools/call`s in flight: their server, session, progress token and transcript events.
     pub(super) calls: CallsInFlight,
     /// Resources, prompts, completion and logging ([`crate::passthrough`]).
@@ -86,7 +91,8 @@ impl Core {
     /// A core for `config`, recording calls with `transcript` when given. No server runs yet.
     pub fn new(config: Arc<Config>, transcript: Option<TranscriptWriter>) -> Arc<Core> {
         let (shutdown, _) = watch::channel(false);
-        Arc::new(Core {
+        Arc::new_cyclic(|me| Core {
+            me: me.clone(),
             pager: crate::page_tool::Pager::new(&config.paging),
             config: RwLock::new(config),
             servers: RwLock::default(),
@@ -102,6 +108,7 @@ impl Core {
             names_given: AtomicBool::new(false),
             catalog_warnings: Mutex::default(),
             catalog_inputs: Mutex::default(),
+            ready_parts: Mutex::default(),
             calls: CallsInFlight::default(),
             passthrough: Default::default(),
             subscriptions: Default::default(),
@@ -241,6 +248,7 @@ impl Core {
             max_message_bytes: config.max_message_bytes(),
             remote: server.remote.clone(),
             output_gate: self.output_gate.get().cloned(),
+            on_listed: Some(self.listed_hook()),
         };
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut core_stop = self.shutdown.subscribe();
@@ -367,7 +375,11 @@ impl Core {
             // Names are given for good once clients can see them: after the first start of
             // every server, not while the first ones come up one by one.
             let mut names = self.exposed_names.lock().unwrap();
-            if self.names_given.load(Ordering::Acquire) {
+            if self.names_given.load(Ordering::Acquire) && names.is_empty() {
+                // The first catalog: the parts made as the lists arrived are joined.
+                let parts = self.first_parts(&config, &lists, &inputs);
+                Catalog::build_first(&inputs, parts, &mut names)
+            } else if self.names_given.load(Ordering::Acquire) {
                 Catalog::build_stable(&inputs, &mut names)
             } else {
                 Catalog::build_stable(&inputs, &mut names.clone())

@@ -50,6 +50,7 @@ mod client_requests;
 mod core;
 mod dispatch;
 mod events;
+mod first_parts;
 mod init_gate;
 mod log_levels;
 mod multi_round;

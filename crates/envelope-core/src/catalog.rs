@@ -37,7 +37,9 @@ use crate::exposed_names::{map_with_capacity, set_with_capacity, ExposedNames, H
 use crate::server_tool::ServerTool;
 
 mod new_name;
+mod parts;
 use new_name::NewTool;
+pub use parts::ToolsPart;
 
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
 pub const COLLISION_SEPARATOR: &str = "__";
@@ -149,20 +151,22 @@ impl Catalog {
         servers: &[ServerTools<'_, ServerTool>],
         names: &mut ExposedNames,
     ) -> (Catalog, Vec<String>) {
-        // Task-only tools are not listed, and not warned about here (a catalog is rebuilt
-        // often): the server's start logs them once and `check` shows them.
-        let callable = |t: &ServerTool| !t.requires_task();
+        if names.is_empty() {
+            let parts = servers.iter().map(ToolsPart::new).collect();
+            return Catalog::build_first(servers, parts, names);
+        }
+        Catalog::build_named(servers, names)
+    }
+
+    /// [`Catalog::build_stable`] by the full rules (looking up every name given and every
+    /// collision), whatever `names` holds.
+    fn build_named(
+        servers: &[ServerTools<'_, ServerTool>],
+        names: &mut ExposedNames,
+    ) -> (Catalog, Vec<String>) {
         let schema = envelope_schema_json();
         // At most every tool's text, renamed, with the schema: the array is made in place.
-        let most: usize = servers
-            .iter()
-            .flat_map(|s| {
-                s.tools
-                    .iter()
-                    .map(|t| t.text().len() + s.prefix.len() + s.server.len())
-            })
-            .map(|len| len + schema.len() + 24)
-            .sum();
+        let most: usize = servers.iter().map(most_bytes).sum();
         let mut text = Vec::with_capacity(most + 2);
         text.push(b'[');
         let (mut catalog, warnings) =
@@ -278,9 +282,6 @@ fn build_kept<I: Listed, T>(
     // No name given yet (the session's first catalog): no candidate has one, since each
     // (server, own name) is a candidate once, so none is looked up.
     let fresh = names.is_empty() && distinct(&server_names);
-    // Besides, every final name distinct (the usual first catalog): each tool's name is its
-    // final name, as [`NewTool::name`] would find (no collision, nothing taken).
-    let plain = fresh && counts.len() == candidates.len();
     for (final_name, index, tool, own_name) in &candidates {
         let server = servers[*index].server;
         let given = if fresh {
@@ -291,18 +292,14 @@ fn build_kept<I: Listed, T>(
         let (own, exposed) = match given {
             Some((own, given)) => (own.clone(), given.clone()),
             None => {
-                let name = if plain {
-                    Cow::Borrowed(&**final_name)
-                } else {
-                    let new = NewTool {
-                        server,
-                        own_name,
-                        final_name,
-                        colliding: counts[&**final_name] > 1,
-                        noun,
-                    };
-                    new.name(&catalog.routes, names, &mut warnings)
+                let new = NewTool {
+                    server,
+                    own_name,
+                    final_name,
+                    colliding: counts[&**final_name] > 1,
+                    noun,
                 };
+                let name = new.name(&catalog.routes, names, &mut warnings);
                 // One string when the tool is exposed under its own name (no prefix); a
                 // server's tool brings its own.
                 let own = tool.shared_name().unwrap_or_else(|| Arc::from(*own_name));
@@ -315,12 +312,9 @@ fn build_kept<I: Listed, T>(
                 (own, name)
             }
         };
-        // A server's own tool names were checked when listed; only a prefix or a collision
-        // name can break the rules (a cassette's prefix is read from a file).
-        if noun == "tool" && *exposed != **own_name {
-            if let Some(why) = crate::tool_validation::name_problem(&exposed) {
-                let why = why.replacen("`name`", "that name", 1);
-                warnings.push(format!("tool '{own_name}' of server '{server}' would be named '{exposed}', which no client accepts: {why}; not offered"));
+        if noun == "tool" {
+            if let Some(why) = unusable_name(server, own_name, &exposed) {
+                warnings.push(why);
                 continue;
             }
         }
@@ -335,15 +329,42 @@ fn build_kept<I: Listed, T>(
     (catalog, warnings)
 }
 
+/// The warning for tool `own_name` of `server` exposed as `exposed` when no client accepts
+/// that name (MCP 2025-11-25 "Tool names"), which is then not offered. A server's own tool
+/// names were checked when listed; only a prefix or a collision name can break the rules (a
+/// cassette's prefix is read from a file), so a tool under its own name is not checked again.
+fn unusable_name(server: &str, own_name: &str, exposed: &str) -> Option<String> {
+    if exposed == own_name {
+        return None;
+    }
+    let why = crate::tool_validation::name_problem(exposed)?;
+    let why = why.replacen("`name`", "that name", 1);
+    Some(format!("tool '{own_name}' of server '{server}' would be named '{exposed}', which no client accepts: {why}; not offered"))
+}
+
 /// Whether no two of `servers` have the same name.
 fn distinct(servers: &[Arc<str>]) -> bool {
     let mut seen = set_with_capacity(servers.len());
     servers.iter().all(|s| seen.insert(&**s))
 }
 
+/// Whether a tool is offered at all: a task-only tool is not listed, and not warned about
+/// here (a catalog is rebuilt often): the server's start logs them once and `check` shows them.
+fn callable(tool: &ServerTool) -> bool {
+    !tool.requires_task()
+}
+
+/// At most how many bytes `server`'s tools take in a catalog's array: each tool's text,
+/// renamed (prefix and server name at most), with the envelope's schema and a separator.
+fn most_bytes(server: &ServerTools<'_, ServerTool>) -> usize {
+    let schema = envelope_schema_json().len();
+    let longer = server.prefix.len() + server.server.len() + schema + 24;
+    server.tools.iter().map(|t| t.text().len() + longer).sum()
+}
+
 /// Every item of `servers` that `keep` accepts and its server exposes, in order, each with its
-/// name under the server's prefix; a nameless item or a name listed twice by one server is
-/// skipped with a warning. Follows each server's prefix in `names`.
+/// name under the server's prefix ([`server_candidates`]). Follows each server's prefix in
+/// `names`.
 fn candidates<'a, I: Listed>(
     servers: &[ServerTools<'a, I>],
     names: &mut ExposedNames,
@@ -355,33 +376,46 @@ fn candidates<'a, I: Listed>(
     let mut candidates = Vec::with_capacity(listed);
     for (index, s) in servers.iter().enumerate() {
         names.follow_prefix(s.server, s.prefix);
-        let mut seen = set_with_capacity(s.tools.len());
-        for tool in s.tools.iter().filter(|t| keep(t)) {
-            let Some(name) = tool.listed_name() else {
-                warnings.push(format!(
-                    "server '{}' listed a {noun} without a name; skipped",
-                    s.server
-                ));
-                continue;
-            };
-            if !(s.exposes)(name) {
-                continue;
-            }
-            if !seen.insert(name) {
-                warnings.push(format!(
-                    "server '{}' listed {noun} '{name}' twice; the first is used",
-                    s.server
-                ));
-                continue;
-            }
-            let final_name = match s.prefix {
-                "" => Cow::Borrowed(name),
-                prefix => Cow::Owned(format!("{prefix}{name}")),
-            };
-            candidates.push((final_name, index, tool, name));
-        }
+        server_candidates((index, s), noun, keep, warnings, &mut candidates);
     }
     candidates
+}
+
+/// The candidates of server `s` (at `index` among the servers given), appended to `out`: each
+/// item that `keep` accepts and the server exposes, with its name under the server's prefix; a
+/// nameless item or a name the server listed twice is skipped with a warning.
+fn server_candidates<'a, I: Listed>(
+    (index, s): (usize, &ServerTools<'a, I>),
+    noun: &str,
+    keep: &dyn Fn(&I) -> bool,
+    warnings: &mut Vec<String>,
+    out: &mut Vec<Candidate<'a, I>>,
+) {
+    let mut seen = set_with_capacity(s.tools.len());
+    for tool in s.tools.iter().filter(|t| keep(t)) {
+        let Some(name) = tool.listed_name() else {
+            warnings.push(format!(
+                "server '{}' listed a {noun} without a name; skipped",
+                s.server
+            ));
+            continue;
+        };
+        if !(s.exposes)(name) {
+            continue;
+        }
+        if !seen.insert(name) {
+            warnings.push(format!(
+                "server '{}' listed {noun} '{name}' twice; the first is used",
+                s.server
+            ));
+            continue;
+        }
+        let final_name = match s.prefix {
+            "" => Cow::Borrowed(name),
+            prefix => Cow::Owned(format!("{prefix}{name}")),
+        };
+        out.push((final_name, index, tool, name));
+    }
 }
 
 /// The envelope's JSON Schema ([`Envelope::json_schema`]) as compact JSON text, made once.
@@ -391,302 +425,4 @@ fn envelope_schema_json() -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn all(_: &str) -> bool {
-        true
-    }
-
-    /// The catalog's tools as values.
-    fn tool_values(catalog: &Catalog) -> Vec<Value> {
-        let texts = catalog.tool_texts();
-        texts.map(|t| serde_json::from_slice(t).unwrap()).collect()
-    }
-
-    /// The catalog's exposed names.
-    fn names(catalog: &Catalog) -> Vec<&str> {
-        catalog.names().iter().map(|n| &**n).collect()
-    }
-
-    /// The tools of these values, as a server's listing keeps them.
-    fn t<const N: usize>(values: [Value; N]) -> Vec<ServerTool> {
-        values
-            .iter()
-            .map(|v| ServerTool::from_value(v).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn prefixes_filters_and_rewrites_output_schema() {
-        let git = t([
-            json!({"name": "git_log", "description": "Log", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
-            json!({"name": "git_commit", "inputSchema": {"type": "object"}}),
-        ]);
-        let deny = |t: &str| t != "git_commit";
-        let (catalog, warnings) = Catalog::build(&[ServerTools {
-            server: "git",
-            prefix: "g_",
-            tools: &git,
-            exposes: &deny,
-        }]);
-        assert!(warnings.is_empty());
-        assert_eq!(catalog.len(), 1);
-        let tool = &tool_values(&catalog)[0];
-        assert_eq!(tool["name"], "g_git_log");
-        assert_eq!(tool["description"], "Log");
-        assert_eq!(tool["annotations"]["readOnlyHint"], true);
-        assert_eq!(tool["outputSchema"], Envelope::json_schema());
-        assert_eq!(
-            catalog.route("g_git_log"),
-            Some(&Route {
-                server: "git".into(),
-                tool: "git_log".into()
-            })
-        );
-        assert!(catalog.route("git_commit").is_none());
-    }
-
-    #[test]
-    fn a_tool_is_written_as_the_rewritten_value_in_the_same_member_order() {
-        let values = [
-            json!({"name": "a", "outputSchema": {"type": "object"}, "x-extra": {"k": [1, "é\n"]}, "description": "q\"uote"}),
-            json!({"description": "d", "name": "b", "inputSchema": {"type": "object"}}),
-        ];
-        let tools = t(values.clone());
-        let (catalog, _) = Catalog::build(&[ServerTools {
-            server: "s",
-            prefix: "p_",
-            tools: &tools,
-            exposes: &all,
-        }]);
-        assert_eq!(names(&catalog), ["p_a", "p_b"]);
-        let array: Value = serde_json::from_slice(catalog.tools_json()).unwrap();
-        assert_eq!(array, Value::Array(tool_values(&catalog)));
-        for (written, original) in catalog.tool_texts().zip(&values) {
-            let mut expected = original.clone();
-            let exposed = format!("p_{}", original["name"].as_str().unwrap());
-            expected["name"] = json!(exposed);
-            expected["outputSchema"] = Envelope::json_schema();
-            let got: Value = serde_json::from_slice(written).unwrap();
-            assert_eq!(got, expected);
-            let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-            assert_eq!(keys(&got), keys(&expected));
-            assert!(!written.contains(&b'\n'), "one line");
-        }
-    }
-
-    #[test]
-    fn collisions_expose_both_with_server_names() {
-        let a = t([json!({"name": "echo"}), json!({"name": "only_a"})]);
-        let b = t([json!({"name": "echo", "outputSchema": {"type": "object"}})]);
-        let (catalog, warnings) = Catalog::build(&[
-            ServerTools {
-                server: "a",
-                prefix: "",
-                tools: &a,
-                exposes: &all,
-            },
-            ServerTools {
-                server: "b",
-                prefix: "",
-                tools: &b,
-                exposes: &all,
-            },
-        ]);
-        let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
-        assert_eq!(names, ["a__echo", "b__echo", "only_a"]);
-        assert_eq!(warnings.len(), 2);
-        assert!(warnings[0].contains("'echo'"));
-        assert_eq!(&*catalog.route("b__echo").unwrap().tool, "echo");
-    }
-
-    #[test]
-    fn a_prefix_that_recreates_a_renamed_name_is_numbered_not_dropped() {
-        let tools = t([json!({"name": "echo"})]);
-        let (catalog, _) = Catalog::build(&[
-            ServerTools {
-                server: "a",
-                prefix: "",
-                tools: &tools,
-                exposes: &all,
-            },
-            ServerTools {
-                server: "b",
-                prefix: "",
-                tools: &tools,
-                exposes: &all,
-            },
-            ServerTools {
-                server: "c",
-                prefix: "a__",
-                tools: &tools,
-                exposes: &all,
-            },
-        ]);
-        let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
-        assert_eq!(names, ["a__echo", "a__echo__2", "b__echo"]);
-        assert_eq!(&*catalog.route("a__echo__2").unwrap().server, "c");
-    }
-
-    fn server<'a>(name: &'a str, tools: &'a [ServerTool]) -> ServerTools<'a, ServerTool> {
-        ServerTools {
-            server: name,
-            prefix: "",
-            tools,
-            exposes: &all,
-        }
-    }
-
-    fn names_of(catalog: &Catalog) -> Vec<(String, String)> {
-        catalog
-            .routes()
-            .into_iter()
-            .map(|(n, r)| (n.to_owned(), r.server.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn a_tool_listed_later_never_takes_a_given_name() {
-        let echo = t([json!({"name": "echo"})]);
-        let mut names = ExposedNames::default();
-        let (first, _) = Catalog::build_stable(
-            &[
-                server("aaa", &[]),
-                server("gh", &echo),
-                server("jira", &echo),
-            ],
-            &mut names,
-        );
-        assert_eq!(&*first.route("gh__echo").unwrap().server, "gh");
-        // `aaa` now lists a tool named like gh's exposed one, and `echo` itself.
-        let sneaky = t([json!({"name": "gh__echo"}), json!({"name": "echo"})]);
-        let (later, warnings) = Catalog::build_stable(
-            &[
-                server("aaa", &sneaky),
-                server("gh", &echo),
-                server("jira", &echo),
-            ],
-            &mut names,
-        );
-        assert_eq!(&*later.route("gh__echo").unwrap().server, "gh");
-        assert_eq!(&*later.route("jira__echo").unwrap().server, "jira");
-        assert_eq!(&*later.route("gh__echo__2").unwrap().server, "aaa");
-        assert_eq!(&*later.route("aaa__echo").unwrap().tool, "echo");
-        assert!(
-            warnings
-                .iter()
-                .any(|w| w.contains("exposes it as 'gh__echo__2'")),
-            "{warnings:?}"
-        );
-        // A tool that was alone keeps its plain name when another server adds the same one.
-        let one = t([json!({"name": "solo"})]);
-        let mut names = ExposedNames::default();
-        Catalog::build_stable(&[server("a", &one), server("b", &[])], &mut names);
-        let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
-        assert_eq!(
-            names_of(&c),
-            [("b__solo".into(), "b".into()), ("solo".into(), "a".into())]
-        );
-        // Gone and back: the same name; meanwhile nobody else gets it.
-        let (c, _) = Catalog::build_stable(&[server("a", &[]), server("b", &one)], &mut names);
-        assert_eq!(names_of(&c), [("b__solo".to_owned(), "b".to_owned())]);
-        let (c, _) = Catalog::build_stable(&[server("a", &one), server("b", &one)], &mut names);
-        assert_eq!(&*c.route("solo").unwrap().server, "a");
-    }
-
-    #[test]
-    fn a_first_catalog_is_named_as_the_full_rules_name_it() {
-        let a = t([json!({"name": "echo"}), json!({"name": "x.y"})]);
-        let b = t([json!({"name": "log"}), json!({"name": "echo"})]);
-        let prefixed = ServerTools {
-            prefix: "p_",
-            ..server("b", &b)
-        };
-        let servers = [server("a", &a), prefixed];
-        let (first, first_warnings) = Catalog::build(&servers);
-        // A name given to a tool of neither server: the full rules run.
-        let mut given = ExposedNames::default();
-        given.assign("other", "t", "t");
-        let (full, full_warnings) = Catalog::build_stable(&servers, &mut given);
-        assert_eq!(first.tools_json(), full.tools_json());
-        assert_eq!(names_of(&first), names_of(&full));
-        assert_eq!(first_warnings, full_warnings);
-        assert_eq!(names(&first), ["echo", "x.y", "p_log", "p_echo"]);
-    }
-
-    #[test]
-    fn numbered_names_follow_the_order_given() {
-        let tools = t([json!({"name": "echo"})]);
-        let prefixed = ServerTools {
-            server: "zeta",
-            prefix: "alpha__",
-            tools: &tools,
-            exposes: &all,
-        };
-        let (c, _) = Catalog::build(&[prefixed, server("alpha", &tools), server("beta", &tools)]);
-        assert_eq!(&*c.route("alpha__echo").unwrap().server, "zeta");
-        assert_eq!(&*c.route("alpha__echo__2").unwrap().server, "alpha");
-    }
-
-    #[test]
-    fn nameless_and_duplicate_items_warn() {
-        let a = [
-            json!({"description": "x"}),
-            json!({"name": "t"}),
-            json!({"name": "t", "n": 2}),
-        ];
-        let (catalog, warnings) = Catalog::build_items(
-            &[ServerTools {
-                server: "a",
-                prefix: "p_",
-                tools: &a,
-                exposes: &all,
-            }],
-            &mut ExposedNames::default(),
-            "prompt",
-            |item: &Value, name: &str| (item.clone(), name.to_owned()),
-        );
-        assert_eq!(catalog.len(), 1);
-        assert_eq!(catalog.tools()[0], (json!({"name": "t"}), "p_t".to_owned()));
-        assert_eq!(warnings.len(), 2);
-        assert!(
-            warnings[0].contains("a prompt without a name"),
-            "{warnings:?}"
-        );
-        // Tools: the same name twice (a cassette's list is not checked for it).
-        let tools = t([json!({"name": "t"}), json!({"name": "t"})]);
-        let (catalog, warnings) = Catalog::build(&[server("a", &tools)]);
-        assert_eq!(catalog.len(), 1);
-        assert!(
-            warnings[0].contains("listed tool 't' twice"),
-            "{warnings:?}"
-        );
-    }
-
-    #[test]
-    fn names_no_client_accepts_are_never_offered() {
-        let tools = t([json!({"name": "echo"})]);
-        let odd = |name| ServerTools {
-            server: name,
-            prefix: "",
-            tools: &tools,
-            exposes: &all,
-        };
-        // A collision between servers whose config names hold spaces and other letters.
-        let (c, warnings) = Catalog::build(&[odd("my server"), odd("ünï")]);
-        assert_eq!(names(&c), ["my_server__echo", "_n___echo"], "{warnings:?}");
-        let long = "p".repeat(125);
-        let prefixed = ServerTools {
-            prefix: &long,
-            ..odd("a")
-        };
-        let (c, warnings) = Catalog::build(&[prefixed]);
-        assert!(c.is_empty());
-        assert!(
-            warnings[0].contains("is 129 characters long"),
-            "{warnings:?}"
-        );
-    }
-}
+mod tests;

@@ -127,6 +127,25 @@ impl ExposedNames {
         }
     }
 
+    /// Gives a session's first names all at once: `all` is every name, and `given` each
+    /// server's map of its tools' own names to their names (together one-to-one). The same
+    /// state as [`ExposedNames::assign_shared`] for each tool, the maps made ahead (as each
+    /// server's list arrives). Only while no name was given ([`ExposedNames::is_empty`]); the
+    /// servers' prefixes are followed by the caller ([`ExposedNames::follow_prefix`]).
+    pub(crate) fn give_first<'a>(
+        &mut self,
+        all: HashSet<Arc<str>>,
+        given: impl IntoIterator<Item = (&'a str, HashMap<Arc<str>, Arc<str>>)>,
+    ) {
+        debug_assert!(self.is_empty(), "only a session's first names");
+        self.names = all;
+        for (server, tools) in given {
+            if !tools.is_empty() {
+                self.by_tool.insert(server.into(), tools);
+            }
+        }
+    }
+
     /// Makes room for `tools` names of `server` (counting those it has already), so that
     /// assigning a whole listing does not grow the maps step by step (each growth rehashes
     /// every name: about a fifth of a 10,000-tool catalog's build).
