@@ -70,26 +70,6 @@ fn proxy_side_errors() {
         ErrorType::NotFound,
         "not_found: no tool named 'x'",
     );
-    let down = Outcome::NoSuchTool {
-        servers_down: vec!["'a' (stopped)".into(), "'b' (it is still starting)".into()],
-    };
-    let mapped = map_outcome(
-        &down,
-        &MappingContext {
-            call_id: "9",
-            tool: "x",
-            server: "",
-            budget: crate::budget::Budget::chars(500),
-            text: Default::default(),
-            media: MediaMode::Passthrough,
-        },
-    );
-    assert_error(
-        &mapped.envelope,
-        ErrorType::NotFound,
-        "not_found: no tool named 'x' among the tools offered now; not serving, so their tools \
-         are not offered until they are back: 'a' (stopped), 'b' (it is still starting)",
-    );
     assert_eq!(mapped.envelope.call_id, "9");
     assert!(mapped.media.is_empty());
 }
@@ -390,4 +370,28 @@ fn outcome_serde_round_trip() {
         json!("describe")
     );
     assert_eq!(MediaMode::default(), MediaMode::Passthrough);
+}
+
+#[test]
+fn an_unknown_tool_names_the_servers_down_that_could_offer_it() {
+    let down = Outcome::NoSuchTool {
+        servers_down: vec!["'a' (stopped)".into(), "'b' (it is still starting)".into()],
+    };
+    let mapped = map_outcome(
+        &down,
+        &MappingContext {
+            call_id: "9",
+            tool: "x",
+            server: "",
+            budget: crate::budget::Budget::chars(500),
+            text: Default::default(),
+            media: MediaMode::Passthrough,
+        },
+    );
+    assert_error(
+        &mapped.envelope,
+        ErrorType::NotFound,
+        "not_found: no tool named 'x' among the tools offered now; not serving, so their tools \
+         are not offered until they are back: 'a' (stopped), 'b' (it is still starting)",
+    );
 }
