@@ -111,7 +111,7 @@ pub fn host_refusal(
 /// `localhost`, an IPv4 address in 127.0.0.0/8, or a bracketed loopback IPv6 address (`[::1]`,
 /// or 127.0.0.0/8 mapped into IPv6).
 fn is_loopback_name(host: &str) -> bool {
-    if host.eq_ignore_ascii_case("localhost") {
+    if host == "127.0.0.1" || host.eq_ignore_ascii_case("localhost") {
         return true;
     }
     if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
@@ -126,18 +126,28 @@ fn is_loopback_name(host: &str) -> bool {
 /// address with its brackets. `None` when it carries a path, user info, query or fragment, a
 /// port that is not digits, or an unclosed bracket.
 fn authority_host(authority: &str) -> Option<&str> {
-    if authority.contains(['/', '@', '?', '#']) {
+    // Bytes, not char patterns: this runs on every request (callgrind: the char searches were
+    // two thirds of the check's ~830 instructions a request).
+    let bytes = authority.as_bytes();
+    if bytes.iter().any(|b| matches!(b, b'/' | b'@' | b'?' | b'#')) {
         return None;
     }
-    if authority.starts_with('[') {
-        let close = authority.find(']')?;
+    let (host, port) = if bytes.first() == Some(&b'[') {
+        let close = bytes.iter().position(|&b| b == b']')?;
         let port = &authority[close + 1..];
-        return (port.is_empty() || port.strip_prefix(':').is_some_and(is_port))
-            .then(|| &authority[..=close]);
-    }
-    match authority.split_once(':') {
-        Some((host, port)) => is_port(port).then_some(host),
-        None => Some(authority),
+        if !port.is_empty() && !port.starts_with(':') {
+            return None;
+        }
+        (&authority[..=close], port.get(1..))
+    } else {
+        match bytes.iter().position(|&b| b == b':') {
+            Some(colon) => (&authority[..colon], Some(&authority[colon + 1..])),
+            None => (authority, None),
+        }
+    };
+    match port {
+        Some(digits) if !is_port(digits) => None,
+        _ => Some(host),
     }
 }
 
