@@ -279,11 +279,6 @@ pub fn add_offered(report: &mut CheckReport, mut offered: HashMap<String, Offere
     }
 }
 
-/// Seconds without trailing zeros: `60s`, `0.5s`.
-fn secs(d: Duration) -> String {
-    format!("{}s", d.as_secs_f64())
-}
-
 /// The CHAR_BUDGET and TOKEN_BUDGET cells of a tool: `600 (tool)`, `500 o200k_base (server)`,
 /// `-` for a budget that does not apply (the built-in character budget beside a token budget).
 fn budget_cells(t: &ToolReport) -> [String; 2] {
@@ -401,7 +396,11 @@ fn server_rows(s: &ServerReport, totals: &mut Totals) -> Vec<Row> {
             for t in &s.tools {
                 totals.tools += 1;
                 let [chars, tokens] = budget_cells(t);
-                let timeout = format!("{} ({})", secs(t.tool_timeout.value), t.tool_timeout.source);
+                let timeout = format!(
+                    "{} ({})",
+                    envelope_core::mapping::seconds_text(t.tool_timeout.value),
+                    t.tool_timeout.source
+                );
                 let name = format!("  {}", t.name);
                 rows.push(Ok([
                     name,

@@ -38,7 +38,7 @@ fn sample() -> CheckReport {
                 stderr_tail: vec!["noise".into()],
                 tools: vec![
                     tool("rows", (40, Source::Defaults), (60.0, Source::BuiltIn)),
-                    tool("fx_echo", (500, Source::Tool), (0.5, Source::Server)),
+                    tool("fx_echo", (500, Source::Tool), (0.0005, Source::Server)),
                     ToolReport {
                         budget_rules: BudgetRules {
                             token_budget: Some(Setting {
@@ -88,7 +88,7 @@ broken         failed                         -
   stderr: line 7
 fx             ready     2026-07-28 (modern)  412 ms
   rows                                                 40 (defaults)  -                       60s (built-in)
-  fx_echo                                              500 (tool)     -                       0.5s (server)
+  fx_echo                                              500 (tool)     -                       0.5ms (server)
   fx_tokens                                            -              300 cl100k_base (tool)  60s (built-in)
   error: mcp_servers.fx.disabled_tools names \"ehco\", which server 'fx' does not offer; did you mean \"echo\"?
   warning: tool \"t\" dropped: `inputSchema` is not a JSON object

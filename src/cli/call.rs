@@ -40,9 +40,9 @@ pub(super) fn run_call(
         let mut none = (*config).clone();
         none.servers.clear();
         config = Arc::new(none);
-    } else if let Some(server) = config.sole_server_for(tool) {
-        // Only the server that offers the tool, when the config alone says which.
-        config = Arc::new(config.with_only_server(server));
+    } else if let Some(narrowed) = config.narrowed_for_call(tool) {
+        // Only the servers the name can be of, when the config alone says which.
+        config = Arc::new(narrowed);
     }
     let rt = runtime()?;
     let envelope = rt.block_on(async {

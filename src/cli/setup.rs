@@ -31,10 +31,16 @@ pub(super) fn run_import(file: &Path) -> anyhow::Result<ExitCode> {
         .lock()
         .write_all(toml.as_bytes())
         .context("writing stdout")?;
-    // What the user must set before the imported config works, where it is seen.
+    // What the user must set before the imported config works, and what was converted to
+    // fit it, where it is seen.
     let mut stderr = std::io::stderr().lock();
-    for note in toml.lines().filter_map(|l| l.strip_prefix("# set ")) {
-        let _ = writeln!(stderr, "mcp-envelope import: set {note}");
+    for line in toml.lines() {
+        let note = ["# set ", "# converted "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p).map(|rest| (&p[2..], rest)));
+        if let Some((what, rest)) = note {
+            let _ = writeln!(stderr, "mcp-envelope import: {what}{rest}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

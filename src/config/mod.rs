@@ -83,6 +83,7 @@
 //! containing `__`, an empty env name or one containing `=`, and a `tools.NAME` table for a tool
 //! the allow/deny lists hide.
 
+mod call_scope;
 mod codex;
 mod error;
 mod load;

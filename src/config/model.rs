@@ -180,32 +180,10 @@ impl Config {
         self.servers.iter().filter(|s| s.enabled)
     }
 
-    /// The one enabled server whose tool the client would call as `exposed`, when the config
-    /// alone decides it: every enabled server has an `enabled_tools` allowlist, so the exposed
-    /// names are those lists with each server's `tool_prefix` (less `disabled_tools`), no
-    /// exposed name comes from two servers (no collision renaming), and one of them is
-    /// `exposed`. `None` otherwise: then only the servers' own `tools/list` answers tell. Used
-    /// by `call` to start only that server; the answer is the one `serve` would give (a name
-    /// the server does not offer after all is `not_found` either way).
-    pub fn sole_server_for(&self, exposed: &str) -> Option<&str> {
-        let mut names = std::collections::HashMap::new();
-        for server in self.enabled_servers() {
-            for tool in server.enabled_tools.as_ref()? {
-                if server.exposes(tool) {
-                    let name = format!("{}{tool}", server.tool_prefix);
-                    if names.insert(name, server.name.as_str()).is_some() {
-                        return None;
-                    }
-                }
-            }
-        }
-        names.get(exposed).copied()
-    }
-
     /// The enabled server whose `enabled_tools` allowlist names the tool the client calls as
     /// `exposed` (a listed name, not in `disabled_tools`, with the server's `tool_prefix`), and
     /// that tool's own name: `(server, tool)`, the first such server in file order. Unlike
-    /// [`Self::sole_server_for`], other servers need no allowlist. Used to answer a call of a
+    /// [`Self::narrowed_for_call`], other servers need no allowlist. Used to answer a call of a
     /// tool whose server is not running `unavailable` (naming the server) instead of
     /// `not_found`.
     pub fn listing_server(&self, exposed: &str) -> Option<(&str, &str)> {
@@ -215,13 +193,6 @@ impl Config {
             s.exposes(tool)
                 .then_some((s.name.as_str(), listed.as_str()))
         })
-    }
-
-    /// This config with `server` as its only server (for `call`, see [`Self::sole_server_for`]).
-    pub fn with_only_server(&self, server: &str) -> Config {
-        let mut narrowed = self.clone();
-        narrowed.servers.retain(|s| s.name == server);
-        narrowed
     }
 
     /// Settings for downstream tool `tool` of server `server`, each resolved tool table →

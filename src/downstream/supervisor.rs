@@ -233,7 +233,7 @@ pub(super) async fn settle_startup(
             Ok(r) => r,
             Err(_) => Err(format!(
                 "not ready within {} ms (startup_timeout_sec)",
-                timeout.as_millis()
+                envelope_core::mapping::millis_text(timeout)
             )),
         }, false),
         reason = closed => (Err(format!("{reason} during startup")), true),

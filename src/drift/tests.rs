@@ -66,7 +66,10 @@ fn rows_and_content_drift_are_reported_line_by_line() {
 #[test]
 fn status_and_error_type_drift() {
     let ok = record(text("fine"));
-    let timeout = record(Outcome::Timeout { timeout_ms: 10 });
+    let timeout = record(Outcome::Timeout {
+        timeout_ms: 10,
+        timeout_ns: None,
+    });
     let Verdict::Drift(lines) = compare(&ok, &timeout, &config(1000), DriftOptions::default())
     else {
         panic!("expected drift");

@@ -101,6 +101,9 @@ fn tables_to_toml(
             }
         }
         let new_name = unique_name(name, &mut used);
+        if table.contains_key("command") {
+            stringify_scalars(&new_name, &mut table, &mut notes);
+        }
         if secrets == Secrets::Move && table.contains_key("command") {
             stdio_secrets::codex_table(&new_name, &mut table, &mut notes);
         }
@@ -139,6 +142,58 @@ fn tables_to_toml(
         }
     }
     Ok(out)
+}
+
+/// Writes the numbers, booleans and dates in the `args` and the `env` values of stdio server
+/// `server`'s table as strings (a process argument and an environment value are strings; the
+/// proxy's config refuses anything else, so `check` would refuse the imported file), with one
+/// note each naming the key, never the value: `converted mcp_servers.web.args[1] (an integer)
+/// to a string: ...`. An integer is written in decimal (`0x1F` → `31`); a float and a date as
+/// written (`1.50` stays `1.50`).
+fn stringify_scalars(server: &str, table: &mut Table, notes: &mut Vec<String>) {
+    let key = toml_key(server);
+    if let Some(list) = table.get_mut("args").and_then(Item::as_array_mut) {
+        for (i, value) in list.iter_mut().enumerate() {
+            if let Some((text, kind)) = scalar_text(value) {
+                notes.push(format!(
+                    "converted mcp_servers.{key}.args[{i}] ({kind}) to a string: a process \
+                     argument is a string"
+                ));
+                *value = toml_edit::Value::from(text);
+            }
+        }
+    }
+    if let Some(env) = table.get_mut("env").and_then(Item::as_table_like_mut) {
+        for (name, item) in env.iter_mut() {
+            let Some((text, kind)) = item.as_value().and_then(scalar_text) else {
+                continue;
+            };
+            notes.push(format!(
+                "converted mcp_servers.{key}.env.{} ({kind}) to a string: an environment \
+                 value is a string",
+                toml_key(name.get())
+            ));
+            *item = toml_edit::value(text);
+        }
+    }
+}
+
+/// The string form of a TOML number, boolean or date, and what it was; `None` for a string,
+/// an array or a table.
+fn scalar_text(value: &toml_edit::Value) -> Option<(String, &'static str)> {
+    use toml_edit::Value as V;
+    let written =
+        |repr: Option<&toml_edit::Repr>| repr.and_then(|r| r.as_raw().as_str()).map(str::to_owned);
+    match value {
+        V::Integer(n) => Some((n.value().to_string(), "an integer")),
+        V::Float(f) => Some((
+            written(f.as_repr()).unwrap_or_else(|| f.value().to_string()),
+            "a float",
+        )),
+        V::Boolean(b) => Some((b.value().to_string(), "a boolean")),
+        V::Datetime(d) => Some((d.value().to_string(), "a date")),
+        V::String(_) | V::Array(_) | V::InlineTable(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -209,6 +264,37 @@ model = "y"
         let figma = config.server("figma").unwrap().remote.clone().unwrap();
         assert_eq!(figma.bearer_token_env_var.as_deref(), Some("FIGMA_TOKEN"));
         assert_eq!(config.servers.len(), 4);
+    }
+
+    #[test]
+    fn scalars_in_args_and_env_are_written_as_strings_with_a_note_and_secrets_still_move() {
+        let codex = "[mcp_servers.s]\ncommand = \"x\"\nargs = [1, 0x1F, 1.50, false, \"--token\", 4242]\n\n[mcp_servers.s.env]\nN = 2\nAPI_KEY = 777\nL = [1]\n";
+        let text = import_codex_config(codex, "c").unwrap();
+        assert!(
+            text.contains(
+                "args = [\"1\", \"31\", \"1.50\", \"false\", \"--token\", \"${S_TOKEN}\"]"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("N = \"2\"\nAPI_KEY = \"${S_API_KEY}\"\nL = [1]"),
+            "{text}"
+        );
+        assert!(!text.contains("4242") && !text.contains("777"), "{text}");
+        let note = "# converted mcp_servers.s.args[2] (a float) to a string: a process argument";
+        assert!(text.contains(note), "{text}");
+        assert!(
+            text.contains("# converted mcp_servers.s.env.N (an integer)"),
+            "{text}"
+        );
+        let installed = codex_tables_to_toml(
+            codex.parse::<DocumentMut>().unwrap()["mcp_servers"]
+                .as_table_like()
+                .unwrap(),
+            &["s"],
+        )
+        .unwrap();
+        assert!(installed.contains("API_KEY = \"777\""), "{installed}");
     }
 
     #[test]

@@ -295,8 +295,7 @@ impl Core {
         match ds.wait_ready(deadline).await {
             Ok(_) => {}
             Err(CallError::Timeout(_)) => {
-                let timeout_ms = timeout.as_millis() as u64;
-                return Err(Outcome::Timeout { timeout_ms });
+                return Err(Outcome::timeout(timeout));
             }
             Err(_) => return Ok(None),
         }
@@ -626,9 +625,7 @@ fn outcome_of(result: Result<Result<Value, Value>, CallError>, timeout: Duration
     match result {
         Ok(Ok(result)) => Outcome::Result { result },
         Ok(Err(error)) => Outcome::RpcError { error },
-        Err(CallError::Timeout(_)) => Outcome::Timeout {
-            timeout_ms: timeout.as_millis() as u64,
-        },
+        Err(CallError::Timeout(_)) => Outcome::timeout(timeout),
         Err(CallError::Exited(detail)) => Outcome::ServerExited { detail },
         Err(CallError::Invalid(detail)) => Outcome::InvalidResponse { detail },
         Err(CallError::Unavailable(reason)) => Outcome::Unavailable { reason },

@@ -119,7 +119,10 @@ async fn client_answer(asked: Asked, timeout: Duration) -> Result<Value, Value> 
         },
         Ok(Err(error)) => Err(error),
         Err(CallError::Timeout(_)) => {
-            let reason = format!("no answer within {} s", timeout.as_secs_f64());
+            let reason = format!(
+                "no answer within {}",
+                envelope_core::mapping::seconds_text(timeout)
+            );
             warn!("request to the client timed out");
             Err(jsonrpc::error_object(
                 ErrorCode::ServerError(-32001),

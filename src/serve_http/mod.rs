@@ -8,7 +8,8 @@
 //! - A 2026-07-28 client is served statelessly: every request carries its `_meta`, no session
 //!   id is minted, so replicas behind a load balancer answer alike.
 //! - Who may connect: loopback binds by default; any other address needs a bearer token
-//!   ([`guard`]); a foreign `Origin` is refused with 403; bodies above the limit get 413.
+//!   ([`guard`]); a foreign `Origin` is refused with 403; on a loopback bind a `Host` not naming
+//!   this machine with 421 (DNS rebinding); bodies above the limit get 413.
 //! - A 2025-era session idle (no request in flight, no GET stream open) for
 //!   [`HttpOptions::session_idle`] is ended, and its id answered with 404 from then on; at most
 //!   [`HttpOptions::max_sessions`] are live, an `initialize` beyond that replaces the idle
@@ -31,6 +32,8 @@ mod sessions;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_host;
+#[cfg(test)]
 mod tests_lifecycle;
 
 use std::future::{Future, IntoFuture};
@@ -50,7 +53,7 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use channel::Channel;
-pub use guard::{bearer_matches, check_bind, origin_allowed};
+pub use guard::{bearer_matches, check_bind, host_refusal, origin_allowed, HostRefusal};
 pub use host::{CoreHost, Host};
 use sessions::{Full, SessionLimits, Sessions};
 
@@ -172,6 +175,8 @@ impl HttpArgs {
 pub(crate) struct App {
     host: Arc<dyn Host>,
     options: HttpOptions,
+    /// The listener is bound to a loopback address: requests must name this machine as `Host`.
+    loopback: bool,
     sessions: Mutex<Sessions<Channel>>,
     stateless: Mutex<Option<Arc<Channel>>>,
     closing: watch::Sender<bool>,
@@ -179,7 +184,7 @@ pub(crate) struct App {
 }
 
 impl App {
-    fn new(host: Arc<dyn Host>, options: HttpOptions) -> App {
+    fn new(host: Arc<dyn Host>, options: HttpOptions, loopback: bool) -> App {
         let limits = SessionLimits {
             idle: options.session_idle,
             max: options.max_sessions,
@@ -187,6 +192,7 @@ impl App {
         App {
             host,
             options,
+            loopback,
             sessions: Mutex::new(Sessions::new(limits)),
             stateless: Mutex::new(None),
             closing: watch::channel(false).0,
@@ -306,9 +312,17 @@ pub(crate) fn unguessable() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Refuses a foreign `Origin` (403), when a token is required a request without it (401 with
+/// Refuses, on a loopback bind, a `Host` not naming this machine (421; missing or repeated:
+/// 400), a foreign `Origin` (403), when a token is required a request without it (401 with
 /// `WWW-Authenticate: Bearer`), and after the stop signal every request (503).
 async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if app.loopback {
+        if let Some(refusal) = misdirected(&request) {
+            let status = StatusCode::from_u16(refusal.status()).expect("400 and 421 are valid");
+            let error = json!({"code": -32600, "message": refusal.message()});
+            return handlers::refuse(status, Value::Null, error);
+        }
+    }
     let origin = request
         .headers()
         .get(header::ORIGIN)
@@ -342,6 +356,16 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
         return handlers::unavailable(id, message);
     }
     next.run(request).await
+}
+
+/// The [`host_refusal`] of `request` on a loopback bind.
+fn misdirected(request: &Request) -> Option<HostRefusal> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = hosts.next().map(|v| v.to_str().unwrap_or(""));
+    let repeated = hosts.next().is_some();
+    let target = request.uri().authority().map(|a| a.as_str());
+    let host_required = request.version() >= axum::http::Version::HTTP_11;
+    host_refusal(target, host, repeated, host_required)
 }
 
 /// The endpoint with its guards and body limit.
@@ -395,7 +419,8 @@ pub async fn serve(
     options: HttpOptions,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = Arc::new(App::new(host, options));
+    let loopback = listener.local_addr()?.ip().to_canonical().is_loopback();
+    let app = Arc::new(App::new(host, options, loopback));
     let (halt, halted) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(async move {
         let _ = halted.await;

@@ -149,8 +149,15 @@ pub(super) struct Server {
 }
 
 pub(super) async fn start(options: HttpOptions) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    start_at("127.0.0.1:0", options).await
+}
+
+/// The endpoint over the fake sessions, listening on `bind` (an IPv4 address and port); its
+/// `url` reaches it at 127.0.0.1.
+pub(super) async fn start_at(bind: &str, options: HttpOptions) -> Server {
+    let listener = TcpListener::bind(bind).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
     let seen = Seen::default();
     let release = Arc::new(tokio::sync::Notify::new());
     let host = Arc::new(FakeHost {

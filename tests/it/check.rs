@@ -404,3 +404,46 @@ fn call_echo(config: &std::path::Path, level: Option<&str>) -> String {
     assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+#[test]
+fn call_starts_only_the_servers_a_name_two_allowlists_give_can_be_of() {
+    let listed = |tools: &str| format!("enabled_tools = [{tools}]");
+    let (_dir, config) = write_config(&format!(
+        "{}{}{}",
+        fixture_server("a", &[], &listed("\"echo\"")),
+        fixture_server("b", &[], &listed("\"echo\"")),
+        fixture_server("c", &[], &listed("\"sleep\"")),
+    ));
+    let call = |tool: &str| {
+        let out = std::process::Command::new(bin())
+            .args(["--log-level", "debug", "call", "--config"])
+            .arg(&config)
+            .args([tool, "{\"text\":\"hi\"}"])
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        let started: Vec<bool> = ["server=a", "server=b", "server=c"]
+            .iter()
+            .map(|s| log.contains(s))
+            .collect();
+        (env, started)
+    };
+    // The collision rule names a's echo `a__echo`: a alone answers, under that name.
+    let (env, started) = call("a__echo");
+    assert_eq!(started, [true, false, false], "{env}");
+    assert_eq!(
+        (&env["tool"], &env["status"]),
+        (&serde_json::json!("a__echo"), &serde_json::json!("ok"))
+    );
+    assert_eq!(env["content"], "hi", "{env}");
+    // `echo` is exposed under neither plain name: a and b start, and it is not_found, as in
+    // `serve`.
+    let (env, started) = call("echo");
+    assert_eq!(started, [true, true, false], "{env}");
+    assert!(
+        env["content"].as_str().unwrap().starts_with("not_found"),
+        "{env}"
+    );
+}

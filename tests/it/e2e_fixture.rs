@@ -58,6 +58,23 @@ fn slow_tool_times_out_and_the_proxy_keeps_serving() {
 }
 
 #[test]
+fn a_timeout_under_a_millisecond_is_named_in_milliseconds_not_as_0s() {
+    let (_d, cfg) = write_config(&fixture_server(
+        "fx",
+        &[],
+        "[mcp_servers.fx.tools.sleep]\ntool_timeout_sec = 0.0005",
+    ));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-06-18");
+    let env = envelope_of(&p.call(json!(1), "sleep", json!({"ms": 2000}), LONG));
+    assert_eq!(
+        env["content"], "timeout: no response from server 'fx' within 0.5ms",
+        "{env}"
+    );
+    finish_session(p);
+}
+
+#[test]
 fn killed_server_mid_call_is_a_retryable_server_error_at_once() {
     let (_d, cfg) = write_config(&fixture_server("fx", &[], ""));
     let mut p = RawProxy::start(&cfg, &[]);

@@ -155,6 +155,28 @@ fn codex_config_toml() {
 }
 
 #[test]
+fn codex_numbers_in_args_and_env_become_strings_with_a_warning_naming_the_key() {
+    let codex = "[mcp_servers.web]\ncommand = \"srv\"\nargs = [\"--port\", 8080, \"--tls\", true]\nenv = { WORKERS = 4 }\n";
+    let (out, _dir) = import_named("config.toml", codex);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let config = mcp_envelope::config::Config::parse(&text, Path::new("/c/x.toml"), &|_| None)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let web = config.server("web").unwrap();
+    assert_eq!(web.args, ["--port", "8080", "--tls", "true"]);
+    assert_eq!(web.env, [("WORKERS".to_string(), "4".to_string())]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for key in [
+        "args[1] (an integer)",
+        "args[3] (a boolean)",
+        "env.WORKERS (an integer)",
+    ] {
+        let line = format!("mcp-envelope import: converted mcp_servers.web.{key} to a string");
+        assert!(stderr.contains(&line), "{key}:\n{stderr}");
+    }
+}
+
+#[test]
 fn claude_json_and_gemini_settings() {
     let (text, config) = import_file(
         ".claude.json",

@@ -85,6 +85,14 @@ impl Listed for Value {
     }
 }
 
+/// A bare name (a config's `enabled_tools` entry): the catalog can name a config's lists by
+/// the rules it names the servers' listings by.
+impl Listed for String {
+    fn listed_name(&self) -> Option<&str> {
+        Some(self)
+    }
+}
+
 impl Listed for ServerTool {
     fn listed_name(&self) -> Option<&str> {
         Some(self.name())

@@ -321,6 +321,25 @@ fn example_config_parses() {
     );
 }
 
+/// The servers of `call`'s narrowed config, with their prefixes; `None`: every server.
+fn narrowed(cfg: &Config, exposed: &str) -> Option<Vec<(String, String)>> {
+    let narrowed = cfg.narrowed_for_call(exposed)?;
+    let servers = narrowed.servers.iter();
+    Some(
+        servers
+            .map(|s| (s.name.clone(), s.tool_prefix.clone()))
+            .collect(),
+    )
+}
+
+fn pairs(list: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+    Some(
+        list.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    )
+}
+
 #[test]
 fn a_tool_name_decides_its_server_only_when_every_allowlist_is_known() {
     let text = |b_tools: &str| {
@@ -332,21 +351,31 @@ fn a_tool_name_decides_its_server_only_when_every_allowlist_is_known() {
     };
     let parse = |t: &str| Config::parse(t, Path::new("/c.toml"), &|_| None).unwrap();
     let cfg = parse(&text("enabled_tools = [\"echo\"]"));
-    assert_eq!(cfg.sole_server_for("echo"), Some("a"));
-    assert_eq!(cfg.sole_server_for("b_echo"), Some("b"));
-    assert_eq!(cfg.sole_server_for("rows"), None, "disabled");
-    assert_eq!(cfg.sole_server_for("nope"), None);
-    let only = cfg.with_only_server("b");
-    assert_eq!(only.servers.len(), 1);
-    assert_eq!(only.servers[0].name, "b");
+    assert_eq!(narrowed(&cfg, "echo"), pairs(&[("a", "")]));
+    assert_eq!(narrowed(&cfg, "b_echo"), pairs(&[("b", "b_")]));
+    assert_eq!(narrowed(&cfg, "rows"), None, "disabled");
+    assert_eq!(narrowed(&cfg, "nope"), None);
     // b offers whatever it lists: any name could be b's.
-    assert_eq!(parse(&text("")).sole_server_for("echo"), None);
-    // Two servers giving the same name are renamed by the catalog: not decided here.
-    let cfg = parse(
-        &text("tool_prefix = \"\"\nenabled_tools = [\"echo\"]")
-            .replace("tool_prefix = \"b_\"\n", ""),
-    );
-    assert_eq!(cfg.sole_server_for("echo"), None);
+    assert_eq!(narrowed(&parse(&text("")), "echo"), None);
+}
+
+#[test]
+fn a_name_two_allowlists_give_is_named_by_the_catalogs_collision_rule() {
+    let cfg = Config::parse(
+        "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"only_a\"]\n\
+         [mcp_servers.b]\ncommand = \"x\"\nenabled_tools = [\"echo\"]\n\
+         [mcp_servers.c]\ncommand = \"x\"\nenabled_tools = [\"sum\"]\n",
+        Path::new("/c.toml"),
+        &|_| None,
+    )
+    .unwrap();
+    // Renamed `<server>__<tool>`: that server alone, its prefix keeping the name.
+    assert_eq!(narrowed(&cfg, "a__echo"), pairs(&[("a", "a__")]));
+    assert_eq!(narrowed(&cfg, "b__echo"), pairs(&[("b", "b__")]));
+    assert_eq!(narrowed(&cfg, "only_a"), pairs(&[("a", "")]));
+    // Exposed under neither plain name: both, whose listings decide as in `serve`.
+    assert_eq!(narrowed(&cfg, "echo"), pairs(&[("a", ""), ("b", "")]));
+    assert_eq!(narrowed(&cfg, "c__sum"), None);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! codes); MCP specification 2025-11-25, "Tools: Error Handling".
 
 use std::fmt;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -90,13 +91,38 @@ impl fmt::Display for ErrorType {
     }
 }
 
-/// `10000` → `10s`, `1500` → `1500ms`.
-pub(crate) fn format_duration_ms(ms: u64) -> String {
-    if ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
+/// A duration as the proxy's messages write it: whole seconds as `10s`, anything else in
+/// milliseconds, with the fraction of a millisecond (up to six decimals, trailing zeros
+/// dropped) when there is one: `1500ms`, `250ms`, `0.5ms`. A timeout of 0.0005 s read `0s`
+/// when only whole milliseconds were kept.
+pub fn duration_text(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
     } else {
-        format!("{ms}ms")
+        format!("{}ms", millis_text(d))
     }
+}
+
+/// A duration as `check` and the proxy's own errors write a setting: seconds without
+/// trailing zeros from one second up (`60s`, `1.5s`), milliseconds below
+/// ([`duration_text`]: `500ms`, `0.5ms`; a timeout of 0.0005 s read `0.0005s`).
+pub fn seconds_text(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        return duration_text(d);
+    }
+    format!("{}s", d.as_secs_f64())
+}
+
+/// A duration in milliseconds without the unit: `250`, `1500`, `0.5`, `0.000001` (up to six
+/// decimals, the nanoseconds; trailing zeros dropped).
+pub fn millis_text(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    let (whole, fraction) = (nanos / 1_000_000, nanos % 1_000_000);
+    if fraction == 0 {
+        return whole.to_string();
+    }
+    let digits = format!("{fraction:06}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
 }
 
 pub(crate) fn error_mapped<'s>(

@@ -154,6 +154,12 @@ mod tests {
         );
         let old: Outcome =
             serde_json::from_value(json!({"kind": "timeout", "timeout_ms": 5})).unwrap();
-        assert_eq!(old, Outcome::Timeout { timeout_ms: 5 });
+        assert_eq!(
+            old,
+            Outcome::Timeout {
+                timeout_ms: 5,
+                timeout_ns: None
+            }
+        );
     }
 }

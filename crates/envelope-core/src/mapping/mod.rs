@@ -71,8 +71,9 @@ pub mod rows;
 mod tests;
 
 pub use answer::call_tool_result;
+use errors::error_mapped;
 pub use errors::ErrorType;
-use errors::{error_mapped, format_duration_ms};
+pub use errors::{duration_text, millis_text, seconds_text};
 pub use lazy::{map_raw_response, map_raw_result};
 pub use media::{
     audio_as_text, audio_content_allowed, base64_decoded_len, describe_media, passed_media,
@@ -98,10 +99,15 @@ pub enum Outcome {
         /// The `error` member as received.
         error: Value,
     },
-    /// No response within the tool's timeout.
+    /// No response within the tool's timeout (build it with [`Outcome::timeout`]).
     Timeout {
-        /// The timeout that elapsed, in milliseconds.
+        /// The timeout that elapsed, in whole milliseconds (rounded down).
         timeout_ms: u64,
+        /// The same timeout in nanoseconds, present only when it is not a whole number of
+        /// milliseconds (`tool_timeout_sec = 0.0005`), so that the message names it exactly;
+        /// absent from transcripts otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ns: Option<u64>,
     },
     /// The server exited or closed its pipe during the call.
     ServerExited {
@@ -164,6 +170,20 @@ pub enum Outcome {
         /// The message.
         message: String,
     },
+}
+
+impl Outcome {
+    /// The [`Outcome::Timeout`] of a call that had `timeout` to answer: whole milliseconds,
+    /// plus the nanoseconds when that drops a fraction.
+    pub fn timeout(timeout: std::time::Duration) -> Outcome {
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        let whole_ms = timeout.subsec_nanos() % 1_000_000 == 0;
+        let timeout_ns = (!whole_ms).then(|| u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
+        Outcome::Timeout {
+            timeout_ms,
+            timeout_ns,
+        }
+    }
 }
 
 /// Everything [`map_outcome`] needs besides the outcome.
@@ -232,13 +252,22 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
     match outcome {
         Outcome::Result { result } => rows::map_result(result, ctx),
         Outcome::RpcError { error } => errors::map_rpc_error(error, ctx),
-        Outcome::Timeout { timeout_ms } => err(
-            ErrorType::Timeout,
-            &[
-                &format!("no response from server '{server}' within "),
-                &format_duration_ms(*timeout_ms),
-            ],
-        ),
+        Outcome::Timeout {
+            timeout_ms,
+            timeout_ns,
+        } => {
+            let timeout = match timeout_ns {
+                Some(ns) => std::time::Duration::from_nanos(*ns),
+                None => std::time::Duration::from_millis(*timeout_ms),
+            };
+            err(
+                ErrorType::Timeout,
+                &[
+                    &format!("no response from server '{server}' within "),
+                    &duration_text(timeout),
+                ],
+            )
+        }
         Outcome::ServerExited { detail } => err(
             ErrorType::ServerError,
             &[

@@ -1,18 +1,76 @@
 //! The error path, message cutting and the CallToolResult we answer with.
 
+use std::time::Duration;
+
 use super::*;
 
 // ---- error path ------------------------------------------------------------------------
 
 #[test]
+fn a_timeout_keeps_its_fraction_of_a_millisecond_only_when_it_has_one() {
+    let whole = serde_json::to_string(&Outcome::timeout(Duration::from_secs(1))).unwrap();
+    assert_eq!(whole, r#"{"kind":"timeout","timeout_ms":1000}"#);
+    let fraction = Outcome::timeout(Duration::from_micros(1500));
+    let text = serde_json::to_string(&fraction).unwrap();
+    assert_eq!(
+        text,
+        r#"{"kind":"timeout","timeout_ms":1,"timeout_ns":1500000}"#
+    );
+    assert_eq!(serde_json::from_str::<Outcome>(&text).unwrap(), fraction);
+}
+
+#[test]
+fn settings_read_in_seconds_from_one_second_up_and_in_milliseconds_below() {
+    for (d, text) in [
+        (Duration::from_secs(60), "60s"),
+        (Duration::from_millis(1500), "1.5s"),
+        (Duration::from_millis(500), "500ms"),
+        (Duration::from_micros(500), "0.5ms"),
+    ] {
+        assert_eq!(seconds_text(d), text);
+    }
+    assert_eq!(millis_text(Duration::from_secs(30)), "30000");
+    assert_eq!(millis_text(Duration::from_micros(250)), "0.25");
+}
+
+#[test]
+fn a_timeout_is_named_in_whole_seconds_else_in_milliseconds_with_their_fraction() {
+    for (timeout, text) in [
+        (Duration::from_micros(500), "0.5ms"),
+        (Duration::from_millis(250), "250ms"),
+        (Duration::from_nanos(1), "0.000001ms"),
+        (Duration::from_micros(1_000_500), "1000.5ms"),
+        (Duration::from_secs(10), "10s"),
+    ] {
+        let within = format!("timeout: no response from server 'git' within {text}");
+        let envelope = map(Outcome::timeout(timeout), 500).envelope;
+        assert_error(&envelope, ErrorType::Timeout, &within);
+    }
+}
+
+#[test]
 fn proxy_side_errors() {
     assert_error(
-        &map(Outcome::Timeout { timeout_ms: 10_000 }, 500).envelope,
+        &map(
+            Outcome::Timeout {
+                timeout_ms: 10_000,
+                timeout_ns: None,
+            },
+            500,
+        )
+        .envelope,
         ErrorType::Timeout,
         "timeout: no response from server 'git' within 10s",
     );
     assert_error(
-        &map(Outcome::Timeout { timeout_ms: 1500 }, 500).envelope,
+        &map(
+            Outcome::Timeout {
+                timeout_ms: 1500,
+                timeout_ns: None,
+            },
+            500,
+        )
+        .envelope,
         ErrorType::Timeout,
         "timeout: no response from server 'git' within 1500ms",
     );
@@ -307,7 +365,13 @@ fn call_tool_result_shape() {
     let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["content", "structuredContent", "isError"]);
 
-    let mapped = map(Outcome::Timeout { timeout_ms: 2000 }, 100);
+    let mapped = map(
+        Outcome::Timeout {
+            timeout_ms: 2000,
+            timeout_ns: None,
+        },
+        100,
+    );
     let answer = call_tool_result(&mapped);
     assert_eq!(answer["isError"], true);
     assert_eq!(answer["content"].as_array().unwrap().len(), 1);
@@ -330,7 +394,10 @@ fn outcome_serde_round_trip() {
             json!({"kind": "rpc_error", "error": {"code": -32602, "message": "m"}}),
         ),
         (
-            Outcome::Timeout { timeout_ms: 10_000 },
+            Outcome::Timeout {
+                timeout_ms: 10_000,
+                timeout_ns: None,
+            },
             json!({"kind": "timeout", "timeout_ms": 10000}),
         ),
         (

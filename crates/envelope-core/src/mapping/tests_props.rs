@@ -75,7 +75,12 @@ fn arb_outcome() -> impl Strategy<Value = Outcome> {
                 }
             }),
         arb_json().prop_map(|error| Outcome::RpcError { error }),
-        any::<u64>().prop_map(|timeout_ms| Outcome::Timeout { timeout_ms }),
+        (any::<u64>(), any::<Option<u64>>()).prop_map(|(timeout_ms, timeout_ns)| {
+            Outcome::Timeout {
+                timeout_ms,
+                timeout_ns,
+            }
+        }),
         ".{0,40}".prop_map(|detail| Outcome::ServerExited { detail }),
         ".{0,40}".prop_map(|detail| Outcome::InvalidResponse { detail }),
         ".{0,40}".prop_map(|reason| Outcome::Unavailable { reason }),

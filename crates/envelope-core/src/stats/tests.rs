@@ -30,7 +30,15 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
     let records = vec![
         record("git_log", text_result("a\nb\nc"), 3, 10),
         record("git_log", text_result("a"), 3, 30),
-        record("git_log", Outcome::Timeout { timeout_ms: 1000 }, 3, 1000),
+        record(
+            "git_log",
+            Outcome::Timeout {
+                timeout_ms: 1000,
+                timeout_ns: None,
+            },
+            3,
+            1000,
+        ),
         record(
             "git_status",
             Outcome::NoSuchTool {

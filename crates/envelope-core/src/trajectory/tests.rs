@@ -97,7 +97,10 @@ fn seed_records() -> Vec<CallRecord> {
         ),
         vec![],
     );
-    timeout.outcome = Outcome::Timeout { timeout_ms: 10_000 };
+    timeout.outcome = Outcome::Timeout {
+        timeout_ms: 10_000,
+        timeout_ns: None,
+    };
     vec![
         ok(
             1_000,
