@@ -253,6 +253,7 @@ impl Core {
         // `params` is dropped here: its `arguments` taken out, not removed (no hash).
         let arguments = small_map::get_mut(&mut params, "arguments")
             .map_or_else(|| Value::Object(Map::new()), std::mem::take);
+        let url_error = url_elicitation_error(outcome.as_ref());
         let finished = Finished {
             facts,
             seq,
@@ -264,7 +265,8 @@ impl Core {
             payload,
             replayed,
         };
-        Ok(self.finish(pager, finished))
+        // Recorded like any call (an `rpc_error`), but the client gets the -32042 error itself.
+        unless_url_elicitation(url_error, self.finish(pager, finished))
     }
 
     /// The route of `name` once the server that the config says owns it
@@ -521,10 +523,6 @@ impl Core {
             // parsing only what the budget can use.
             Ok(Ok(ResultBody::Raw(raw))) => CallOutcome::Raw(raw),
             Ok(Ok(ResultBody::Value(result))) => CallOutcome::Outcome(Outcome::Result { result }),
-            // The client must see this one to open the URL (not enveloped).
-            Ok(Err(error)) if is_url_elicitation_required(&error) => {
-                return Err(NotEnveloped::Error(error))
-            }
             Ok(Err(error)) => CallOutcome::Outcome(Outcome::RpcError { error }),
             Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
@@ -554,6 +552,30 @@ fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), No
     match small_map::get(&params, "arguments") {
         None | Some(Value::Object(_)) => Ok((params, name)),
         Some(_) => Err(invalid("`arguments` must be an object")),
+    }
+}
+
+/// The call's `answer` (the mapped outcome and its log line), or when `url_error` is given, that
+/// error for the client, the call logged here (see [`url_elicitation_error`]).
+fn unless_url_elicitation(
+    url_error: Option<Value>,
+    answer: (Mapped, CallSummary),
+) -> Result<(Mapped, CallSummary), NotEnveloped> {
+    let Some(error) = url_error else {
+        return Ok(answer);
+    };
+    answer.1.log();
+    Err(NotEnveloped::Error(error))
+}
+
+/// The URL-elicitation-required error of an `rpc_error` outcome (JSON-RPC -32042, MCP
+/// 2025-11-25 "Elicitation: URL mode"), which the client must get as that JSON-RPC error, not
+/// enveloped, to open the URL and retry; `None` for any other outcome. From a server or played
+/// back from a cassette alike.
+fn url_elicitation_error(outcome: Option<&Outcome>) -> Option<Value> {
+    match outcome? {
+        Outcome::RpcError { error } if is_url_elicitation_required(error) => Some(error.clone()),
+        _ => None,
     }
 }
 
