@@ -1,6 +1,7 @@
 //! Transcript records of calls the client got no envelope for: the URL-elicitation-required
-//! error (-32042), passed to the client as that JSON-RPC error. Each is recorded like any call
-//! (one record per call, no `seq` left unused), and replay and cassettes handle the record.
+//! error (-32042), passed to the client as that JSON-RPC error, and calls the client cancelled.
+//! Each is recorded like any call (one record per call, no `seq` left unused), and replay and
+//! cassettes handle the record.
 use super::transcripts::{cli, exits_with, s, stdout, LONG};
 use crate::common;
 use common::*;
@@ -50,5 +51,64 @@ fn a_url_elicitation_error_is_recorded_and_played_back_as_that_error() {
     played.initialize("2025-11-25");
     let again = played.call(json!(7), "url_elicitation", json!({}), LONG);
     assert_eq!(again["error"], asked["error"], "{again}");
+    finish_session(played);
+}
+
+/// A call the client cancels is recorded as `cancelled` in its own `seq`; `replay` skips it
+/// saying so (exit 0), `render` ends its group with one line saying it was cancelled, `stats`
+/// counts it as a `cancelled` error, and a cassette of it does not answer it.
+#[test]
+fn a_cancelled_call_is_recorded_and_the_transcript_tools_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let (_d, cfg) = write_config(&fixture_server("fx", &[], ""));
+    let mut p = RawProxy::start(&cfg, &["--transcript", s(&path)]);
+    p.initialize("2025-11-25");
+    let slow = json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 60_000}}});
+    p.send(&slow);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "slow", "reason": "changed my mind"}}),
+    );
+    let echo = p.call(json!(2), "echo", json!({"text": "after"}), LONG);
+    assert_eq!(envelope_of(&echo)["content"], "after");
+    finish_session(p);
+    let records = call_records(&path);
+    let kinds: Vec<(&Value, &Value)> = records
+        .iter()
+        .map(|r| (&r["seq"], &r["outcome"]["kind"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (&json!(0), &json!("cancelled")),
+            (&json!(1), &json!("result"))
+        ],
+        "{records:?}"
+    );
+    let replayed = cli(&["replay", s(&path)]);
+    exits_with(&replayed, 0);
+    let text = stdout(&replayed);
+    assert!(
+        text.contains("skipped sleep {\"ms\":60000} (call_id=slow): the client cancelled it")
+            && text.ends_with("1 passed, 0 failed, 1 skipped\n"),
+        "{text}"
+    );
+    let rendered = stdout(&cli(&["render", s(&path)]));
+    assert!(
+        rendered.contains("2. [user] cancelled: no function_result (the client cancelled the call) [call_id=slow]\n"),
+        "{rendered}"
+    );
+    let stats = stdout(&cli(&["stats", s(&path)]));
+    let row = table_row(&stats, "sleep ");
+    assert!(row.contains(" cancelled:1 "), "{stats}");
+    // Played back, the cancelled call has no answer to give: not found.
+    let mut played = RawProxy::start(&cfg, &["--cassette", s(&path)]);
+    played.initialize("2025-11-25");
+    let again = envelope_of(&played.call(json!(7), "sleep", json!({"ms": 60_000}), LONG));
+    let content = again["content"].as_str().unwrap_or_default();
+    assert!(content.starts_with("not_found: "), "{again}");
     finish_session(played);
 }
