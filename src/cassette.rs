@@ -9,6 +9,8 @@
 //!   JSON (object keys sorted at every depth), leaving out the configured ignored keys at any
 //!   depth. A recorded value `"[redacted]"` matches any value. Calls that match the same
 //!   recording are answered with its outcomes in recorded order; each outcome is used once.
+//! * A call recorded as cancelled by its client (`{"kind":"cancelled"}`) has no answer to play
+//!   and is left out (its tool is still offered).
 //! * An unmatched call is answered by [`Miss`], which names the closest recorded call: of the
 //!   same tool the one whose canonical arguments are most alike (by a character diff ratio),
 //!   else the recorded call of the most alike tool name.
@@ -120,6 +122,9 @@ impl Cassette {
                 continue; // a call of a tool no server had: nothing to offer
             }
             c.ensure_tool(&record.server, &record.server_tool);
+            if record.outcome == Outcome::Cancelled {
+                continue; // no answer to play: the client cancelled the call
+            }
             let arguments = canonical(&record.arguments, &c.ignored_keys);
             let key = (record.server.clone(), record.server_tool.clone());
             let timeout = std::time::Duration::from_millis(record.timeout_ms);

@@ -59,6 +59,25 @@ fn repeated_calls_are_answered_in_recorded_order_then_refused() {
     assert!(miss.message.contains("2 answer(s)"), "{}", miss.message);
 }
 
+/// A call recorded as cancelled (old transcripts have no such line; the kind is new) has no
+/// answer to play: the same call later in the recording answers, and its tool is offered.
+#[test]
+fn a_cancelled_call_is_not_played_back() {
+    let mut cancelled: Value =
+        serde_json::from_str(&call_line(0, "fx", "sleep", json!({}), "")).unwrap();
+    cancelled["outcome"] = json!({"kind": "cancelled"});
+    let lines = [
+        cancelled.to_string(),
+        call_line(1, "fx", "sleep", json!({}), "slept"),
+    ];
+    let mut c = cassette(&lines, &[]);
+    let answer = |c: &mut Cassette| c.answer("fx", "sleep", "sleep", &json!({}));
+    assert_eq!(text_of(answer(&mut c).unwrap()), "slept");
+    assert!(answer(&mut c).is_err(), "one answer recorded, not two");
+    let alone = cassette(&lines[..1], &[]);
+    assert!(alone.tools("fx").is_some_and(|t| t[0]["name"] == "sleep"));
+}
+
 #[test]
 fn unmatched_calls_name_the_closest_recorded_call() {
     let mut c = cassette(

@@ -50,9 +50,12 @@ pub(super) fn run_replay(
     let mut t = read_transcript(path)?;
     let results = transcript::replay(&t, config.as_ref());
     let mut out = std::io::stdout().lock();
-    let (mut passed, mut failed) = (0usize, 0usize);
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
     for (record, result) in t.records.iter().zip(&results) {
-        if result.matches() {
+        if let Some(reason) = envelope_core::replay::skip_reason(record) {
+            skipped += 1;
+            writeln!(out, "skipped {}: {reason}", label(record))?;
+        } else if result.matches() {
             passed += 1;
             writeln!(out, "ok      {}", label(record))?;
         } else {
@@ -63,7 +66,10 @@ pub(super) fn run_replay(
             }
         }
     }
-    writeln!(out, "{passed} passed, {failed} failed")?;
+    match skipped {
+        0 => writeln!(out, "{passed} passed, {failed} failed")?,
+        _ => writeln!(out, "{passed} passed, {failed} failed, {skipped} skipped")?,
+    }
     if update && failed > 0 {
         transcript::apply_update(&mut t.records, results, config.as_ref());
         transcript::rewrite(path, &t).with_context(|| format!("rewriting {}", path.display()))?;

@@ -3,7 +3,7 @@
 //! the tool's budget, recorded in the transcript, and kept for paging when truncated.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{Map, Value};
@@ -11,6 +11,7 @@ use tracing::info;
 
 use super::multi_round::Flow;
 use super::session::Session;
+use super::unanswered::OpenCall;
 use super::{call_id_of, Core, DownstreamSlot};
 use crate::catalog::Route;
 use crate::config::ToolSettings;
@@ -136,18 +137,18 @@ fn push_decimal(out: &mut String, n: u64) {
 }
 
 /// A mapped call and what its transcript record and paging need.
-struct Finished {
-    facts: CallFacts,
-    seq: u64,
+pub(super) struct Finished {
+    pub facts: CallFacts,
+    pub seq: u64,
     /// When the call started by the wall clock: read only when a transcript records it.
-    started_at: Option<SystemTime>,
-    duration: Duration,
-    arguments: Value,
-    mapped: Mapped,
-    outcome: Option<Outcome>,
-    payload: Option<RawResponse>,
+    pub started_at: Option<SystemTime>,
+    pub duration: Duration,
+    pub arguments: Value,
+    pub mapped: Mapped,
+    pub outcome: Option<Outcome>,
+    pub payload: Option<RawResponse>,
     /// Whether the cassette answered the call ([`CallOutcome::Replayed`]).
-    replayed: bool,
+    pub replayed: bool,
 }
 
 impl Core {
@@ -186,56 +187,49 @@ impl Core {
 
     /// [`Core::call_tool`] for a session, returning the mapped outcome and the call's log line,
     /// to be logged once the answer is on its way (logging is kept off the answer's path).
+    /// A call whose task is dropped before it returns (the client cancelled it) is recorded
+    /// as cancelled ([`OpenCall`]).
     pub(super) async fn call_tool_mapped(
         self: &Arc<Self>,
         call: CallRequest<'_>,
     ) -> Result<(Mapped, CallSummary), NotEnveloped> {
-        let (mut params, name) = call_params(call.params)?;
-        let call_id = call_id_of(call.id);
-        let started_at = self.transcript.as_ref().map(|_| SystemTime::now());
-        let started = Instant::now();
+        let (params, name) = call_params(call.params)?;
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
+        let mut open = OpenCall::new(self, seq, call_id_of(call.id), name, params);
         let pager = self.pager_for(call.session);
+        let arguments = small_map::get(&open.params, "arguments");
         // Boxed (the page tool's answer is rare): the match below holds it across the await.
         let paged = self
-            .page_call(pager, &name, &call_id, small_map::get(&params, "arguments"))
+            .page_call(pager, &open.name, &open.call_id, arguments)
             .map(Box::new);
-        let route = match (&paged, self.catalog().route(&name).cloned()) {
-            (None, None) => self.route_once_started(&name).await,
+        let route = match (&paged, self.catalog().route(&open.name).cloned()) {
+            (None, None) => self.route_once_started(&open.name).await,
             (_, route) => Ok(route),
         };
-        let mut _in_flight = None;
+        let leg = Leg {
+            seq,
+            slot: &call.slot,
+            modern: call.modern,
+            session: call.session,
+        };
         let (server, server_tool, settings, call_outcome) = match (paged, route) {
             (Some(page), _) => *page,
-            (None, Err(timeout)) => self.unrouted_waited(&name, timeout),
-            (None, Ok(None)) => self.unrouted(&name),
-            (None, Ok(Some(route))) => {
-                let settings = self.tool_settings(&route.server, &route.tool);
-                small_map::set(&mut params, "name", Value::from(&*route.tool));
-                let token = super::cancelled_progress::request_progress_token(&params);
-                let session = call.session.map(|s| s.id());
-                let slot = Some(call.slot.clone());
-                _in_flight = Some(self.calls.enter(seq, &route.server, session, token, slot));
-                let leg = Leg {
-                    seq,
-                    slot: &call.slot,
-                    modern: call.modern,
-                    session: call.session,
-                };
-                let call_outcome = self
-                    .forward(&route, &name, &mut params, &settings, &leg)
-                    .await?;
-                (
-                    String::from(&*route.server),
-                    String::from(&*route.tool),
-                    settings,
-                    call_outcome,
-                )
-            }
+            (None, Err(timeout)) => self.unrouted_waited(&open.name, timeout),
+            (None, Ok(None)) => self.unrouted(&open.name),
+            (None, Ok(Some(route))) => match self.call_routed(&route, &mut open, &leg).await {
+                Ok(routed) => routed,
+                Err(not_enveloped) => {
+                    open.answered();
+                    return Err(not_enveloped);
+                }
+            },
         };
+        // Answered: from here on the call has its outcome (a large result still to be mapped
+        // on the blocking pool, a few milliseconds, is the one wait left unrecorded if cut).
+        open.answered();
         let facts = CallFacts {
-            call_id,
-            tool: name,
+            call_id: std::mem::take(&mut open.call_id),
+            tool: std::mem::take(&mut open.name),
             server,
             server_tool,
             settings,
@@ -250,21 +244,51 @@ impl Core {
             }
             CallOutcome::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
         };
-        // `params` is dropped here: its `arguments` taken out, not removed (no hash).
-        let arguments = small_map::get_mut(&mut params, "arguments")
-            .map_or_else(|| Value::Object(Map::new()), std::mem::take);
+        let url_error = url_elicitation_error(outcome.as_ref());
         let finished = Finished {
             facts,
             seq,
-            started_at,
-            duration: started.elapsed(),
-            arguments,
+            started_at: open.started_at,
+            duration: open.started.elapsed(),
+            // `params` is dropped with `open`: its `arguments` taken out, not removed (no hash).
+            arguments: open.take_arguments(),
             mapped,
             outcome,
             payload,
             replayed,
         };
-        Ok(self.finish(pager, finished))
+        // `open` (the call's entry among the calls in flight) lives until its record is made.
+        // Recorded like any call (an `rpc_error`), but the client gets the -32042 error itself.
+        unless_url_elicitation(url_error, self.finish(pager, finished))
+    }
+
+    /// Forwards a call to the server `route` names (or its cassette), as a call in flight
+    /// there. Returns the server, its name of the tool, the tool's settings and the outcome.
+    async fn call_routed(
+        self: &Arc<Self>,
+        route: &Route,
+        open: &mut OpenCall<'_>,
+        leg: &Leg<'_>,
+    ) -> Result<(String, String, ToolSettings, CallOutcome), NotEnveloped> {
+        let settings = self.tool_settings(&route.server, &route.tool);
+        small_map::set(&mut open.params, "name", Value::from(&*route.tool));
+        let token = super::cancelled_progress::request_progress_token(&open.params);
+        let session = leg.session.map(|s| s.id());
+        let slot = Some(leg.slot.clone());
+        let entry = self
+            .calls
+            .enter(open.seq, &route.server, session, token, slot);
+        open.in_flight = Some(entry);
+        open.routed(&route.server, &route.tool, settings);
+        let call_outcome = self
+            .forward(route, &open.name, &mut open.params, &settings, leg)
+            .await?;
+        Ok((
+            String::from(&*route.server),
+            String::from(&*route.tool),
+            settings,
+            call_outcome,
+        ))
     }
 
     /// The route of `name` once the server that the config says owns it
@@ -422,14 +446,15 @@ impl Core {
 
     /// Writes a call's transcript record (when recording). A large result mapped in one pass
     /// is recorded from its text by the writer thread, never as a tree (it leaves `payload`).
-    fn record(&self, done: &mut Finished) {
+    pub(super) fn record(&self, done: &mut Finished) {
         let Some(writer) = &self.transcript else {
             return;
         };
         let events = self.calls.take_events(done.seq);
         // Recording into the cassette itself: a call it answered is in it already, and the
-        // proxy's own answers (the page tool's, an unknown tool's) are no server's answers to
-        // play back (a page is made again from its call), so neither is appended again.
+        // proxy's own answers (the page tool's, an unknown tool's) and cancelled calls are no
+        // server's answers to play back (a page is made again from its call), so none of them
+        // is appended.
         let into_cassette = self.cassette.get().is_some_and(|c| c.records_into_itself());
         let own_answer = matches!(
             done.outcome,
@@ -438,6 +463,7 @@ impl Core {
                     | Outcome::NotRecorded { .. }
                     | Outcome::Page { .. }
                     | Outcome::PageError { .. }
+                    | Outcome::Cancelled
             )
         );
         if into_cassette && (done.replayed || own_answer) {
@@ -554,10 +580,6 @@ impl Core {
             // parsing only what the budget can use.
             Ok(Ok(ResultBody::Raw(raw))) => CallOutcome::Raw(raw),
             Ok(Ok(ResultBody::Value(result))) => CallOutcome::Outcome(Outcome::Result { result }),
-            // The client must see this one to open the URL (not enveloped).
-            Ok(Err(error)) if is_url_elicitation_required(&error) => {
-                return Err(NotEnveloped::Error(error))
-            }
             Ok(Err(error)) => CallOutcome::Outcome(Outcome::RpcError { error }),
             Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
@@ -587,6 +609,30 @@ fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), No
     match small_map::get(&params, "arguments") {
         None | Some(Value::Object(_)) => Ok((params, name)),
         Some(_) => Err(invalid("`arguments` must be an object")),
+    }
+}
+
+/// The call's `answer` (the mapped outcome and its log line), or when `url_error` is given, that
+/// error for the client, the call logged here (see [`url_elicitation_error`]).
+fn unless_url_elicitation(
+    url_error: Option<Value>,
+    answer: (Mapped, CallSummary),
+) -> Result<(Mapped, CallSummary), NotEnveloped> {
+    let Some(error) = url_error else {
+        return Ok(answer);
+    };
+    answer.1.log();
+    Err(NotEnveloped::Error(error))
+}
+
+/// The URL-elicitation-required error of an `rpc_error` outcome (JSON-RPC -32042, MCP
+/// 2025-11-25 "Elicitation: URL mode"), which the client must get as that JSON-RPC error, not
+/// enveloped, to open the URL and retry; `None` for any other outcome. From a server or played
+/// back from a cassette alike.
+fn url_elicitation_error(outcome: Option<&Outcome>) -> Option<Value> {
+    match outcome? {
+        Outcome::RpcError { error } if is_url_elicitation_required(error) => Some(error.clone()),
+        _ => None,
     }
 }
 

@@ -64,6 +64,7 @@ mod subscriptions;
 #[cfg(test)]
 mod tests;
 mod tools_list;
+mod unanswered;
 
 pub use self::core::Core;
 pub use self::session::SessionOutput;

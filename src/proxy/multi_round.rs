@@ -512,19 +512,37 @@ fn start_request(
 }
 
 /// [`start_request_bounded`] with `params` lent to the request (taken and put back), not
-/// copied.
+/// copied. They are put back also when the call is dropped while it waits (its client
+/// cancelled it): its transcript record needs its arguments ([`Lent`]).
 async fn request_lent(
     ds: &Downstream,
     params: &mut Map<String, Value>,
     timeout: Duration,
     slot: &DownstreamSlot,
 ) -> CallResult {
-    let lent = Value::Object(std::mem::take(params));
-    let done = start_request_bounded(ds, &lent, timeout, slot).await;
-    if let Value::Object(map) = lent {
-        *params = map;
+    let lent = Lent::take(params);
+    start_request_bounded(ds, &lent.value, timeout, slot).await
+}
+
+/// A call's params lent to its request: put back where they were taken from when dropped.
+struct Lent<'a> {
+    params: &'a mut Map<String, Value>,
+    value: Value,
+}
+
+impl<'a> Lent<'a> {
+    fn take(params: &'a mut Map<String, Value>) -> Lent<'a> {
+        let value = Value::Object(std::mem::take(params));
+        Lent { params, value }
     }
-    done
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Value::Object(map) = std::mem::take(&mut self.value) {
+            *self.params = map;
+        }
+    }
 }
 
 async fn start_request_bounded(

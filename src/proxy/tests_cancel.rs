@@ -91,3 +91,90 @@ async fn send_slow(c: &Client, id: &str, token: &str) {
     slow["params"]["_meta"] = json!({ "progressToken": token });
     c.session.feed_line(slow.to_string().into_bytes()).await;
 }
+
+/// A call its client cancels is recorded (it was not, and its `seq` went unused): outcome
+/// `cancelled`, its arguments, the progress it had, its own `seq`; for a 2025 client and for a
+/// 2026-07-28 client alike (the same notification; `serve --http` turns a closed response
+/// stream into it). The next call takes the next `seq`.
+#[tokio::test]
+async fn a_cancelled_call_is_recorded_with_its_progress_in_both_eras() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
+    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    let mut legacy = Client::open(&core);
+    legacy.initialized().await;
+    let mut modern = Client::open(&core);
+    // Progress, then the answer a minute later.
+    let arguments = json!({"steps": 1, "ms": 60_000});
+    let mut slow = call(json!("slow"), "fx_progress", arguments.clone());
+    slow["params"]["_meta"] = json!({"progressToken": "c1"});
+    let mut late = modern_call(
+        "late",
+        "fx_progress",
+        arguments.clone(),
+        json!({}),
+        json!({}),
+    );
+    late["params"]["_meta"]["progressToken"] = json!("m1");
+    for (c, request, token, id) in [
+        (&mut legacy, slow, "c1", "slow"),
+        (&mut modern, late, "m1", "late"),
+    ] {
+        // The progress reaches the client after it was recorded.
+        let progress = c.ask(&request).await;
+        assert_eq!(progress["params"]["progressToken"], token, "{progress}");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id}});
+        c.session.feed_line(cancel.to_string().into_bytes()).await;
+    }
+    let after = legacy
+        .ask(&call(json!(3), "fx_echo", json!({"text": "after"})))
+        .await;
+    assert_eq!(after["id"], 3, "{after}");
+    let records = call_records_once(&core, &path, 3).await;
+    let ids: Vec<(&Value, &Value, &Value)> = records
+        .iter()
+        .map(|r| (&r["seq"], &r["call_id"], &r["outcome"]["kind"]))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            (&json!(0), &json!("slow"), &json!("cancelled")),
+            (&json!(1), &json!("late"), &json!("cancelled")),
+            (&json!(2), &json!("3"), &json!("result")),
+        ],
+        "{records:?}"
+    );
+    for (r, token) in records.iter().zip(["c1", "m1"]) {
+        assert_eq!(r["arguments"], arguments, "{r}");
+        assert_eq!(r["server"], "fx");
+        let progress = &r["events"][0]["message"];
+        assert_eq!(progress["method"], "notifications/progress", "{r}");
+        assert_eq!(progress["params"]["progressToken"], token);
+        assert_eq!(r["envelope"]["status"], "error");
+    }
+    core.shutdown().await;
+}
+
+/// The call records of the transcript at `path` once it holds `n` (waiting for the writer),
+/// sorted by `seq`.
+async fn call_records_once(core: &Core, path: &Path, n: usize) -> Vec<Value> {
+    let read = || -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap());
+        lines.filter(|r| r.get("kind").is_none()).collect()
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        core.transcript.as_ref().unwrap().flush();
+        let mut records = read();
+        if records.len() >= n || tokio::time::Instant::now() > deadline {
+            records.sort_by_key(|r| r["seq"].as_u64());
+            return records;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -141,6 +141,19 @@ pub fn mark(params: &mut Map<String, Value>, text: &str) -> Option<Value> {
     params.insert("arguments".into(), Value::from(format!("{MARK}{text}")))
 }
 
+/// The arguments a [`mark`]ed `arguments` value carries, parsed (as a transcript records
+/// arguments); any other value as it is. For a call that ended while its arguments were
+/// marked (its request cancelled before [`mark`]'s caller restored them).
+pub fn unmarked(arguments: Value) -> Value {
+    let parsed = match &arguments {
+        Value::String(marked) => marked
+            .strip_prefix(MARK)
+            .and_then(|text| serde_json::from_str(text).ok()),
+        _ => None,
+    };
+    parsed.unwrap_or(arguments)
+}
+
 /// In a serialized request `line` whose `params.arguments` was [`mark`]ed, replaces the mark
 /// with the text it carries.
 pub fn splice(line: &mut Vec<u8>, params: Option<&Value>) {
@@ -182,6 +195,18 @@ mod tests {
         let params = Value::Object(params);
         let bytes = request_line(&json!(1), "tools/call", Some(&params));
         String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn marked_arguments_read_back_as_the_arguments_they_carry() {
+        let mut params = Map::new();
+        params.insert("arguments".into(), json!({"n": 1}));
+        let before = mark(&mut params, r#"{"n": 7, "s": "x"}"#);
+        assert_eq!(before, Some(json!({"n": 1})));
+        let marked = params.remove("arguments").unwrap();
+        assert_eq!(unmarked(marked), json!({"n": 7, "s": "x"}));
+        assert_eq!(unmarked(json!("plain")), json!("plain"));
+        assert_eq!(unmarked(json!({"a": 1})), json!({"a": 1}));
     }
 
     #[test]

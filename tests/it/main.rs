@@ -42,4 +42,5 @@ mod transcripts;
 mod transcripts_paging;
 mod transcripts_rounds;
 mod transcripts_tools;
+mod transcripts_unanswered;
 mod vectors;

@@ -56,6 +56,14 @@ pub fn recompute_after(
         .unwrap_or_else(|| recompute(record, current))
 }
 
+/// Why replay compares nothing for `record`, in words: a call cancelled before it was answered
+/// ([`Outcome::Cancelled`]) had no answer, so it is not replayed (neither offline nor
+/// live); `None` for every other record.
+pub fn skip_reason(record: &CallRecord) -> Option<&'static str> {
+    matches!(record.outcome, Outcome::Cancelled)
+        .then_some("the client cancelled it before it was answered: no answer to compare")
+}
+
 /// One record's replay verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayResult {

@@ -21,6 +21,10 @@
 //! of the paged call's raw result, already counted on that tool's row, so its raw sizes are 0,
 //! and its saving and suggested budgets do not apply (a page is cut to the paged tool's budget).
 //!
+//! A call the client cancelled ([`Outcome::Cancelled`]) counts as a call and as an error of type
+//! `cancelled` ([`crate::mapping::CANCELLED`]), and in nothing else: it had no answer (no raw or
+//! envelope size) and its duration is the time until it was cancelled (no latency).
+//!
 //! Renderings: [`render_table`] (a fixed-width table for the terminal), [`render_json`] (one
 //! JSON document for machines) and [`render_html`] (a self-contained page with an inline SVG
 //! bar chart of raw against envelope size per tool, no scripts, no outside resources).
@@ -33,7 +37,7 @@ use serde_json::Value;
 
 use crate::budget::Tokenizer;
 use crate::envelope::Status;
-use crate::mapping::{map_outcome, MappingContext, Outcome};
+use crate::mapping::{map_outcome, MappingContext, Outcome, CANCELLED};
 use crate::record::CallRecord;
 
 /// The share of a tool's successful results the suggested budget keeps whole, in percent.
@@ -207,6 +211,13 @@ impl Acc {
 
     fn add(&mut self, record: &CallRecord) {
         self.calls += 1;
+        if record.outcome == Outcome::Cancelled {
+            *self.errors.entry(CANCELLED.to_owned()).or_default() += 1;
+            if !record.server.is_empty() {
+                self.servers.insert(record.server.clone());
+            }
+            return;
+        }
         let envelope = &record.envelope;
         match envelope.status {
             Status::Error => {

@@ -27,6 +27,7 @@
 //! | result, status ok | `2. [tool] function_result: datetime=2026-11-30T03:48:18+01:00 [call_id=3]` |
 //! | result, status truncated | `2. [tool] function_result: a=1 (+2 omitted) [call_id=3]` |
 //! | result, status error | `2. [tool] function_result: error(timeout: no response from server 'git' within 10s) [call_id=4]` |
+//! | instead of a result, a call the client cancelled ([`Outcome::Cancelled`]) | `2. [user] cancelled: no function_result (the client cancelled the call) [call_id=4]` |
 //!
 //! Arguments are compact JSON with keys in their recorded order. The result body is the
 //! envelope's `content`; on the error path it already reads `<type>: <message>`, so proxy-side
@@ -107,6 +108,7 @@ use serde_json::{Map, Value};
 use crate::budget::{Measure, Tokenizer};
 use crate::envelope::Status;
 use crate::mapping::media::{base64_decoded_len, media_block};
+use crate::mapping::Outcome;
 use crate::message_cut::{cut_chars, cut_marker, head_and_rest};
 use crate::record::CallRecord;
 
@@ -117,6 +119,11 @@ pub const ARG_STRING_MAX: usize = 500;
 /// Free text from events (elicitation message, sampling texts, progress message) is cut to this
 /// many characters (Unicode scalar values), followed by `… [N characters cut]` (issue 4).
 pub const EVENT_TEXT_MAX: usize = 200;
+
+/// The label of the line that ends a cancelled call's group in place of its result.
+const CANCELLED_LABEL: &str = "[user] cancelled: ";
+/// The text of that line.
+const CANCELLED_TEXT: &str = "no function_result (the client cancelled the call)";
 
 /// Options for [`render`] (issue 4).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -227,6 +234,11 @@ impl Group {
             items.push((label.to_owned(), rest.to_owned()));
         }
 
+        if r.outcome == Outcome::Cancelled {
+            // No result: the client gave up on the call.
+            items.push((CANCELLED_LABEL.to_owned(), CANCELLED_TEXT.to_owned()));
+            return Group { items, suffix };
+        }
         let env = &r.envelope;
         let result = match env.status {
             Status::Error => format!("error({})", env.content),

@@ -155,6 +155,12 @@ pub enum Outcome {
         /// Why, in plain words.
         detail: String,
     },
+    /// The call's request ended before it was answered (recorded by the proxy itself): the
+    /// client cancelled it (`notifications/cancelled`, MCP 2025-11-25 "Utilities:
+    /// Cancellation"; a 2026-07-28 client of `serve --http` closing the response stream), so
+    /// the client got no answer. `{"kind":"cancelled"}`; maps to an error envelope of type
+    /// [`CANCELLED`] that nobody was sent. Transcripts written before it existed hold none.
+    Cancelled,
     /// A page of the proxy's page tool: the rows of the earlier call `of_call_id` (same
     /// session, same transcript) from row `first_row` on. Replay finds that call's record.
     Page {
@@ -185,6 +191,10 @@ impl Outcome {
         }
     }
 }
+
+/// The error type of the envelope [`Outcome::Cancelled`] maps to (no client receives it: the
+/// record keeps the usual shape, and `stats` counts the call under this type).
+pub const CANCELLED: &str = "cancelled";
 
 /// Everything [`map_outcome`] needs besides the outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +322,16 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             ],
         ),
         Outcome::NotRecorded { detail } => err(ErrorType::NotFound, &[detail]),
+        Outcome::Cancelled => Mapped {
+            envelope: Envelope::error(
+                ctx.call_id,
+                ctx.tool,
+                CANCELLED,
+                "the client cancelled the call before it was answered",
+            ),
+            media: Vec::new(),
+            meta: None,
+        },
         Outcome::Page { of_call_id, .. } => err(
             ErrorType::NotFound,
             &[&format!(

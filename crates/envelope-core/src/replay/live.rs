@@ -83,8 +83,8 @@ pub fn client_request(record: &CallRecord) -> Option<&str> {
     })
 }
 
-/// The plan for every record of a transcript, in order: a call whose arguments hold the
-/// redaction marker is skipped (its real arguments are not in the transcript); so is a call
+/// The plan for every record of a transcript, in order: a cancelled call is skipped
+/// ([`crate::replay::skip_reason`]), and so is a call whose arguments hold the redaction marker (its real arguments are not in the transcript); so is a call
 /// during which a server asked the client for input ([`client_request`]: no client answers it
 /// on a live re-run, which would end in an error, not the recorded outcome); a page-tool
 /// call is [`LivePlan::Page`] when the call it pages is in the transcript before it and is
@@ -92,7 +92,9 @@ pub fn client_request(record: &CallRecord) -> Option<&str> {
 pub fn plan(records: &[CallRecord]) -> Vec<LivePlan> {
     let mut plans: Vec<LivePlan> = Vec::with_capacity(records.len());
     for (i, record) in records.iter().enumerate() {
-        let plan = if has_redacted(&record.arguments) {
+        let plan = if let Some(reason) = crate::replay::skip_reason(record) {
+            LivePlan::Skip(reason.into())
+        } else if has_redacted(&record.arguments) {
             LivePlan::Skip("its arguments were redacted when recorded".into())
         } else if let Some(method) = client_request(record) {
             LivePlan::Skip(format!(

@@ -59,6 +59,25 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
     assert_eq!(stats[1].suggested_char_budget, None, "no successful call");
 }
 
+/// A cancelled call counts as a call and a `cancelled` error, and in no size or duration: it
+/// had no answer, and its duration is only the wait until it was cancelled.
+#[test]
+fn a_cancelled_call_counts_as_cancelled_and_nothing_else() {
+    let answered = vec![record("t", text_result("abc"), 10, 20)];
+    let mut with_cancelled = answered.clone();
+    with_cancelled.push(record("t", Outcome::Cancelled, 10, 9_000));
+    let before = &compute(&answered, Tokenizer::O200kBase)[0];
+    let after = &compute(&with_cancelled, Tokenizer::O200kBase)[0];
+    assert_eq!(after.calls, 2);
+    assert_eq!(after.errors_label(), "cancelled:1");
+    assert_eq!(after.server, "git");
+    assert_eq!(
+        (after.raw_chars, after.envelope_chars, after.raw_tokens),
+        (before.raw_chars, before.envelope_chars, before.raw_tokens)
+    );
+    assert_eq!((after.p50_ms, after.p95_ms), (20, 20));
+}
+
 #[test]
 fn suggested_budget_keeps_ninety_percent_whole() {
     // Ten results whose full renderings are 10, 20, ..., 100 characters.

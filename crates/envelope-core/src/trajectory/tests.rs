@@ -149,6 +149,23 @@ fn groups_are_placed_by_start_not_file_order() {
     assert!(out.starts_with("1. [assistant] function_call t({}) [call_id=b]\n"));
 }
 
+/// A call the client cancelled ends with one line saying so, after its events (its progress),
+/// instead of the error envelope the record keeps for shape.
+#[test]
+fn a_cancelled_call_ends_with_one_line_saying_so() {
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "p", "progress": 1, "total": 4}});
+    let envelope = env("5", "slow", Status::Error, "cancelled: gone", 0);
+    let mut r = rec(1, 0, "5", "slow", json!({}), envelope, vec![s2c(progress)]);
+    r.outcome = Outcome::Cancelled;
+    assert_eq!(
+        render(&[r], &all()),
+        "1. [assistant] function_call slow({}) [call_id=5]\n\
+         2. [tool] progress for slow: 1/4 [call_id=5]\n\
+         3. [user] cancelled: no function_result (the client cancelled the call) [call_id=5]\n"
+    );
+}
+
 #[test]
 fn arguments_keep_recorded_key_order() {
     let r = ok(0, 0, "1", "t", json!({"z": 1, "a": [true, null]}), "");

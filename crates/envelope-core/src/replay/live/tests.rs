@@ -233,3 +233,16 @@ fn a_call_during_which_a_server_asked_the_client_is_skipped() {
     );
     assert_eq!(plans[1], LivePlan::Call);
 }
+
+/// A call the client cancelled had no answer: it is not made again (nor compared offline), and
+/// a call after it is planned as usual.
+#[test]
+fn a_cancelled_call_is_skipped_saying_so() {
+    let mut cancelled = test_record("git_log", json!({}), Outcome::Cancelled, BUDGET, 3);
+    cancelled.envelope = recompute(&cancelled, None);
+    let plans = plan(&[cancelled.clone(), log_call("a2", &ROWS)]);
+    let reason = crate::replay::skip_reason(&cancelled).expect("a reason");
+    assert!(reason.contains("cancelled"), "{reason}");
+    assert_eq!(plans, [LivePlan::Skip(reason.into()), LivePlan::Call]);
+    assert_eq!(crate::replay::skip_reason(&log_call("a3", &ROWS)), None);
+}

@@ -1,0 +1,131 @@
+//! A `tools/call` until it is answered ([`OpenCall`]): when its task ends first (the client
+//! cancelled the request: `notifications/cancelled`, MCP 2025-11-25 "Utilities:
+//! Cancellation", in either era; a 2026-07-28 client of `serve --http` closing the response
+//! stream, which the session takes as that notification), the transcript still gets the call's
+//! record, with the outcome `{"kind":"cancelled"}`, the events it had so far (progress,
+//! server requests), its `seq` and its duration up to the cancellation. Without a transcript it
+//! costs nothing but moving the call's own values into it.
+
+use std::time::{Instant, SystemTime};
+
+use serde_json::{Map, Value};
+
+use super::calls::{CallFacts, Finished};
+use super::calls_in_flight::CallGuard;
+use super::Core;
+use crate::config::ToolSettings;
+use crate::outcome::{map_outcome, Outcome};
+use crate::small_map;
+
+/// A call's own values from its start until it is answered, owned here so that a call whose
+/// task is dropped (cancelled) can still be recorded by [`Drop`].
+pub(super) struct OpenCall<'a> {
+    core: &'a Core,
+    /// The call's start order.
+    pub seq: u64,
+    /// The envelope's `call_id` (the client's id as a string).
+    pub call_id: String,
+    /// The tool name the client used.
+    pub name: String,
+    /// The call's params (`arguments`, and `name` once routed: the server's own name).
+    pub params: Map<String, Value>,
+    /// When the call started by the wall clock, when a transcript records it.
+    pub started_at: Option<SystemTime>,
+    /// When the call started.
+    pub started: Instant,
+    /// The call's entry among the calls in flight, once routed to a server.
+    pub in_flight: Option<CallGuard>,
+    /// The server, its name of the tool and the tool's settings, once routed (kept only when
+    /// recording).
+    route: Option<(String, String, ToolSettings)>,
+    answered: bool,
+}
+
+impl<'a> OpenCall<'a> {
+    /// The call `seq` as it starts.
+    pub(super) fn new(
+        core: &'a Core,
+        seq: u64,
+        call_id: String,
+        name: String,
+        params: Map<String, Value>,
+    ) -> OpenCall<'a> {
+        OpenCall {
+            core,
+            seq,
+            call_id,
+            name,
+            params,
+            started_at: core.transcript.as_ref().map(|_| SystemTime::now()),
+            started: Instant::now(),
+            in_flight: None,
+            route: None,
+            answered: false,
+        }
+    }
+
+    /// Notes where the call went, for its record should it be cancelled.
+    pub(super) fn routed(&mut self, server: &str, server_tool: &str, settings: ToolSettings) {
+        if self.core.transcript.is_some() {
+            self.route = Some((server.to_owned(), server_tool.to_owned(), settings));
+        }
+    }
+
+    /// The call is answered (or refused): nothing to record when it is dropped. Its entry
+    /// among the calls in flight stays until then (its record takes its events).
+    pub(super) fn answered(&mut self) {
+        self.answered = true;
+    }
+
+    /// The call's arguments, taken out of its params (an empty object when it had none).
+    pub(super) fn take_arguments(&mut self) -> Value {
+        small_map::get_mut(&mut self.params, "arguments")
+            .map_or_else(|| Value::Object(Map::new()), std::mem::take)
+    }
+
+    /// The record of a call cancelled before its answer (see the module documentation).
+    fn cancelled(&mut self) -> Finished {
+        let (server, server_tool, settings) = self.route.take().unwrap_or_else(|| {
+            // Not routed yet (waiting for its server to start): the server the config names.
+            let config = self.core.config();
+            let (server, tool) = config
+                .listing_server(&self.name)
+                .unwrap_or(("", self.name.as_str()));
+            let settings = config.tool_settings(server, tool);
+            (server.to_owned(), tool.to_owned(), settings)
+        });
+        let facts = CallFacts {
+            call_id: std::mem::take(&mut self.call_id),
+            tool: std::mem::take(&mut self.name),
+            server,
+            server_tool,
+            settings,
+        };
+        let outcome = Outcome::Cancelled;
+        let mapped = map_outcome(&outcome, &facts.mapping_context());
+        // Cancelled while its arguments were marked to go as the client wrote them.
+        let arguments = crate::exact_args::unmarked(self.take_arguments());
+        Finished {
+            facts,
+            seq: self.seq,
+            started_at: self.started_at,
+            duration: self.started.elapsed(),
+            arguments,
+            mapped,
+            outcome: Some(outcome),
+            payload: None,
+            replayed: false,
+        }
+    }
+}
+
+impl Drop for OpenCall<'_> {
+    fn drop(&mut self) {
+        if self.answered || self.core.transcript.is_none() {
+            return;
+        }
+        let mut finished = self.cancelled();
+        // Before `in_flight` is dropped: the record takes the call's events from there.
+        self.core.record(&mut finished);
+    }
+}
