@@ -233,6 +233,11 @@ impl Core {
                 )
             }
         };
+        // An unknown name is shown as `unrouted` gives it: one longer than any tool's, cut.
+        let name = match &call_outcome {
+            CallOutcome::Outcome(Outcome::NoSuchTool) => server_tool.clone(),
+            _ => name,
+        };
         let facts = CallFacts {
             call_id,
             tool: name,
@@ -330,7 +335,8 @@ impl Core {
     /// that owns it ([`crate::config::Config::listing_server`]) and that server is not ready
     /// (it failed to start, is restarting or still starting): then `unavailable` naming that
     /// server, whose tools are not offered while it is down. Returns the server ("" for none),
-    /// its name of the tool, the tool's settings and the outcome.
+    /// its name of the tool (for `not_found`, the name as shown:
+    /// [`crate::tool_validation::shown_unknown_name`]), the tool's settings and the outcome.
     fn unrouted(&self, name: &str) -> (String, String, ToolSettings, CallOutcome) {
         let config = self.config();
         let down = config.listing_server(name).and_then(|(server, tool)| {
@@ -340,7 +346,8 @@ impl Core {
         let Some((server, tool, reason)) = down else {
             let settings = config.tool_settings("", name);
             let outcome = CallOutcome::Outcome(Outcome::NoSuchTool);
-            return (String::new(), name.to_owned(), settings, outcome);
+            let shown = crate::tool_validation::shown_unknown_name(name).into_owned();
+            return (String::new(), shown, settings, outcome);
         };
         let settings = config.tool_settings(&server, &tool);
         let outcome = CallOutcome::Outcome(Outcome::Unavailable { reason });
