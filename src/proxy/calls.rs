@@ -532,9 +532,24 @@ impl Core {
             Ok(Err(error)) if is_url_elicitation_required(&error) => {
                 return Err(NotEnveloped::Error(error))
             }
-            Ok(Err(error)) => CallOutcome::Outcome(Outcome::RpcError { error }),
+            Ok(Err(error)) => CallOutcome::Outcome(self.rpc_error_outcome(leg.seq, error)),
             Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
+    }
+
+    /// The outcome of call `seq`'s JSON-RPC `error`: [`Outcome::InputFailed`] when it repeats
+    /// the error a request of the server to the client got during the call
+    /// ([`crate::outcome::errors::input_failure`]), else [`Outcome::RpcError`].
+    fn rpc_error_outcome(&self, seq: u64, error: Value) -> Outcome {
+        let failed = self.calls.input_error(seq).and_then(|input| {
+            crate::outcome::errors::input_failure(
+                &input.method,
+                &input.error,
+                input.by_client,
+                &error,
+            )
+        });
+        failed.unwrap_or(Outcome::RpcError { error })
     }
 }
 

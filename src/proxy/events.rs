@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tracing::info;
 
+use super::calls_in_flight::InputError;
 use super::multi_round;
 use super::round_events::{answer_event, request_event, Answerer, InputAnswer};
 use super::session::Session;
@@ -187,6 +188,10 @@ impl Core {
             }
         };
         let answer = answer.and_then(|r| object_result(r).map_err(|e| (e, Answerer::Proxy)));
+        if let (Some(seq), Err((error, by))) = (seq, &answer) {
+            self.calls
+                .note_input_error(seq, input_error(&method, error, *by));
+        }
         if let Some(seq) = seq.filter(|_| self.transcript.is_some()) {
             self.calls.push_event(seq, answer_event(id, &answer));
         }
@@ -238,6 +243,15 @@ impl Core {
                 "no connected client declared the capability it needs",
             )),
         }
+    }
+}
+
+/// The [`InputError`] of a server's request `method` answered with `error` made `by`.
+pub(super) fn input_error(method: &str, error: &Value, by: Answerer) -> InputError {
+    InputError {
+        method: method.to_owned(),
+        error: error.clone(),
+        by_client: by == Answerer::Client,
     }
 }
 

@@ -452,6 +452,10 @@ impl Core {
             self.calls.push_event(leg.seq, event);
         }
         let answer = ask_legacy_session(leg.session, server, &id, request).await;
+        if let Err((error, by)) = &answer {
+            let noted = super::events::input_error(&request.method, error, *by);
+            self.calls.note_input_error(leg.seq, noted);
+        }
         if recording {
             self.calls.push_event(leg.seq, answer_event(id, &answer));
         }

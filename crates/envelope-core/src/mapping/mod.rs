@@ -118,6 +118,19 @@ pub enum Outcome {
         /// Why, in plain words.
         reason: String,
     },
+    /// The call's JSON-RPC error repeats the error that a request of its server to the client
+    /// (sampling, elicitation, roots) got during the call: a refusal because the client did not
+    /// declare the capability the request needs (-32601), or the client's own error answer
+    /// (see [`errors::input_failure`]). Not the server's fault: `unavailable`, not retryable.
+    InputFailed {
+        /// The server's request method (`sampling/createMessage`, `elicitation/create`,
+        /// `roots/list`).
+        method: String,
+        /// The error object that request got, as sent to the server.
+        input_error: Value,
+        /// The call's `error` member as received.
+        error: Value,
+    },
     /// No tool of that name (answered by the proxy itself).
     NoSuchTool,
     /// A remote server answered the call's HTTP request with an error status (401, 403, 429,
@@ -226,6 +239,11 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
     match outcome {
         Outcome::Result { result } => rows::map_result(result, ctx),
         Outcome::RpcError { error } => errors::map_rpc_error(error, ctx),
+        Outcome::InputFailed {
+            method,
+            input_error,
+            error,
+        } => errors::map_input_failed(method, input_error, error, ctx),
         Outcome::Timeout { timeout_ms } => err(
             ErrorType::Timeout,
             &[
