@@ -148,7 +148,8 @@ fn legacy_call_answered_with_error(p: &mut RawProxy, tool: &str, error: &Value) 
 
 /// An SDK server's tool fails with the error its request to the client got. A client that did
 /// not declare `sampling` (refused by the proxy with -32601): `unavailable` naming sampling, not
-/// `not_found` (the tool exists).
+/// `not_found` (the tool exists). A client's own error answer (-1): `unavailable`, not the
+/// retryable `server_error` (the server only passed on what the client said).
 #[test]
 fn a_tool_failing_for_the_clients_answer_is_unavailable_not_the_servers_fault() {
     let (_dir, config) = write_config(&sdk_stdio_server("py", "tool_timeout_sec = 20"));
@@ -165,6 +166,14 @@ fn a_tool_failing_for_the_clients_answer_is_unavailable_not_the_servers_fault() 
     let content = env["content"].as_str().unwrap();
     assert!(
         content.starts_with("unavailable: the tool needs the client's `sampling` capability, which this client did not declare (server 'py' sent sampling/createMessage); the call failed with error -32601: "),
+        "{env}"
+    );
+    let error = json!({"code": -1, "message": "the user's client failed"});
+    let env = legacy_call_answered_with_error(&mut p, "roots", &error);
+    assert_eq!(env["retryable"], false, "{env}");
+    assert_eq!(
+        env["content"],
+        "unavailable: the client answered server 'py''s roots/list with error -1: the user's client failed; the call failed with error -1: the user's client failed",
         "{env}"
     );
     finish_session(p);

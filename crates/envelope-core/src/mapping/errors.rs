@@ -153,26 +153,30 @@ pub(crate) fn map_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
 }
 
 /// The outcome of a call that failed with JSON-RPC error `error` after its server's request
-/// `method` to the client got the error `input_error` (made by the client when `_by_client`,
+/// `method` to the client got the error `input_error` (made by the client when `by_client`,
 /// else by the proxy): [`Outcome::InputFailed`] when `error` has `input_error`'s code and that
-/// error is a -32601 refusal of a request that needs a client capability (`sampling`,
-/// `elicitation`, `roots`: the client did not declare it, MCP 2025-11-25 "Client Features").
-/// The server passed on what the client said; the tool exists (not `not_found`), and the same
-/// call to the same client fails the same way. `None`: the call's error is the server's own
-/// (mapped by its code).
+/// error is the client's own answer (any code, e.g. -1), or a -32601 refusal of a request that
+/// needs a client capability (`sampling`, `elicitation`, `roots`: the client did not declare
+/// it, MCP 2025-11-25 "Client Features"). The server passed on what the client said: not the
+/// server's fault (not a retryable `server_error`), the tool exists (not `not_found`), and the
+/// same call to the same client rarely fares better. The proxy's other errors (no answer in
+/// time, the client gone) keep the mapping of their code. `None`: the call's error is the
+/// server's own (mapped by its code).
 pub fn input_failure(
     method: &str,
     input_error: &Value,
-    _by_client: bool,
+    by_client: bool,
     error: &Value,
 ) -> Option<Outcome> {
     let code = |e: &Value| e.get("code").and_then(Value::as_i64);
     let input_code = code(input_error)?;
     let lacks_capability = input_code == -32601 && crate::mrtr::capability_for(method).is_some();
-    (code(error) == Some(input_code) && lacks_capability).then(|| Outcome::InputFailed {
-        method: method.to_owned(),
-        input_error: input_error.clone(),
-        error: error.clone(),
+    (code(error) == Some(input_code) && (by_client || lacks_capability)).then(|| {
+        Outcome::InputFailed {
+            method: method.to_owned(),
+            input_error: input_error.clone(),
+            error: error.clone(),
+        }
     })
 }
 

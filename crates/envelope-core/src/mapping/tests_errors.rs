@@ -163,6 +163,27 @@ fn a_call_failing_for_a_capability_the_client_lacks_is_unavailable() {
 }
 
 #[test]
+fn a_call_failing_for_the_clients_own_error_is_unavailable_not_a_server_error() {
+    let theirs = json!({"code": -1, "message": "the user's client failed"});
+    let env = after_input("elicitation/create", theirs.clone(), true, theirs.clone());
+    assert_error(
+        &env.unwrap(),
+        ErrorType::Unavailable,
+        "unavailable: the client answered server 'py''s elicitation/create with error -1: the user's client failed; the call failed with error -1: the user's client failed",
+    );
+    // The same code made by the proxy, or another code: the server's own error.
+    assert!(after_input("elicitation/create", theirs.clone(), false, theirs.clone()).is_none());
+    let other = json!({"code": -32603, "message": "boom"});
+    assert!(after_input("elicitation/create", theirs, true, other.clone()).is_none());
+    // Without an error of the client's, -1 stays the server's: server_error, retryable.
+    assert_error(
+        &rpc(json!({"code": -1, "message": "x"})),
+        ErrorType::ServerError,
+        "server_error: server 'time' answered error -1: x",
+    );
+}
+
+#[test]
 fn rate_limit_and_overloaded_via_json_rpc_data() {
     assert_error(
         &rpc(
