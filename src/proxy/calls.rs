@@ -380,7 +380,7 @@ impl Core {
     ) -> (Mapped, CallSummary) {
         let facts = &done.facts;
         let (o, p) = (done.outcome.as_ref(), done.payload.as_ref());
-        self.keep_page_rows(pager, facts, &done.mapped, o, p);
+        self.keep_page_rows(pager, facts, &mut done.mapped, o, p);
         self.record(&mut done);
         let summary = CallSummary {
             call_id: done.facts.call_id,

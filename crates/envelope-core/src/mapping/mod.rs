@@ -78,7 +78,7 @@ pub use media::{
     audio_as_text, audio_content_allowed, base64_decoded_len, describe_media, passed_media,
     MediaMode,
 };
-pub use rows::{count_result_rows, map_result_from, rows_not_held};
+pub use rows::{count_result_rows, map_result_from, paged_result_json, rows_not_held};
 
 /// What came back from a downstream `tools/call`, exactly as received (serialized into
 /// transcripts, so replay can recompute the envelope).
