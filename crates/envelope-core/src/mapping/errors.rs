@@ -174,8 +174,8 @@ pub fn input_failure(
     (code(error) == Some(input_code) && (by_client || lacks_capability)).then(|| {
         Outcome::InputFailed {
             method: method.to_owned(),
-            input_error: input_error.clone(),
-            error: error.clone(),
+            input_error: Box::new(input_error.clone()),
+            error: Box::new(error.clone()),
         }
     })
 }

@@ -126,10 +126,11 @@ pub enum Outcome {
         /// The server's request method (`sampling/createMessage`, `elicitation/create`,
         /// `roots/list`).
         method: String,
-        /// The error object that request got, as sent to the server.
-        input_error: Value,
+        /// The error object that request got, as sent to the server (boxed, as `error`: a
+        /// `Value` is 80 bytes, and every outcome is as large as its largest variant).
+        input_error: Box<Value>,
         /// The call's `error` member as received.
-        error: Value,
+        error: Box<Value>,
     },
     /// No tool of that name (answered by the proxy itself).
     NoSuchTool,
