@@ -49,7 +49,8 @@ pub struct RawPaging {
     #[schemars(with = "Option<String>")]
     pub tool_name: Option<toml::Spanned<String>>,
     /// Most bytes of truncated results kept (least recently used dropped first; a larger
-    /// result is not kept). Default: 33554432 (32 MiB).
+    /// result is not kept, and its answer says so); each result counts the bytes it holds
+    /// plus 280 of bookkeeping. Default: 33554432 (32 MiB).
     pub max_bytes: Option<PositiveCount>,
     /// Seconds a kept result lives after its last use. Default: 600.
     pub ttl_sec: Option<PositiveCount>,
@@ -290,7 +291,7 @@ impl Pager {
             }
         }
         let message = format!(
-            "no rows kept for call_id '{of}': unknown, already paged to the end, or dropped from the paging store (expired or evicted); call the tool again"
+            "no rows kept for call_id '{of}': unknown, already paged to the end, dropped from the paging store (expired or evicted), or never kept (larger than the store); call the tool again"
         );
         error("not_found", message)
     }

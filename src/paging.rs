@@ -5,31 +5,51 @@
 //! `call_id`, so a client can never read another session's results). The 2026-07-28 clients of
 //! `serve --http` share one session: there every `call_id` is 128 random bits drawn by the HTTP
 //! layer, known only to the client that made the call. It holds the call's
-//! `CallToolResult` as JSON text (so its size is known exactly), what is needed to map it
-//! again (tool, server, budget) and a [`Cursor`]: where the next page starts.
+//! `CallToolResult` as JSON text, only the members a page reads
+//! ([`crate::outcome::rows::paged_result_json`]: a `content` that `structuredContent` makes
+//! unread, such as the SDKs' JSON copy of it, is left out), what is needed to map it again
+//! (tool, server, budget) and a [`Cursor`]: where the next page starts.
 //!
-//! Bounds: the entries' sizes ([`StoredCall::bytes`]) add up to at most the store's
-//! `max_bytes`; a new entry evicts the least recently used ones until it fits, and an entry
-//! larger than `max_bytes` is not kept. An entry not used for `ttl` is dropped. An entry whose
-//! last row was delivered is dropped.
+//! Bounds: the entries' sizes ([`entry_bytes`]: the bytes of the strings an entry holds plus
+//! [`ENTRY_OVERHEAD_BYTES`] of fixed bookkeeping) add up to at most the store's `max_bytes`; a
+//! new entry evicts the least recently used ones until it fits, and an entry larger than
+//! `max_bytes` is not kept ([`NotKept`]). An entry not used for `ttl` is dropped. An entry
+//! whose last row was delivered is dropped.
 //!
 //! Pure: time is passed in. Source: issue 15 of the project.
 
 use std::collections::{BTreeMap, HashMap};
+use std::mem::size_of;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::{json, Value};
+
 use crate::budget::Budget;
 use crate::config::MediaMode;
+use crate::envelope::Envelope;
 use crate::outcome::TextShape;
 
 /// Built-in store size: 32 MiB of stored results.
 pub const DEFAULT_MAX_BYTES: usize = 32 * 1024 * 1024;
 /// Built-in time-to-live of an entry since its last use: 10 minutes.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
-/// What an entry costs beyond its strings, in bytes (key, maps, bookkeeping), so that many
-/// tiny entries are bounded too.
-pub const ENTRY_OVERHEAD_BYTES: usize = 256;
+/// What an entry holds beyond its strings, in bytes: its key twice (the map's, the use
+/// order's), its slot, its use tick and its shared [`StoredCall`] with the two reference
+/// counts: 280 on a 64-bit target. Allocator headers and the maps' spare room are not counted.
+/// So many tiny entries are bounded too.
+pub const ENTRY_OVERHEAD_BYTES: usize = 2 * size_of::<PageKey>()
+    + size_of::<Slot>()
+    + size_of::<u64>()
+    + size_of::<StoredCall>()
+    + 2 * size_of::<usize>();
+
+/// What an entry of `key` holding `call` counts against the store's size, in bytes: the UTF-8
+/// bytes of the strings it holds (`call`'s result JSON, tool, server and server's tool name;
+/// the key's `call_id`, held twice) plus [`ENTRY_OVERHEAD_BYTES`].
+pub fn entry_bytes(key: &PageKey, call: &StoredCall) -> usize {
+    2 * key.call_id.len() + call.bytes() + ENTRY_OVERHEAD_BYTES
+}
 
 /// Which stored result: a client session and the `call_id` of the truncated call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,13 +80,10 @@ pub struct StoredCall {
 }
 
 impl StoredCall {
-    /// What the entry counts against the store's size, in bytes.
+    /// The bytes of the strings it holds (their lengths: [`PageStore::insert`] shrinks the
+    /// result's text to fit).
     pub fn bytes(&self) -> usize {
-        self.result_json.len()
-            + self.tool.len()
-            + self.server.len()
-            + self.server_tool.len()
-            + ENTRY_OVERHEAD_BYTES
+        self.result_json.len() + self.tool.len() + self.server.len() + self.server_tool.len()
     }
 }
 
@@ -84,13 +101,24 @@ pub enum Cursor {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotKept {
     /// The entry alone is larger than the store.
-    #[error("the result ({bytes} bytes) is larger than the paging store ({max_bytes} bytes)")]
+    #[error("the result needs about {bytes} bytes of the paging store, which holds {max_bytes} ([paging] max_bytes)")]
     TooLarge {
-        /// The entry's size.
+        /// The entry's size ([`entry_bytes`]).
         bytes: usize,
         /// The store's size.
         max_bytes: usize,
     },
+}
+
+/// The text block (`{"type": "text", "text": …}`) that follows the envelope's in the answer of
+/// a truncated call whose rows could not be kept (`why`), so the model knows at once that the
+/// page tool `tool_name` cannot return the `omitted` rows of `envelope`'s `call_id`.
+pub fn not_kept_notice(tool_name: &str, envelope: &Envelope, why: &NotKept) -> Value {
+    let text = format!(
+        "The {} row(s) left out of call_id '{}' are not kept, so {tool_name} cannot return them: {why}. Call the tool again with narrower arguments to see them.",
+        envelope.omitted, envelope.call_id
+    );
+    json!({"type": "text", "text": text})
 }
 
 #[derive(Debug)]
@@ -158,7 +186,9 @@ impl PageStore {
     ) -> Result<(), NotKept> {
         self.expire(now);
         self.remove(&key);
-        let bytes = call.bytes();
+        let mut call = call;
+        call.result_json.shrink_to_fit();
+        let bytes = entry_bytes(&key, &call);
         if bytes > self.max_bytes {
             return Err(NotKept::TooLarge {
                 bytes,
@@ -267,7 +297,41 @@ mod tests {
         }
     }
 
-    const ENTRY: usize = 1000 + 2 + ENTRY_OVERHEAD_BYTES;
+    /// An entry of [`call`]`(1000)` under a one-character `call_id`.
+    const ENTRY: usize = 1000 + 2 + 2 + ENTRY_OVERHEAD_BYTES;
+
+    /// A result as the MCP SDKs send a tool's 70-character string: the text and, structured,
+    /// `{"result": text}`. Its entry holds the structured copy alone, and counts it with its
+    /// names and the fixed overhead: kept under a `max_bytes` of exactly that, which the old
+    /// count (the whole result plus 256) exceeded.
+    #[test]
+    fn an_entry_counts_the_bytes_it_holds() {
+        let text = "x".repeat(70);
+        let result = serde_json::json!({"content": [{"type": "text", "text": text}],
+            "structuredContent": {"result": text}});
+        let held = crate::outcome::paged_result_json(&result, MediaMode::Passthrough);
+        assert_eq!(held.len(), 70 + 35);
+        let entry = StoredCall {
+            result_json: held,
+            ..call(0)
+        };
+        let (k, now) = (key(1, "7"), Instant::now());
+        let bytes = entry_bytes(&k, &entry);
+        assert_eq!(bytes, 105 + 2 + 2 + ENTRY_OVERHEAD_BYTES);
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(ENTRY_OVERHEAD_BYTES, 280, "the figure the README states");
+        let old_count = result.to_string().len() + 2 + 256;
+        assert!(old_count > bytes, "{old_count} <= {bytes}");
+        let mut store = PageStore::new(bytes, DEFAULT_TTL);
+        store.insert(k.clone(), entry.clone(), 1, now).unwrap();
+        assert_eq!(store.used_bytes(), bytes);
+        let mut store = PageStore::new(bytes - 1, DEFAULT_TTL);
+        let err = store.insert(k, entry, 1, now).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("the result needs about {bytes} bytes of the paging store, which holds {} ([paging] max_bytes)", bytes - 1)
+        );
+    }
 
     #[test]
     fn sessions_are_apart() {
@@ -334,16 +398,17 @@ mod tests {
     #[test]
     fn a_thousand_truncated_calls_stay_within_the_bound() {
         let now = Instant::now();
-        let max = 100 * ENTRY;
+        // Three-character call_ids: two bytes more than ENTRY's, twice.
+        let max = 100 * (ENTRY + 4);
         let mut store = PageStore::new(max, DEFAULT_TTL);
         for i in 0..1000 {
             store
-                .insert(key(1, &i.to_string()), call(1000), 5, now)
+                .insert(key(1, &format!("{i:03}")), call(1000), 5, now)
                 .unwrap();
             assert!(store.used_bytes() <= max);
         }
         assert_eq!(store.len(), 100);
         assert!(store.get(&key(1, "999"), now).is_some());
-        assert!(store.get(&key(1, "0"), now).is_none());
+        assert!(store.get(&key(1, "000"), now).is_none());
     }
 }

@@ -227,6 +227,10 @@ impl Core {
         // Answered: from here on the call has its outcome (a large result still to be mapped
         // on the blocking pool, a few milliseconds, is the one wait left unrecorded if cut).
         open.answered();
+        // An unknown name is shown as `unrouted` gives it: one longer than any tool's, cut.
+        if let CallOutcome::Outcome(Outcome::NoSuchTool { .. }) = &call_outcome {
+            open.name.clone_from(&server_tool);
+        }
         let facts = CallFacts {
             call_id: std::mem::take(&mut open.call_id),
             tool: std::mem::take(&mut open.name),
@@ -353,7 +357,8 @@ impl Core {
     /// that owns it ([`crate::config::Config::listing_server`]) and that server is not ready
     /// (it failed to start, is restarting or still starting): then `unavailable` naming that
     /// server, whose tools are not offered while it is down. Returns the server ("" for none),
-    /// its name of the tool, the tool's settings and the outcome.
+    /// its name of the tool (for `not_found`, the name as shown:
+    /// [`crate::tool_validation::shown_unknown_name`]), the tool's settings and the outcome.
     fn unrouted(&self, name: &str) -> (String, String, ToolSettings, CallOutcome) {
         let config = self.config();
         let down = config.listing_server(name).and_then(|(server, tool)| {
@@ -364,7 +369,8 @@ impl Core {
             let settings = config.tool_settings("", name);
             let servers_down = self.servers_down_that_could_offer(&config, name);
             let outcome = CallOutcome::Outcome(Outcome::NoSuchTool { servers_down });
-            return (String::new(), name.to_owned(), settings, outcome);
+            let shown = crate::tool_validation::shown_unknown_name(name).into_owned();
+            return (String::new(), shown, settings, outcome);
         };
         let settings = config.tool_settings(&server, &tool);
         let outcome = CallOutcome::Outcome(Outcome::Unavailable { reason });
@@ -430,7 +436,7 @@ impl Core {
     ) -> (Mapped, CallSummary) {
         let facts = &done.facts;
         let (o, p) = (done.outcome.as_ref(), done.payload.as_ref());
-        self.keep_page_rows(pager, facts, &done.mapped, o, p);
+        self.keep_page_rows(pager, facts, &mut done.mapped, o, p);
         self.record(&mut done);
         let summary = CallSummary {
             call_id: done.facts.call_id,
@@ -580,9 +586,24 @@ impl Core {
             // parsing only what the budget can use.
             Ok(Ok(ResultBody::Raw(raw))) => CallOutcome::Raw(raw),
             Ok(Ok(ResultBody::Value(result))) => CallOutcome::Outcome(Outcome::Result { result }),
-            Ok(Err(error)) => CallOutcome::Outcome(Outcome::RpcError { error }),
+            Ok(Err(error)) => CallOutcome::Outcome(self.rpc_error_outcome(leg.seq, error)),
             Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
+    }
+
+    /// The outcome of call `seq`'s JSON-RPC `error`: [`Outcome::InputFailed`] when it repeats
+    /// the error a request of the server to the client got during the call
+    /// ([`crate::outcome::errors::input_failure`]), else [`Outcome::RpcError`].
+    fn rpc_error_outcome(&self, seq: u64, error: Value) -> Outcome {
+        let failed = self.calls.input_error(seq).and_then(|input| {
+            crate::outcome::errors::input_failure(
+                &input.method,
+                &input.error,
+                input.by_client,
+                &error,
+            )
+        });
+        failed.unwrap_or(Outcome::RpcError { error })
     }
 }
 

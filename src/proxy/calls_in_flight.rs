@@ -34,6 +34,20 @@ struct CallTrack {
     /// Where its downstream request went (the id it has there, once sent).
     slot: Option<DownstreamSlot>,
     events: Vec<Value>,
+    /// The last error a request of its server to the client got during it (see
+    /// [`InputError`]).
+    input_error: Option<InputError>,
+}
+
+/// An error a server's request to the client (sampling, elicitation, roots) got during a call:
+/// the request's method, the error object as sent to the server, and whether the client made
+/// it (else the proxy did). A call that then fails with the same code failed for it
+/// ([`crate::outcome::errors::input_failure`]).
+#[derive(Debug, Clone)]
+pub(super) struct InputError {
+    pub method: String,
+    pub error: Value,
+    pub by_client: bool,
 }
 
 type Table = Arc<Mutex<HashMap<u64, CallTrack>>>;
@@ -76,6 +90,7 @@ impl CallsInFlight {
                 downstream_token: None,
                 slot,
                 events: Vec::new(),
+                input_error: None,
             },
         );
         CallGuard {
@@ -179,6 +194,18 @@ impl CallsInFlight {
         if let Some(t) = self.calls.lock().unwrap().get_mut(&seq) {
             t.events.splice(0..0, earlier);
         }
+    }
+
+    /// Notes the error that a request of call `seq`'s server to the client got.
+    pub(super) fn note_input_error(&self, seq: u64, input_error: InputError) {
+        if let Some(t) = self.calls.lock().unwrap().get_mut(&seq) {
+            t.input_error = Some(input_error);
+        }
+    }
+
+    /// The last error a request of call `seq`'s server to the client got, if any.
+    pub(super) fn input_error(&self, seq: u64) -> Option<InputError> {
+        self.calls.lock().unwrap().get(&seq)?.input_error.clone()
     }
 
     /// Takes call `seq`'s transcript events (for its record).

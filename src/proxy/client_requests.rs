@@ -10,6 +10,7 @@ use jsonrpc_core::ErrorCode;
 use serde_json::Value;
 use tracing::{debug, warn};
 
+use super::round_events::{Answerer, InputAnswer};
 use super::session::Session;
 use crate::rpc::{CallError, Reply, ResultBody};
 use crate::wire::jsonrpc;
@@ -20,21 +21,23 @@ type Asked = Result<Result<ResultBody, Value>, CallError>;
 impl Session {
     /// Forwards a server-to-client request under a fresh id and waits for the client's answer
     /// (at most the server's `tool_timeout_sec`; then the client gets `notifications/cancelled`
-    /// and the server -32001, the MCP SDKs' request-timeout code).
+    /// and the server -32001, the MCP SDKs' request-timeout code). An error is the client's own
+    /// error response ([`Answerer::Client`]) or the proxy's ([`Answerer::Proxy`]).
     pub(super) async fn ask_client(
         &self,
         server: &str,
         server_id: &Value,
         method: &str,
         params: Option<Value>,
-    ) -> Result<Value, Value> {
+    ) -> InputAnswer {
         if self.protocol_version.get().is_none() {
             let why = if self.listeners.seen() {
                 "the client speaks MCP 2026-07-28, which has no requests from server to client"
             } else {
                 "no client is connected to answer this request"
             };
-            return Err(jsonrpc::error_object(ErrorCode::MethodNotFound, why, None));
+            let refused = jsonrpc::error_object(ErrorCode::MethodNotFound, why, None);
+            return Err((refused, Answerer::Proxy));
         }
         // The MCP lifecycle lets us send requests only once the client has finished initializing.
         if !self.until_ready().await {
@@ -109,32 +112,35 @@ impl Session {
 }
 
 /// The answer a server gets for its request to the client.
-async fn client_answer(asked: Asked, timeout: Duration) -> Result<Value, Value> {
+async fn client_answer(asked: Asked, timeout: Duration) -> InputAnswer {
     match asked {
         Ok(Ok(body)) => match body.into_result().await {
-            Ok(answer) => answer,
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(error)) => Err((error, Answerer::Client)),
             Err(e) => Err(internal_error(&format!(
                 "the client's answer is unusable: {e}"
             ))),
         },
-        Ok(Err(error)) => Err(error),
+        Ok(Err(error)) => Err((error, Answerer::Client)),
         Err(CallError::Timeout(_)) => {
             let reason = format!(
                 "no answer within {}",
                 envelope_core::mapping::seconds_text(timeout)
             );
             warn!("request to the client timed out");
-            Err(jsonrpc::error_object(
+            let error = jsonrpc::error_object(
                 ErrorCode::ServerError(-32001),
                 format!("the client did not answer: {reason}"),
                 None,
-            ))
+            );
+            Err((error, Answerer::Proxy))
         }
         Err(_) => Err(internal_error("the client went away before answering")),
     }
 }
 
-/// A -32603 error object with `message`.
-fn internal_error(message: &str) -> Value {
-    jsonrpc::error_object(ErrorCode::InternalError, message, None)
+/// The proxy's -32603 error object with `message`.
+fn internal_error(message: &str) -> (Value, Answerer) {
+    let error = jsonrpc::error_object(ErrorCode::InternalError, message, None);
+    (error, Answerer::Proxy)
 }

@@ -12,8 +12,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tracing::info;
 
+use super::calls_in_flight::InputError;
 use super::multi_round;
-use super::round_events::{answer_event, request_event};
+use super::round_events::{answer_event, request_event, Answerer, InputAnswer};
 use super::session::Session;
 use super::Core;
 use crate::downstream::DownstreamEvent;
@@ -162,32 +163,39 @@ impl Core {
             Some(call) => multi_round::ask_call(call, &method, params.clone(), event.clone()).await,
             None => Err(multi_round::Untaken),
         };
-        let (answer, seq) = match taken {
-            Ok((answer, seq)) => (answer, Some(seq)),
+        let (answer, seq): (InputAnswer, _) = match taken {
+            // A modern client's answers are results; an error there is the proxy's (no response
+            // for the request in the retry, or a capability the request did not declare).
+            Ok((answer, seq)) => (answer.map_err(|e| (e, Answerer::Proxy)), Some(seq)),
             Err(_) => {
                 if let (Some(seq), Some(event)) = (caller, event) {
                     self.calls.push_event(seq, event);
                 }
                 let answer = if linked {
                     // The call the transport linked it to ended before taking it.
-                    Err(mrtr::refused(&method, "the call it belongs to has ended"))
+                    let refused = mrtr::refused(&method, "the call it belongs to has ended");
+                    Err((refused, Answerer::Proxy))
                 } else {
                     // No modern call takes it, or the one guessed for it (a stdio server's
                     // request names no call) ended before taking it: a session's client answers.
                     let guess = self.calls.caller(&server, cause);
                     match self.session_for_request(&method, guess) {
                         Ok(session) => session.ask_client(&server, &id, &method, params).await,
-                        Err(refusal) => Err(refusal),
+                        Err(refusal) => Err((refusal, Answerer::Proxy)),
                     }
                 };
                 (answer, caller)
             }
         };
-        let answer = answer.and_then(object_result);
+        let answer = answer.and_then(|r| object_result(r).map_err(|e| (e, Answerer::Proxy)));
+        if let (Some(seq), Err((error, by))) = (seq, &answer) {
+            self.calls
+                .note_input_error(seq, input_error(&method, error, *by));
+        }
         if let Some(seq) = seq.filter(|_| self.transcript.is_some()) {
             self.calls.push_event(seq, answer_event(id, &answer));
         }
-        let _ = reply.send(answer);
+        let _ = reply.send(answer.map_err(|(error, _)| error));
     }
 
     /// The session to put a server's request `method` to: the one that made call `caller` (the call
@@ -235,6 +243,15 @@ impl Core {
                 "no connected client declared the capability it needs",
             )),
         }
+    }
+}
+
+/// The [`InputError`] of a server's request `method` answered with `error` made `by`.
+pub(super) fn input_error(method: &str, error: &Value, by: Answerer) -> InputError {
+    InputError {
+        method: method.to_owned(),
+        error: error.clone(),
+        by_client: by == Answerer::Client,
     }
 }
 

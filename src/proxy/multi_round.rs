@@ -27,7 +27,7 @@ use tracing::{debug, info};
 
 use super::calls::Leg;
 use super::calls_in_flight::slot_id;
-use super::round_events::{answer_event, request_event};
+use super::round_events::{answer_event, request_event, Answerer, InputAnswer};
 use super::session::Session;
 use super::{Core, DownstreamSlot};
 use crate::downstream::{CallError, Downstream, ResultBody, ServerEra, ServerState};
@@ -426,7 +426,7 @@ impl Core {
             for request in requests {
                 match self.ask_legacy_client(leg, ds.name(), &request).await {
                     Ok(answer) => responses.insert(request.key, answer),
-                    Err(error) => return Flow::Done(Ok(Err(error))),
+                    Err((error, _)) => return Flow::Done(Ok(Err(error))),
                 };
             }
             let state = interim.get("requestState").and_then(Value::as_str);
@@ -444,7 +444,7 @@ impl Core {
         leg: &Leg<'_>,
         server: &str,
         request: &InputRequest,
-    ) -> Result<Value, Value> {
+    ) -> InputAnswer {
         let id = json!(format!("input-{}", mrtr::new_state()));
         let recording = self.transcript.is_some();
         if recording {
@@ -452,6 +452,10 @@ impl Core {
             self.calls.push_event(leg.seq, event);
         }
         let answer = ask_legacy_session(leg.session, server, &id, request).await;
+        if let Err((error, by)) = &answer {
+            let noted = super::events::input_error(&request.method, error, *by);
+            self.calls.note_input_error(leg.seq, noted);
+        }
         if recording {
             self.calls.push_event(leg.seq, answer_event(id, &answer));
         }
@@ -466,12 +470,12 @@ async fn ask_legacy_session(
     server: &str,
     id: &Value,
     request: &InputRequest,
-) -> Result<Value, Value> {
+) -> InputAnswer {
     let capability = mrtr::capability_for(&request.method).unwrap_or("?");
     let session = session.filter(|s| s.declares(capability));
     let Some(session) = session else {
         let why = format!("the client did not declare `{capability}` at initialize");
-        return Err(mrtr::refused(&request.method, &why));
+        return Err((mrtr::refused(&request.method, &why), Answerer::Proxy));
     };
     session
         .ask_client(server, id, &request.method, request.params.clone())

@@ -12,6 +12,7 @@ use crate::config::ToolSettings;
 use crate::downstream::RawResponse;
 use crate::outcome::{Mapped, Outcome};
 use crate::page_tool::Pager;
+use crate::paging::NotKept;
 
 impl Core {
     /// The pager a call uses: its session's, or the core's own for calls without a client.
@@ -45,13 +46,17 @@ impl Core {
         Some((server, tool, settings, call_outcome))
     }
 
-    /// Keeps a truncated result for the page tool: its `CallToolResult` from `outcome`, or
-    /// from the `raw` response line of a result mapped in one pass.
+    /// Keeps a truncated result for the page tool: what a page reads of its `CallToolResult`
+    /// from `outcome` ([`crate::outcome::paged_result_json`]), or the whole result from the
+    /// `raw` response line of a result mapped in one pass. When it cannot be kept (larger than
+    /// the store), the answer says so at once: a text block after the envelope's
+    /// ([`crate::paging::not_kept_notice`]), so the model does not call the page tool for rows
+    /// that are not there.
     pub(super) fn keep_page_rows(
         &self,
         pager: Option<&Pager>,
         facts: &CallFacts,
-        mapped: &Mapped,
+        mapped: &mut Mapped,
         outcome: Option<&Outcome>,
         raw: Option<&RawResponse>,
     ) {
@@ -59,20 +64,30 @@ impl Core {
             return;
         };
         let (call_id, tool) = (&facts.call_id, &facts.tool);
-        if raw.is_some_and(|r| r.len() > pager.max_bytes()) {
-            debug!(call_id, tool, "result too large for the paging store");
-            return;
-        }
+        let media = facts.settings.media.value;
         let result_json = || match (outcome, raw) {
-            (Some(Outcome::Result { result }), _) => Some(result.to_string()),
+            (Some(Outcome::Result { result }), _) => {
+                Some(crate::outcome::paged_result_json(result, media))
+            }
             (None, Some(raw)) => {
                 crate::transcript::result_of_response(raw.as_str()).map(|r| r.get().to_owned())
             }
             _ => None,
         };
         let ctx = facts.mapping_context();
-        if let Err(why) = pager.keep(&ctx, &facts.server_tool, &mapped.envelope, result_json) {
+        let truncated = mapped.envelope.status == crate::envelope::Status::Truncated;
+        let kept = match raw {
+            // A raw line at least as long as the store cannot fit: not copied to find out.
+            Some(r) if truncated && r.len() >= pager.max_bytes() => Err(NotKept::TooLarge {
+                bytes: r.len() + crate::paging::ENTRY_OVERHEAD_BYTES,
+                max_bytes: pager.max_bytes(),
+            }),
+            _ => pager.keep(&ctx, &facts.server_tool, &mapped.envelope, result_json),
+        };
+        if let Err(why) = kept {
             debug!(call_id, tool, "not kept for paging: {why}");
+            let notice = crate::paging::not_kept_notice(pager.tool_name(), &mapped.envelope, &why);
+            mapped.media.insert(0, notice);
         }
     }
 }

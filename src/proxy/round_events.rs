@@ -2,6 +2,10 @@
 //! every pairing of eras, `{"direction": "server_to_client", "message": <JSON-RPC request>}`
 //! for what the server asked and `{"direction": "client_to_server", "message": <JSON-RPC
 //! response or error response>}` for the client's answer, the response's `id` the request's.
+//! An error the proxy answered itself (the client lacks the capability, no client, the client
+//! did not answer in time or went away, its answer was unusable, a 2026-07-28 client's retry
+//! gave no response for the request) is `{"direction": "proxy_to_server", ...}`: the client
+//! never said it.
 //!
 //! - A legacy server's request keeps its own JSON-RPC id, whoever answers it (a legacy client's
 //!   response, or a modern client's `inputResponses` entry after an `input_required` round).
@@ -38,14 +42,34 @@ pub(super) fn request_event(id: Value, method: &str, params: Option<Value>) -> V
     transcript::event("server_to_client", jsonrpc::request(id, method, params))
 }
 
-/// The `client_to_server` event of the client's `answer` to request `id`: a response with its
-/// result, or an error response with its error object.
-pub(super) fn answer_event(id: Value, answer: &Result<Value, Value>) -> Value {
-    let response = match answer {
-        Ok(result) => jsonrpc::response(id, result.clone()),
-        Err(error) => jsonrpc::error_response(id, error.clone()),
+/// Who made the error a server's request for input was answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answerer {
+    /// The client: its own error response.
+    Client,
+    /// The proxy: the request was refused or failed before or instead of a client's answer.
+    Proxy,
+}
+
+/// The answer a server's request for input gets: the client's result, or an error object and
+/// who made it.
+pub(super) type InputAnswer = Result<Value, (Value, Answerer)>;
+
+/// The event of the `answer` to request `id`: a response with the client's result, or an error
+/// response with its error object, `client_to_server` when the client made it and
+/// `proxy_to_server` when the proxy did.
+pub(super) fn answer_event(id: Value, answer: &InputAnswer) -> Value {
+    let (direction, response) = match answer {
+        Ok(result) => ("client_to_server", jsonrpc::response(id, result.clone())),
+        Err((error, by)) => {
+            let direction = match by {
+                Answerer::Client => "client_to_server",
+                Answerer::Proxy => "proxy_to_server",
+            };
+            (direction, jsonrpc::error_response(id, error.clone()))
+        }
     };
-    transcript::event("client_to_server", response)
+    transcript::event(direction, response)
 }
 
 /// The events of modern clients' calls that a modern server answered with its own
@@ -134,8 +158,10 @@ mod tests {
         let asked = request_event(json!(7), "roots/list", None);
         assert_eq!(asked["direction"], "server_to_client");
         assert_eq!(asked["message"]["method"], "roots/list");
-        let refused = answer_event(json!(7), &Err(json!({"code": -32601})));
-        assert_eq!(refused["direction"], "client_to_server");
+        let theirs = answer_event(json!(7), &Err((json!({"code": -1}), Answerer::Client)));
+        assert_eq!(theirs["direction"], "client_to_server");
+        let refused = answer_event(json!(7), &Err((json!({"code": -32601}), Answerer::Proxy)));
+        assert_eq!(refused["direction"], "proxy_to_server");
         assert_eq!(refused["message"]["id"], 7);
         assert_eq!(refused["message"]["error"]["code"], -32601);
         let kept = KeptRounds::default();

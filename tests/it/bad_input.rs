@@ -56,6 +56,38 @@ fn ids_are_echoed_exactly() {
     finish(p, &[]);
 }
 
+/// A 100,000-character tool name (no tool's name is longer than 128, MCP 2025-11-25 "Tool
+/// names") answers `not_found` with the name cut to its first 128 characters and the marker in
+/// the envelope's `tool` and message, in the log line and in the transcript: one request cannot
+/// put 100 kB into the model's context. A name of 128 is shown whole.
+#[test]
+fn a_tool_name_longer_than_any_tools_is_answered_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let (_d, config) = write_config(&one_fixture());
+    let mut p = RawProxy::start(&config, &["--transcript", path.to_str().unwrap()]);
+    p.initialize("2025-06-18");
+    let long = "n".repeat(100_000);
+    let shown = format!("{}… [99872 characters cut]", "n".repeat(128));
+    let env = envelope_of(&p.call(json!(1), &long, json!({}), T));
+    assert_eq!(env["tool"], shown.as_str(), "{}", env["tool"]);
+    assert_eq!(env["retryable"], false);
+    let message = format!("not_found: no tool named '{shown}'");
+    assert_eq!(env["content"], message.as_str());
+    let at_most = "m".repeat(128);
+    let env = envelope_of(&p.call(json!(2), &at_most, json!({}), T));
+    assert_eq!(env["tool"], at_most.as_str());
+    let status = p.close(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0));
+    let whole = "n".repeat(129);
+    let log = p.stderr();
+    assert!(log.contains(&format!("tool={shown} ")), "{log}");
+    assert!(!log.contains(&whole), "the whole name is logged");
+    let transcript = std::fs::read_to_string(&path).unwrap();
+    assert!(transcript.contains(&shown), "{transcript}");
+    assert!(!transcript.contains(&whole), "the whole name is recorded");
+}
+
 /// A second request with the id of one still in flight gets -32600 at once, and the first is
 /// still answered with its own result.
 #[test]

@@ -127,3 +127,54 @@ fn a_client_answer_that_is_not_an_object_fails_the_servers_request_at_once() {
     assert_refused_at_once(&env);
     finish_session(p);
 }
+
+/// A legacy client's call of `tool` whose requests from the server it answers with the error
+/// `error`: the call's envelope.
+fn legacy_call_answered_with_error(p: &mut RawProxy, tool: &str, error: &Value) -> Value {
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": "e1", "method": "tools/call",
+        "params": {"name": tool, "arguments": {"prompt": "p"}}}),
+    );
+    loop {
+        let msg = p.recv(Duration::from_secs(60));
+        if msg["id"] == "e1" && msg.get("method").is_none() {
+            return envelope_of(&msg);
+        }
+        if let (Some(_), Some(id)) = (msg["method"].as_str(), msg.get("id")) {
+            p.send(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+        }
+    }
+}
+
+/// An SDK server's tool fails with the error its request to the client got. A client that did
+/// not declare `sampling` (refused by the proxy with -32601): `unavailable` naming sampling, not
+/// `not_found` (the tool exists). A client's own error answer (-1): `unavailable`, not the
+/// retryable `server_error` (the server only passed on what the client said).
+#[test]
+fn a_tool_failing_for_the_clients_answer_is_unavailable_not_the_servers_fault() {
+    let (_dir, config) = write_config(&sdk_stdio_server("py", "tool_timeout_sec = 20"));
+    let mut p = RawProxy::start(&config, &[]);
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    p.response(&json!("init"), Duration::from_secs(60));
+    p.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let env = legacy_call_answered_with_error(&mut p, "sample", &json!({}));
+    assert_eq!(env["retryable"], false, "{env}");
+    let content = env["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("unavailable: the tool needs the client's `sampling` capability, which this client did not declare (server 'py' sent sampling/createMessage); the call failed with error -32601: "),
+        "{env}"
+    );
+    let error = json!({"code": -1, "message": "the user's client failed"});
+    let env = legacy_call_answered_with_error(&mut p, "roots", &error);
+    assert_eq!(env["retryable"], false, "{env}");
+    assert_eq!(
+        env["content"],
+        "unavailable: the client answered server 'py''s roots/list with error -1: the user's client failed; the call failed with error -1: the user's client failed",
+        "{env}"
+    );
+    finish_session(p);
+}

@@ -251,3 +251,47 @@ fn paging_can_be_turned_off_and_renamed() {
         .any(|t| t["name"] == "more_rows"));
     common::finish_session(p);
 }
+
+/// `[paging] max_bytes` counts what an entry holds: the fixture's `rows` result carries its rows
+/// twice (`structuredContent` and a JSON copy in a text block, as the MCP SDKs do), and only the
+/// structured rows are held, so 3 rows are kept under 500 bytes (393 counted; the old count,
+/// the whole result plus 256, was 504). A result too large for the store is not kept, and its
+/// answer says so at once in a text block after the envelope's; the page tool then says it was
+/// never kept.
+#[test]
+fn max_bytes_counts_the_held_rows_and_a_result_not_kept_says_so() {
+    let (_d, mut p) = proxy(&format!(
+        "[defaults]\nchar_budget = 20\n[paging]\nmax_bytes = 500\n{}",
+        common::fixture_server("fx", &[], "")
+    ));
+    let small = p.call(json!("s"), "rows", json!({"n": 3}), T);
+    assert_eq!(envelope_of(&small)["status"], "truncated", "{small}");
+    assert_eq!(small["result"]["content"].as_array().unwrap().len(), 1);
+    let page = envelope_of(&p.call(json!("p1"), PAGE_TOOL, json!({"call_id": "s"}), T));
+    assert_eq!(page["content"], "i=1,name=row-1", "{page}");
+
+    let big = p.call(json!("b"), "rows", json!({"n": 40}), T);
+    let env = envelope_of(&big);
+    assert_eq!(
+        (env["status"].as_str(), env["omitted"].as_u64()),
+        (Some("truncated"), Some(39))
+    );
+    let blocks = big["result"]["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{big}");
+    let notice = blocks[1]["text"].as_str().unwrap();
+    assert!(
+        notice.starts_with("The 39 row(s) left out of call_id 'b' are not kept, so envelope_next_page cannot return them: the result needs about "),
+        "{notice}"
+    );
+    assert!(
+        notice.ends_with("needs about 1304 bytes of the paging store, which holds 500 ([paging] max_bytes). Call the tool again with narrower arguments to see them."),
+        "{notice}"
+    );
+    let page = envelope_of(&p.call(json!("p2"), PAGE_TOOL, json!({"call_id": "b"}), T));
+    let content = page["content"].as_str().unwrap();
+    assert!(
+        content.contains("never kept (larger than the store)"),
+        "{page}"
+    );
+    common::finish_session(p);
+}

@@ -143,3 +143,56 @@ fn input_rounds_are_recorded_as_events_in_either_era() {
     readers_accept(&legacy_file);
     readers_accept(&modern_file);
 }
+
+/// A 2026-07-28 client's retry that gives no response for the server's elicitation: the proxy
+/// answers the server -32602 itself, and the transcript says so (`proxy_to_server`), so
+/// `render` labels it `[proxy]`, not as the user's answer.
+#[test]
+fn the_proxys_own_answer_to_a_server_is_recorded_and_rendered_as_the_proxys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let (_d, config) = write_config(&format!(
+        "[transcript]\npath = {:?}\n{}",
+        path.display().to_string(),
+        fixture_server("fx", &[], "tool_prefix = \"fx_\""),
+    ));
+    let mut p = RawProxy::start(&config, &[]);
+    let mut meta = super::eras::good_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    let params = |extra: Value| {
+        let mut params = json!({"name": "fx_elicit", "arguments": {"message": "sure?"}});
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        params
+    };
+    let first = super::eras::ask(
+        &mut p,
+        json!("a1"),
+        "tools/call",
+        params(json!({})),
+        meta.clone(),
+    );
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let retry = json!({"requestState": state, "inputResponses": {}});
+    let done = super::eras::ask(&mut p, json!("a2"), "tools/call", params(retry), meta);
+    assert!(done["result"]["structuredContent"].is_object(), "{done}");
+    finish_session(p);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let record: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["tool"] == "fx_elicit")
+        .unwrap();
+    let events = shape(&record["events"]);
+    let answer = ("proxy_to_server".to_owned(), "error".to_owned());
+    assert_eq!(events.last(), Some(&answer), "{record}");
+    let render = cli(&["render", path.to_str().unwrap()]);
+    exits_with(&render, 0);
+    let out = stdout(&render);
+    assert!(
+        out.contains("[proxy] elicitation_response for fx_elicit: error(-32602: the client gave no response for input request `1`)"),
+        "{out}"
+    );
+    assert!(!out.contains("[user]"), "{out}");
+}

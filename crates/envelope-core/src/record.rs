@@ -61,7 +61,8 @@ pub struct CallRecord {
     pub duration_ms: u64,
     /// Notifications and server-to-client requests (with their answers) that belonged to the
     /// call, in order; omitted when there were none. Each is `{"direction": "server_to_client" |
-    /// "client_to_server", "message": <JSON-RPC message>}`.
+    /// "client_to_server" | "proxy_to_server", "message": <JSON-RPC message>}` (`proxy_to_server`:
+    /// an error the proxy answered a server's request with itself).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Value>,
 }

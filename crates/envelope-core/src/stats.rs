@@ -121,6 +121,7 @@ fn raw_text(outcome: &Outcome) -> String {
     let value = match outcome {
         Outcome::Result { result } => result.clone(),
         Outcome::RpcError { error } => error.clone(),
+        Outcome::InputFailed { error, .. } => Value::clone(error),
         other => serde_json::to_value(other).unwrap_or(Value::Null),
     };
     value.to_string()

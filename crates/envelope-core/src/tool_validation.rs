@@ -17,6 +17,8 @@
 //! name) and why. A kept tool is a [`ServerTool`]: the server's JSON text, read only as far as
 //! these rules need. Pure; no I/O.
 
+use std::borrow::Cow;
+
 use crate::exposed_names::set_with_capacity;
 use crate::message_cut::cut_chars;
 use crate::server_tool::{one_line, Facts, ServerTool, ToolHead};
@@ -61,6 +63,21 @@ fn problem(head: &ToolHead<'_>, name: Option<&str>) -> Option<String> {
         }
     }
     None
+}
+
+/// A `tools/call` name that no tool has, as the proxy shows it (the envelope's `tool` and
+/// message, the log line, the transcript): whole when it is at most [`MAX_NAME_CHARS`]
+/// characters; a longer one (MCP 2025-11-25 "Tool names": names SHOULD be 1 to 128
+/// characters; it named no tool, so it is nobody's name), cut to its first [`MAX_NAME_CHARS`]
+/// characters followed by the one truncation marker, `… [N characters cut]`
+/// ([`crate::message_cut`]), so one request cannot put a name of any length into the model's
+/// context.
+pub fn shown_unknown_name(name: &str) -> Cow<'_, str> {
+    // A name of at most 128 bytes has at most 128 characters: nothing to cut.
+    if name.len() <= MAX_NAME_CHARS {
+        return Cow::Borrowed(name);
+    }
+    Cow::Owned(cut_chars(name, MAX_NAME_CHARS))
 }
 
 /// Why `name` breaks the tool-name rules, or `None`.
@@ -246,6 +263,23 @@ mod tests {
             assert!(warnings[0].contains(why), "{tool}: {}", warnings[0]);
         }
         assert!(name_problem(&"x".repeat(128)).is_none());
+    }
+
+    #[test]
+    fn an_unknown_name_longer_than_any_tools_is_shown_cut() {
+        let long = "x".repeat(100_000);
+        let shown = shown_unknown_name(&long);
+        assert_eq!(
+            shown,
+            format!("{}… [99872 characters cut]", "x".repeat(128))
+        );
+        for whole in ["fetch", &"é".repeat(128), &"y".repeat(128)] {
+            assert_eq!(shown_unknown_name(whole), whole);
+        }
+        assert_eq!(
+            shown_unknown_name(&"é".repeat(130)),
+            format!("{}… [2 characters cut]", "é".repeat(128))
+        );
     }
 
     #[test]

@@ -44,14 +44,15 @@
 //! | its response | `[assistant] sampling_response for summarize: accept "Three commits." (model=claude-x)` |
 //! | `roots/list` request | `[tool] roots_request for git_log` |
 //! | its response | `[user] roots_response for git_log: ["file:///r","file:///s"]` |
-//! | any JSON-RPC error answer | `[user] elicitation_response for git_commit: error(-32603: no client)` (same `error(<code>: <message>)` for every kind) |
+//! | any JSON-RPC error answer of the client | `[user] elicitation_response for git_commit: error(-1: failed)` (same `error(<code>: <message>)` for every kind) |
+//! | the proxy's own answer (`proxy_to_server`) | `[proxy] elicitation_response for git_commit: error(-32602: the client gave no response for input request `1`)` |
 //! | `notifications/progress` | `[tool] progress for git_log: 3/10 scanning` (`/<total>` and ` <message>` only when present) |
 //! | other request / notification | `[tool] request ping for git_log: {"a":1}` / `[tool] notification notifications/message for git_log: {...}` |
 //! | response to another request | `[user] response ping for git_log: {}`; with no matching request: `[user] response for git_log: {}` |
 //! | an event that is not `{"direction", "message": {...}}` | `[tool] event for git_log: <compact JSON>` |
 //!
 //! The role of requests and notifications follows their direction (`[tool]` server to client,
-//! `[user]` client to server); responses are matched to their request by `id` among the
+//! `[user]` client to server, `[proxy]` the proxy's own answer to a server); responses are matched to their request by `id` among the
 //! group's earlier requests. Free text from events (the elicitation message, sampling texts,
 //! a progress message) is JSON-quoted (except the progress message) and cut to
 //! [`EVENT_TEXT_MAX`] characters.
@@ -273,6 +274,9 @@ fn event_item(ev: &Value, tool: &str, requests: &mut Vec<(Value, String)>) -> St
     let (role, msg) = match (direction, ev.get("message")) {
         (Some("server_to_client"), Some(Value::Object(m))) => ("tool", m),
         (Some("client_to_server"), Some(Value::Object(m))) => ("user", m),
+        // The proxy's own answer to a server's request (a refusal, a timeout, no response in a
+        // 2026-07-28 client's retry): nobody on the client's side said it.
+        (Some("proxy_to_server"), Some(Value::Object(m))) => ("proxy", m),
         _ => return format!("[tool] event for {tool}: {}", sanitize(ev)),
     };
 
@@ -363,10 +367,13 @@ fn notification_item(role: &str, method: &str, params: Option<&Value>, tool: &st
 }
 
 fn response_item(role: &str, method: Option<&str>, msg: &Map<String, Value>, tool: &str) -> String {
+    // The client's answers take the role of who answers there (the user, the client's model);
+    // the proxy's own keep `proxy`.
+    let answered = |by: &'static str| if role == "proxy" { role } else { by };
     let (label, role) = match method {
-        Some("elicitation/create") => ("elicitation_response".to_owned(), "user"),
-        Some("sampling/createMessage") => ("sampling_response".to_owned(), "assistant"),
-        Some("roots/list") => ("roots_response".to_owned(), "user"),
+        Some("elicitation/create") => ("elicitation_response".to_owned(), answered("user")),
+        Some("sampling/createMessage") => ("sampling_response".to_owned(), answered("assistant")),
+        Some("roots/list") => ("roots_response".to_owned(), answered("user")),
         Some(m) => (format!("response {m}"), role),
         None => ("response".to_owned(), role),
     };

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Mapped, MappingContext};
+use super::{Mapped, MappingContext, Outcome};
 use crate::envelope::{is_retryable, Envelope};
 
 /// The error types of the envelope's error path (issue 3), retryable ones first.
@@ -23,7 +23,7 @@ use crate::envelope::{is_retryable, Envelope};
 /// | `overloaded` | [`Outcome::HttpStatus`] 503; like `rate_limit`, with `"overloaded"` |
 /// | `not_found` | [`Outcome::NoSuchTool`], [`Outcome::NotRecorded`]; JSON-RPC -32601, -32002 |
 /// | `invalid_argument` | JSON-RPC -32602; `isError` result whose text starts `MCP error -32602` |
-/// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403; JSON-RPC -32600 |
+/// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403; JSON-RPC -32600; [`Outcome::InputFailed`] |
 /// | `tool_error` | any other `isError: true` result |
 ///
 /// Retryable (see [`is_retryable`]): `timeout`, `rate_limit`, `server_error`, `overloaded`.
@@ -176,6 +176,66 @@ pub(crate) fn map_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
             error_mapped(ctx, error_type, [head.as_str(), ": ", m.as_str()])
         }
     }
+}
+
+/// The outcome of a call that failed with JSON-RPC error `error` after its server's request
+/// `method` to the client got the error `input_error` (made by the client when `by_client`,
+/// else by the proxy): [`Outcome::InputFailed`] when `error` has `input_error`'s code and that
+/// error is the client's own answer (any code, e.g. -1), or a -32601 refusal of a request that
+/// needs a client capability (`sampling`, `elicitation`, `roots`: the client did not declare
+/// it, MCP 2025-11-25 "Client Features"). The server passed on what the client said: not the
+/// server's fault (not a retryable `server_error`), the tool exists (not `not_found`), and the
+/// same call to the same client rarely fares better. The proxy's other errors (no answer in
+/// time, the client gone) keep the mapping of their code. `None`: the call's error is the
+/// server's own (mapped by its code).
+pub fn input_failure(
+    method: &str,
+    input_error: &Value,
+    by_client: bool,
+    error: &Value,
+) -> Option<Outcome> {
+    let code = |e: &Value| e.get("code").and_then(Value::as_i64);
+    let input_code = code(input_error)?;
+    let lacks_capability = input_code == -32601 && crate::mrtr::capability_for(method).is_some();
+    (code(error) == Some(input_code) && (by_client || lacks_capability)).then(|| {
+        Outcome::InputFailed {
+            method: method.to_owned(),
+            input_error: Box::new(input_error.clone()),
+            error: Box::new(error.clone()),
+        }
+    })
+}
+
+/// The envelope of [`Outcome::InputFailed`]: `unavailable` (not retryable), naming the
+/// capability the client lacks, or the client's error, and the call's error.
+pub(crate) fn map_input_failed(
+    method: &str,
+    input_error: &Value,
+    error: &Value,
+    ctx: &MappingContext<'_>,
+) -> Mapped {
+    let server = ctx.server;
+    let text = |e: &Value, key: &str| match e.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let code = text(input_error, "code");
+    let head = match crate::mrtr::capability_for(method).filter(|_| code == "-32601") {
+        Some(capability) => format!(
+            "the tool needs the client's `{capability}` capability, which this client did not declare (server '{server}' sent {method})"
+        ),
+        None => format!(
+            "the client answered server '{server}''s {method} with error {code}: {}",
+            text(input_error, "message")
+        ),
+    };
+    let tail = format!(
+        "; the call failed with error {}: {}",
+        text(error, "code"),
+        text(error, "message")
+    );
+    error_mapped(ctx, ErrorType::Unavailable, [head.as_str(), tail.as_str()])
 }
 
 fn invalid_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {

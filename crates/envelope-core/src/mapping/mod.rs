@@ -79,7 +79,7 @@ pub use media::{
     audio_as_text, audio_content_allowed, base64_decoded_len, describe_media, passed_media,
     MediaMode,
 };
-pub use rows::{count_result_rows, map_result_from, rows_not_held};
+pub use rows::{count_result_rows, map_result_from, paged_result_json, rows_not_held};
 
 /// What came back from a downstream `tools/call`, exactly as received (serialized into
 /// transcripts, so replay can recompute the envelope).
@@ -123,6 +123,20 @@ pub enum Outcome {
     Unavailable {
         /// Why, in plain words.
         reason: String,
+    },
+    /// The call's JSON-RPC error repeats the error that a request of its server to the client
+    /// (sampling, elicitation, roots) got during the call: a refusal because the client did not
+    /// declare the capability the request needs (-32601), or the client's own error answer
+    /// (see [`errors::input_failure`]). Not the server's fault: `unavailable`, not retryable.
+    InputFailed {
+        /// The server's request method (`sampling/createMessage`, `elicitation/create`,
+        /// `roots/list`).
+        method: String,
+        /// The error object that request got, as sent to the server (boxed, as `error`: a
+        /// `Value` is 80 bytes, and every outcome is as large as its largest variant).
+        input_error: Box<Value>,
+        /// The call's `error` member as received.
+        error: Box<Value>,
     },
     /// No tool of that name (answered by the proxy itself).
     NoSuchTool {
@@ -262,6 +276,11 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
     match outcome {
         Outcome::Result { result } => rows::map_result(result, ctx),
         Outcome::RpcError { error } => errors::map_rpc_error(error, ctx),
+        Outcome::InputFailed {
+            method,
+            input_error,
+            error,
+        } => errors::map_input_failed(method, input_error, error, ctx),
         Outcome::Timeout {
             timeout_ms,
             timeout_ns,

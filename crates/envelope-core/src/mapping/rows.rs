@@ -67,6 +67,45 @@ pub fn map_result_from(result: &Value, ctx: &MappingContext<'_>, first_row: u64)
     (mapped, kept)
 }
 
+/// What a page of `result` reads of it, as compact JSON text: the paging store keeps this
+/// instead of the whole result, and [`map_result_from`] maps any page of it (from row 1 on)
+/// exactly as it maps the same page of `result` under media mode `media`. `structuredContent`
+/// (when not `null`) and `_meta` are kept as they are; of `content`, the blocks that give rows
+/// (all but media blocks in [`MediaMode::Passthrough`], which give none) when the rows come
+/// from `content`, and only the media blocks with [`MediaMode::Describe`] (they are rows too)
+/// when they come from `structuredContent`, which makes the text blocks unread (the MCP SDKs
+/// put a JSON copy of it there). Media a first answer passed through are not passed again by a
+/// page. A result that is not an object is kept whole.
+pub fn paged_result_json(result: &Value, media: MediaMode) -> String {
+    let Some(obj) = result.as_object() else {
+        return result.to_string();
+    };
+    let members = ResultMembers::of(obj);
+    let structured = members.structured.filter(|v| !v.is_null());
+    let content = members.content.map(|c| match c {
+        Value::Array(blocks) => {
+            let read = |b: &&Value| match media_block(b) {
+                Some(_) => media == MediaMode::Describe,
+                None => structured.is_none(),
+            };
+            Value::Array(blocks.iter().filter(read).cloned().collect())
+        }
+        other => other.clone(),
+    });
+    let mut kept = Map::new();
+    // An emptied `content` beside `structuredContent` is left out; without it, kept as it is.
+    let unread = |c: &Value| structured.is_some() && c.as_array().is_some_and(Vec::is_empty);
+    if let Some(content) = content.filter(|c| !unread(c)) {
+        kept.insert("content".to_owned(), content);
+    }
+    for (key, value) in [("structuredContent", structured), ("_meta", members.meta)] {
+        if let Some(value) = value {
+            kept.insert(key.to_owned(), value.clone());
+        }
+    }
+    Value::Object(kept).to_string()
+}
+
 /// The downstream result's `_meta` as our result carries it: without the downstream server's
 /// `io.modelcontextprotocol/serverInfo`, which names the server that answers (MCP 2026-07-28
 /// "Base Protocol: General fields, `_meta`, Per-response protocol fields"): the client's answer

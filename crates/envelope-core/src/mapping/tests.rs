@@ -481,3 +481,40 @@ fn a_short_sdk_wrapped_value_is_shown_without_its_wrapper() {
     let two = json!({"content": [], "structuredContent": {"result": "a", "more": 1}});
     assert_eq!(ok(two, 100).content, "more=1,result=a");
 }
+
+/// The store keeps [`paged_result_json`] of a result; every page of it (row 1 on) is the page
+/// of the whole result, and the rows count the same, in either media mode.
+#[test]
+fn a_page_of_the_held_members_is_the_page_of_the_whole_result() {
+    let rows = json!({"rows": [{"a": 1}, {"a": 2}, {"a": 3}, {"a": 4}]});
+    let image = json!({"type": "image", "mimeType": "image/png", "data": "aGVsbG8="});
+    let inner = json!({"call_id": "x", "tool": "t", "status": "ok", "content": "r1\nr2\nr3\nr4", "omitted": 0, "retryable": false});
+    let results = [
+        json!({"content": [{"type": "text", "text": rows.to_string()}, image.clone()], "structuredContent": rows, "_meta": {"k": 1}}),
+        json!({"content": [{"type": "text", "text": "l1\nl2\nl3\nl4"}, image.clone(), {"type": "text", "text": "l5"}]}),
+        json!({"content": [{"type": "text", "text": inner.to_string()}, image], "structuredContent": inner}),
+        json!({"content": [{"type": "text", "text": "m1\nm2"}], "structuredContent": null}),
+    ];
+    for result in &results {
+        for media in [MediaMode::Passthrough, MediaMode::Describe] {
+            let c = ctx(5, media);
+            let held: Value = serde_json::from_str(&paged_result_json(result, media)).unwrap();
+            assert!(held.to_string().len() <= result.to_string().len(), "{held}");
+            let total = count_result_rows(result, &c);
+            assert_eq!(count_result_rows(&held, &c), total, "{result}");
+            for from in 1..=total {
+                assert_eq!(
+                    map_result_from(&held, &c, from),
+                    map_result_from(result, &c, from),
+                    "{result} from {from}"
+                );
+            }
+        }
+    }
+    // The SDKs' JSON copy of structuredContent is not held.
+    let held = paged_result_json(&results[0], MediaMode::Passthrough);
+    assert_eq!(
+        held,
+        r#"{"structuredContent":{"rows":[{"a":1},{"a":2},{"a":3},{"a":4}]},"_meta":{"k":1}}"#
+    );
+}

@@ -178,6 +178,71 @@ fn json_rpc_error_codes() {
     );
 }
 
+/// The envelope of a call that failed with `error` after its server's request `method` got
+/// `input_error` (made by the client when `by_client`), through [`crate::mapping::errors::input_failure`] as
+/// the proxy decides it; `None` when the call's error is the server's own.
+fn after_input(
+    method: &str,
+    input_error: Value,
+    by_client: bool,
+    error: Value,
+) -> Option<Envelope> {
+    let outcome = crate::mapping::errors::input_failure(method, &input_error, by_client, &error)?;
+    let c = MappingContext {
+        server: "py",
+        ..ctx(500, MediaMode::Passthrough)
+    };
+    Some(map_outcome(&outcome, &c).envelope)
+}
+
+#[test]
+fn a_call_failing_for_a_capability_the_client_lacks_is_unavailable() {
+    let refused = json!({"code": -32601, "message": "`sampling/createMessage` cannot be sent to the client: the client did not declare `sampling` at initialize"});
+    let failed = json!({"code": -32601, "message": "Method not found"});
+    for by_client in [false, true] {
+        let env = after_input(
+            "sampling/createMessage",
+            refused.clone(),
+            by_client,
+            failed.clone(),
+        );
+        assert_error(
+            &env.unwrap(),
+            ErrorType::Unavailable,
+            "unavailable: the tool needs the client's `sampling` capability, which this client did not declare (server 'py' sent sampling/createMessage); the call failed with error -32601: Method not found",
+        );
+    }
+    // The call's error is another: the server's own.
+    let other = json!({"code": -32603, "message": "boom"});
+    assert!(after_input("sampling/createMessage", refused.clone(), false, other).is_none());
+    // A -32601 for a request that needs no capability: not a missing capability.
+    assert!(after_input("ping", refused, false, failed).is_none());
+    // The proxy's own other errors (no answer in time) keep their mapping.
+    let late = json!({"code": -32001, "message": "the client did not answer"});
+    assert!(after_input("elicitation/create", late.clone(), false, late).is_none());
+}
+
+#[test]
+fn a_call_failing_for_the_clients_own_error_is_unavailable_not_a_server_error() {
+    let theirs = json!({"code": -1, "message": "the user's client failed"});
+    let env = after_input("elicitation/create", theirs.clone(), true, theirs.clone());
+    assert_error(
+        &env.unwrap(),
+        ErrorType::Unavailable,
+        "unavailable: the client answered server 'py''s elicitation/create with error -1: the user's client failed; the call failed with error -1: the user's client failed",
+    );
+    // The same code made by the proxy, or another code: the server's own error.
+    assert!(after_input("elicitation/create", theirs.clone(), false, theirs.clone()).is_none());
+    let other = json!({"code": -32603, "message": "boom"});
+    assert!(after_input("elicitation/create", theirs, true, other.clone()).is_none());
+    // Without an error of the client's, -1 stays the server's: server_error, retryable.
+    assert_error(
+        &rpc(json!({"code": -1, "message": "x"})),
+        ErrorType::ServerError,
+        "server_error: server 'time' answered error -1: x",
+    );
+}
+
 #[test]
 fn rate_limit_and_overloaded_via_json_rpc_data() {
     assert_error(

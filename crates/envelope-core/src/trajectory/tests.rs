@@ -337,6 +337,21 @@ fn elicitation_error_answer() {
 }
 
 #[test]
+fn the_proxys_own_answer_is_labelled_as_the_proxys() {
+    let mut r = elicitation(json!({}));
+    let error =
+        json!({"code":-32602,"message":"the client gave no response for input request `1`"});
+    r.events[1] = event(
+        "proxy_to_server",
+        json!({"jsonrpc":"2.0","id":0,"error":error}),
+    );
+    assert_eq!(
+        render(&[r], &all()).lines().nth(2).unwrap(),
+        "3. [proxy] elicitation_response for git_commit: error(-32602: the client gave no response for input request `1`) [call_id=4]"
+    );
+}
+
+#[test]
 fn sampling_request_and_response() {
     let long = "w".repeat(150) + " " + &"v".repeat(100);
     let r = rec(
