@@ -289,13 +289,8 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
                 Some(ns) => std::time::Duration::from_nanos(*ns),
                 None => std::time::Duration::from_millis(*timeout_ms),
             };
-            err(
-                ErrorType::Timeout,
-                &[
-                    &format!("no response from server '{server}' within "),
-                    &duration_text(timeout),
-                ],
-            )
+            let within = format!("no response from server '{server}' within ");
+            err(ErrorType::Timeout, &[&within, &duration_text(timeout)])
         }
         Outcome::ServerExited { detail } => err(
             ErrorType::ServerError,
@@ -315,18 +310,9 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             ErrorType::Unavailable,
             &[&format!("server '{server}' is unavailable: "), reason],
         ),
-        Outcome::NoSuchTool { servers_down } if servers_down.is_empty() => err(
-            ErrorType::NotFound,
-            &[&format!("no tool named '{}'", ctx.tool)],
-        ),
         Outcome::NoSuchTool { servers_down } => err(
             ErrorType::NotFound,
-            &[&format!(
-                "no tool named '{}' among the tools offered now; not serving, so their tools \
-                 are not offered until they are back: {}",
-                ctx.tool,
-                servers_down.join(", ")
-            )],
+            &[&no_such_tool(ctx.tool, servers_down)],
         ),
         Outcome::HttpStatus {
             status,
@@ -341,16 +327,10 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             ],
         ),
         Outcome::NotRecorded { detail } => err(ErrorType::NotFound, &[detail]),
-        Outcome::Cancelled => Mapped {
-            envelope: Envelope::error(
-                ctx.call_id,
-                ctx.tool,
-                CANCELLED,
-                "the client cancelled the call before it was answered",
-            ),
-            media: Vec::new(),
-            meta: None,
-        },
+        Outcome::Cancelled => {
+            let why = "the client cancelled the call before it was answered";
+            own_error(ctx, CANCELLED, why)
+        }
         Outcome::Page { of_call_id, .. } => err(
             ErrorType::NotFound,
             &[&format!(
@@ -360,10 +340,28 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
         Outcome::PageError {
             error_type,
             message,
-        } => Mapped {
-            envelope: Envelope::error(ctx.call_id, ctx.tool, error_type, message),
-            media: Vec::new(),
-            meta: None,
-        },
+        } => own_error(ctx, error_type, message),
     }
+}
+
+/// An error envelope of `error_type` (a type of the proxy's own, such as `cancelled`, or one
+/// a recorded page error carries) with `message` as it is.
+fn own_error(ctx: &MappingContext<'_>, error_type: &str, message: &str) -> Mapped {
+    Mapped {
+        envelope: Envelope::error(ctx.call_id, ctx.tool, error_type, message),
+        media: Vec::new(),
+        meta: None,
+    }
+}
+
+/// The message of [`Outcome::NoSuchTool`]: the name, and the servers down that could offer it.
+fn no_such_tool(tool: &str, servers_down: &[String]) -> String {
+    if servers_down.is_empty() {
+        return format!("no tool named '{tool}'");
+    }
+    format!(
+        "no tool named '{tool}' among the tools offered now; not serving, so their tools are \
+         not offered until they are back: {}",
+        servers_down.join(", ")
+    )
 }
