@@ -65,6 +65,7 @@ mod subscriptions;
 mod tests;
 mod tools_list;
 mod unanswered;
+mod unrouted;
 
 pub use self::core::Core;
 pub use self::session::SessionOutput;

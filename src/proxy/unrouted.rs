@@ -1,0 +1,149 @@
+//! Calls of names the catalog does not route: waiting for the server the config says owns
+//! the name when it is still starting, answering `unavailable` naming a server that is down,
+//! or `not_found` naming the servers that are down and could offer it (README, "Error types").
+
+use super::calls::CallOutcome;
+use super::Core;
+use crate::catalog::Route;
+use crate::config::ToolSettings;
+use crate::downstream::{CallError, ServerState};
+use crate::outcome::Outcome;
+use std::time::Duration;
+
+/// How long a call waits, after the server it waited for turned ready, for the server's tools
+/// to join the catalog.
+const CATALOG_CATCH_UP: Duration = Duration::from_secs(1);
+
+impl Core {
+    /// The route of `name` once the server that the config says owns it
+    /// ([`crate::config::Config::listing_server`]) is ready, when that server is still starting
+    /// or restarting: waited for within the tool's `tool_timeout_sec`, as a call to a routed
+    /// tool waits for its server to come back; still not ready by then, `Err` with the
+    /// (retryable) timeout outcome a routed call gets. `Ok(None)` at once for a name no such
+    /// server owns or a server that gave up, and when the ready server does not offer the tool.
+    /// Its tools join the catalog when its tool change is handled, just after it turns ready:
+    /// the catalog is looked at every 5 ms for up to [`CATALOG_CATCH_UP`] until then.
+    pub(super) async fn route_once_started(&self, name: &str) -> Result<Option<Route>, Outcome> {
+        let config = self.config();
+        let Some((server, tool)) = config.listing_server(name) else {
+            return Ok(None);
+        };
+        let servers = self.servers();
+        let Some(ds) = servers.iter().find(|d| d.name() == server) else {
+            return Ok(None);
+        };
+        if !matches!(
+            ds.state(),
+            ServerState::Starting | ServerState::Restarting { .. }
+        ) {
+            return Ok(None);
+        }
+        let timeout = config.tool_settings(server, tool).tool_timeout.value;
+        let deadline = tokio::time::Instant::now() + timeout;
+        match ds.wait_ready(deadline).await {
+            Ok(_) => {}
+            Err(CallError::Timeout(_)) => {
+                return Err(Outcome::timeout(timeout));
+            }
+            Err(_) => return Ok(None),
+        }
+        let caught_up = tokio::time::Instant::now() + CATALOG_CATCH_UP;
+        loop {
+            if let Some(route) = self.catalog().route(name) {
+                return Ok(Some(route.clone()));
+            }
+            if tokio::time::Instant::now() >= caught_up {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A configured tool whose server did not turn ready within the call's timeout: `outcome`
+    /// (a timeout), with that server's settings.
+    pub(super) fn unrouted_waited(
+        &self,
+        name: &str,
+        outcome: Outcome,
+    ) -> (String, String, ToolSettings, CallOutcome) {
+        let config = self.config();
+        let (server, tool) = config.listing_server(name).unwrap_or(("", name));
+        let settings = config.tool_settings(server, tool);
+        let (server, tool) = (server.to_owned(), tool.to_owned());
+        (server, tool, settings, CallOutcome::Outcome(outcome))
+    }
+
+    /// A name the catalog does not route: `not_found`, unless the config names the server
+    /// that owns it ([`crate::config::Config::listing_server`]) and that server is not ready
+    /// (it failed to start, is restarting or still starting): then `unavailable` naming that
+    /// server, whose tools are not offered while it is down. Returns the server ("" for none),
+    /// its name of the tool (for `not_found`, the name as shown:
+    /// [`crate::tool_validation::shown_unknown_name`]), the tool's settings and the outcome.
+    pub(super) fn unrouted(&self, name: &str) -> (String, String, ToolSettings, CallOutcome) {
+        let config = self.config();
+        let down = config.listing_server(name).and_then(|(server, tool)| {
+            let reason = self.not_ready_reason(server)?;
+            Some((server.to_owned(), tool.to_owned(), reason))
+        });
+        let Some((server, tool, reason)) = down else {
+            let settings = config.tool_settings("", name);
+            let servers_down = self.servers_down_that_could_offer(&config, name);
+            let outcome = CallOutcome::Outcome(Outcome::NoSuchTool { servers_down });
+            let shown = crate::tool_validation::shown_unknown_name(name).into_owned();
+            return (String::new(), shown, settings, outcome);
+        };
+        let settings = config.tool_settings(&server, &tool);
+        let outcome = CallOutcome::Outcome(Outcome::Unavailable { reason });
+        (server, tool, settings, outcome)
+    }
+
+    /// The enabled servers that are not ready and could offer `name` (their `tool_prefix`
+    /// starts it, they have no `enabled_tools` list, and `disabled_tools` does not hide it),
+    /// each as `'<server>' (<why>)`: at most three, then `and N more`. A `not_found` answer
+    /// names them, since their tools are not offered while they are down.
+    fn servers_down_that_could_offer(
+        &self,
+        config: &crate::config::Config,
+        name: &str,
+    ) -> Vec<String> {
+        const SHOWN: usize = 3;
+        let down: Vec<String> = config
+            .enabled_servers()
+            .filter(|s| s.enabled_tools.is_none())
+            .filter(|s| {
+                name.strip_prefix(s.tool_prefix.as_str())
+                    .is_some_and(|tool| s.exposes(tool))
+            })
+            .filter_map(|s| {
+                Some(format!(
+                    "'{}' ({})",
+                    s.name,
+                    self.not_ready_reason(&s.name)?
+                ))
+            })
+            .collect();
+        let more = down.len().saturating_sub(SHOWN);
+        let mut shown: Vec<String> = down.into_iter().take(SHOWN).collect();
+        if more > 0 {
+            shown.push(format!("and {more} more"));
+        }
+        shown
+    }
+
+    /// Why the server named `server` is not serving, in words; `None` when it is ready.
+    fn not_ready_reason(&self, server: &str) -> Option<String> {
+        let servers = self.servers();
+        let Some(ds) = servers.iter().find(|d| d.name() == server) else {
+            return Some("not started".into());
+        };
+        match ds.state() {
+            ServerState::Ready(_) => None,
+            ServerState::Starting => Some("it is still starting".into()),
+            ServerState::Restarting { attempt, reason } => {
+                Some(format!("restarting (attempt {attempt}) after: {reason}"))
+            }
+            ServerState::Unavailable { reason } => Some(reason),
+            ServerState::Stopped => Some("stopped".into()),
+        }
+    }
+}
