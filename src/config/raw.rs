@@ -277,9 +277,12 @@ impl<'de> Deserialize<'de> for Seconds {
                 if !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS as f64) {
                     return Err(E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED));
                 }
+                // A value that rounds to no time at all (1e-300) is as unusable as 0.
                 Duration::try_from_secs_f64(v)
+                    .ok()
+                    .filter(|d| !d.is_zero())
                     .map(Seconds)
-                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED))
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED))
             }
         }
         d.deserialize_any(V)

@@ -164,6 +164,7 @@ fn bad_timeouts() {
         ("nan", "NaN"),
         ("inf", "floating point `inf`"),
         ("1e300", "floating point `1e300`, expected"),
+        ("1e-300", "floating point"),
         ("1e19", "floating point `10000000000000000000.0`"),
         ("1000000001", "integer `1000000001`"),
     ] {
