@@ -6,10 +6,11 @@
 //! whose name looks secret ([`key_is_secret`]: `env.API_TOKEN`, `headers.Authorization`,
 //! `bearer_token`), at any depth; what [`secret_args`] finds in an `args` list; and the
 //! credentials of a URL (its user info's password, [`url_secrets`], and the values of
-//! secret-looking query parameters such as `?api_key=…`).
+//! secret-looking query parameters such as `?api_key=…`, [`query_secrets`]).
 
 use serde_json::Value;
 
+use super::results::query_secrets;
 use super::{key_is_secret, secret_args, url_secrets};
 
 /// Every secret written in `doc` (see the module documentation), in document order, possibly
@@ -58,21 +59,6 @@ fn collect(value: &Value, found: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|item| collect(item, found)),
         _ => {}
     }
-}
-
-/// The values of a URL's query parameters whose names look secret (`?api_key=…&token=…`), as
-/// written.
-fn query_secrets(url: &str) -> Vec<String> {
-    let Some((_, query)) = url.split_once('?') else {
-        return Vec::new();
-    };
-    let query = query.split('#').next().unwrap_or_default();
-    query
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .filter(|(name, value)| key_is_secret(name) && !value.is_empty())
-        .map(|(_, value)| value.to_owned())
-        .collect()
 }
 
 /// Whether `text` is one `${NAME}` reference to an environment variable.

@@ -155,7 +155,7 @@ impl SecretValues {
 
 /// The values of a URL's query parameters whose names look secret (`?api_key=…`), as
 /// written.
-fn query_secrets(url: &str) -> Vec<String> {
+pub(super) fn query_secrets(url: &str) -> Vec<String> {
     let Some((_, query)) = url.split_once('?') else {
         return Vec::new();
     };
