@@ -462,7 +462,7 @@ fn layout(rows: &[Row]) -> String {
                         line.push_str("  ");
                     }
                     line.push_str(c);
-                    line.extend(std::iter::repeat(' ').take(w - c.chars().count()));
+                    line.extend(std::iter::repeat_n(' ', w - c.chars().count()));
                 }
                 out.push_str(line.trim_end());
             }

@@ -656,8 +656,8 @@ mod tests {
             let pager = pager();
             let (first, pages) = page_all(&pager, &result, budget, text);
             let fits = |e: &Envelope| {
-                budget.chars.map_or(true, |n| Measure::Chars.count(&e.content) <= n)
-                    && budget.tokens.map_or(true, |t| Measure::Tokens(t.tokenizer).count(&e.content) <= t.limit)
+                budget.chars.is_none_or(|n| Measure::Chars.count(&e.content) <= n)
+                    && budget.tokens.is_none_or(|t| Measure::Tokens(t.tokenizer).count(&e.content) <= t.limit)
             };
             prop_assert!(fits(&first));
             let mut next = total - first.omitted;

@@ -334,7 +334,7 @@ pub fn without_quoted_values(message: &str) -> String {
         let string_at = rest.find("string \"");
         let variant_at = rest.find("variant `");
         let (at, skip, close, replacement) = match (string_at, variant_at) {
-            (Some(s), v) if v.map_or(true, |v| s < v) => (s, "string \"".len(), '"', "a string"),
+            (Some(s), v) if v.is_none_or(|v| s < v) => (s, "string \"".len(), '"', "a string"),
             (_, Some(v)) => (v, "variant `".len(), '`', "variant"),
             _ => break,
         };

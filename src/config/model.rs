@@ -258,7 +258,7 @@ impl Config {
 
 /// Whether `name` passes an allowlist (when given) and a denylist.
 fn allowed_by(allow: Option<&[String]>, deny: &[String], name: &str) -> bool {
-    allow.map_or(true, |list| list.iter().any(|n| n == name)) && !deny.iter().any(|n| n == name)
+    allow.is_none_or(|list| list.iter().any(|n| n == name)) && !deny.iter().any(|n| n == name)
 }
 
 impl ServerConfig {

@@ -322,7 +322,7 @@ fn check_url(url: &str) -> Result<(), String> {
             parsed.scheme()
         ));
     }
-    if parsed.host_str().map_or(true, str::is_empty) {
+    if parsed.host_str().is_none_or(str::is_empty) {
         return Err("the URL has no host".into());
     }
     Ok(())

@@ -18,7 +18,7 @@ pub fn closest<'a>(typed: &str, known: impl IntoIterator<Item = &'a str>) -> Opt
             return None;
         }
         let distance = strsim::osa_distance(&typed_lower, &name.to_lowercase());
-        if distance <= allowed && best.map_or(true, |(d, _)| distance < d) {
+        if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, name));
         }
     }

@@ -184,7 +184,7 @@ pub(super) fn remove(
     let empty_servers = doc
         .get("mcp_servers")
         .and_then(Item::as_table_like)
-        .map_or(true, |t| t.is_empty());
+        .is_none_or(|t| t.is_empty());
     let text = doc.to_string();
     let nothing_left = created && empty_servers && doc.iter().all(|(k, _)| k == "mcp_servers");
     if nothing_left || text.trim().is_empty() {

@@ -151,7 +151,7 @@ impl Style<'_> {
             None if multi => ": ".into(),
             None => ":".into(),
         };
-        let sep = match (members.get(0), members.get(1)) {
+        let sep = match (members.first(), members.get(1)) {
             (Some(a), Some(b)) => t[a.value.end..b.key_start].to_owned(),
             _ if multi => format!(",\n{indent}"),
             _ if colon == ": " => ", ".into(),

@@ -34,7 +34,7 @@ pub async fn set_level(up: &Upstream<'_>, params: &Value) -> Result<Value, Value
 pub fn with_logger(params: Option<Value>, server: &str) -> Value {
     let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
     if let Some(obj) = params.as_object_mut() {
-        if obj.get("logger").map_or(true, Value::is_null) {
+        if obj.get("logger").is_none_or(Value::is_null) {
             obj.insert("logger".into(), Value::from(server));
         }
     }

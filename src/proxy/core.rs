@@ -345,8 +345,7 @@ impl Core {
         let closures: Vec<ToolFilter<'_>> = filters
             .iter()
             .map(|s| {
-                Box::new(move |t: &str| s.map_or(true, |s| s.exposes(t)))
-                    as Box<dyn Fn(&str) -> bool>
+                Box::new(move |t: &str| s.is_none_or(|s| s.exposes(t))) as Box<dyn Fn(&str) -> bool>
             })
             .collect();
         // A server the config lacks keeps the prefix its list was recorded under.
@@ -441,7 +440,7 @@ impl Core {
             }
             let exposed: Vec<Value> = tools
                 .iter()
-                .filter(|t| config.map_or(true, |c| c.exposes(t.name())))
+                .filter(|t| config.is_none_or(|c| c.exposes(t.name())))
                 .map(ServerTool::to_value)
                 .collect();
             // Recording into the cassette itself: a list it holds already is not added again.

@@ -209,7 +209,7 @@ impl Core {
     ) -> Result<Arc<Session>, Value> {
         let capability = mrtr::capability_for(method);
         let may_ask = |s: &Session| {
-            capability.map_or(true, |c| s.declares(c)) || s.protocol_version().is_none()
+            capability.is_none_or(|c| s.declares(c)) || s.protocol_version().is_none()
         };
         let caller = caller
             .and_then(|seq| self.calls.session_of(seq))

@@ -573,7 +573,7 @@ impl Ticket {
             return None;
         }
         let out = self.rx.recv().await;
-        self.done = out.as_ref().map_or(true, |o| o.last);
+        self.done = out.as_ref().is_none_or(|o| o.last);
         out
     }
 }

@@ -218,8 +218,8 @@ mod tests {
                 for offset in 0..10 {
                     for tail in [0, 1, 5, 9] {
                         let mut line = vec![filler; offset];
-                        line.extend(std::iter::repeat(b'7').take(len));
-                        line.extend(std::iter::repeat(filler).take(tail));
+                        line.extend(std::iter::repeat_n(b'7', len));
+                        line.extend(std::iter::repeat_n(filler, tail));
                         assert_eq!(
                             has_long_digit_run(&line),
                             digit_run_at_least(&line, EXACT_DIGITS),

@@ -90,12 +90,12 @@ fn replay_live_pages_against_the_live_call_they_page() {
     let session = PagedSession::record();
     let (path, cfg, repo, pages) = (&session.path, &session.cfg, &session.repo, session.pages);
     let live = |extra: &[&str]| {
-        let mut args = vec!["replay", "--live", s(&path), "--config", s(&cfg)];
+        let mut args = vec!["replay", "--live", s(path), "--config", s(cfg)];
         args.extend_from_slice(extra);
         cli(&args)
     };
     // Plain replay finds every page's call in the transcript.
-    let out = cli(&["replay", s(&path), "--config", s(&cfg)]);
+    let out = cli(&["replay", s(path), "--config", s(cfg)]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -165,7 +165,7 @@ fn replay_live_pages_against_the_live_call_they_page() {
 fn stats_gives_the_page_tool_one_row() {
     let session = PagedSession::record();
     let (path, pages) = (&session.path, session.pages);
-    let out = cli(&["stats", s(&path), "--json"]);
+    let out = cli(&["stats", s(path), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let tools = doc["tools"].as_array().unwrap();
@@ -188,7 +188,7 @@ fn stats_gives_the_page_tool_one_row() {
         (Some(true), Some(false))
     );
     assert_eq!(tools[1]["server"], "git", "{doc:#}");
-    let table = stdout(&cli(&["stats", s(&path)]));
+    let table = stdout(&cli(&["stats", s(path)]));
     assert_eq!(table.matches("envelope_next_page").count(), 1, "{table}");
     let negative = |c: &str| c.starts_with('-') && c.len() > 1;
     assert!(!table.split_whitespace().any(negative), "{table}");

@@ -178,9 +178,9 @@ impl Budget {
     pub fn fits(&self, text: &str) -> bool {
         let chars_ok = self
             .chars
-            .map_or(true, |n| text.len() <= n || text.chars().count() <= n);
+            .is_none_or(|n| text.len() <= n || text.chars().count() <= n);
         chars_ok
-            && self.tokens.map_or(true, |t| {
+            && self.tokens.is_none_or(|t| {
                 text.len() <= t.limit || t.tokenizer.count_within(text, t.limit).is_some()
             })
     }

@@ -149,7 +149,7 @@ fn choose(server: &str, texts: &[Box<str>], warnings: &mut Vec<String>) -> Vec<(
         let head = match ToolHead::parse(text) {
             Ok(head) => head,
             Err(why) => {
-                let label = match lenient_name(&text) {
+                let label = match lenient_name(text) {
                     Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
                     None => "a tool".to_owned(),
                 };

@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn tools_with_invalid_annotations_are_left_out_with_a_warning_each() {
         let tool = |name: &str, props: Value| json!({"name": name, "inputSchema": {"type": "object", "properties": props}});
-        let tools = vec![
+        let tools = [
             tool("plain", json!({"q": {"type": "string"}})),
             tool(
                 "number",

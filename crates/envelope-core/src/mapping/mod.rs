@@ -197,7 +197,7 @@ impl Outcome {
     /// plus the nanoseconds when that drops a fraction.
     pub fn timeout(timeout: std::time::Duration) -> Outcome {
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-        let whole_ms = timeout.subsec_nanos() % 1_000_000 == 0;
+        let whole_ms = timeout.subsec_nanos().is_multiple_of(1_000_000);
         let timeout_ns = (!whole_ms).then(|| u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
         Outcome::Timeout {
             timeout_ms,
