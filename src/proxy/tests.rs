@@ -676,3 +676,6 @@ mod cancel;
 
 #[path = "tests_versions.rs"]
 mod versions;
+
+#[path = "tests_init.rs"]
+mod init;
