@@ -86,7 +86,10 @@ impl Session {
         slot: DownstreamSlot,
         admission: Admission,
     ) -> Answer {
-        if let Some(err) = self.refusal(method, &admission) {
+        let refused = self.refusal(method, &admission);
+        if let Some(err) =
+            refused.or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
+        {
             return Answer::of(&jsonrpc::error_response(id, err));
         }
         if method == "ping" {

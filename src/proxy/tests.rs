@@ -679,3 +679,6 @@ mod versions;
 
 #[path = "tests_init.rs"]
 mod init;
+
+#[path = "tests_params.rs"]
+mod params;
