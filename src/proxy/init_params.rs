@@ -42,7 +42,7 @@ pub struct InitParams<'a> {
 /// object.
 pub fn check(params: Option<&Value>) -> Result<InitParams<'_>, Value> {
     let members = match params {
-        None => return Err(missing(&REQUIRED, "no `params`")),
+        None => return Err(missing(&REQUIRED, "has no `params`")),
         Some(Value::Object(members)) => members,
         Some(other) => {
             return Err(invalid(format!(
@@ -79,7 +79,8 @@ pub fn check(params: Option<&Value>) -> Result<InitParams<'_>, Value> {
     })
 }
 
-/// -32602 naming the `absent` members of `what` (`params`, or `no \`params\``).
+/// -32602 naming the `absent` members; `what` says where they are missing (`params`, or
+/// `has no \`params\``).
 fn missing(absent: &[&str], what: &str) -> Value {
     let names: Vec<String> = absent.iter().map(|m| format!("`{m}`")).collect();
     let message = format!(
