@@ -26,6 +26,9 @@
 //!   `streamable-http`) becomes a table with `url` and its headers as Codex's
 //!   `bearer_token_env_var`, `http_headers` and `env_http_headers`; literal secrets are moved
 //!   into environment variables named in a comment, never copied (see `import/remote.rs`);
+//! - numbers and booleans in `args`, `env` and `headers` are written as strings, each with a
+//!   note naming the key (not the value), and `null`, arrays and objects there are errors
+//!   naming the key (see `import/scalars.rs`);
 //! - variables in `args` / `env`: `${env:NAME}` becomes `${NAME}`, `${input:ID}` (VS Code
 //!   inputs) and other `${...}` forms that are not plain names become `${SANITIZED_NAME}`, noted
 //!   in a comment, because the proxy expands `${NAME}` from its own environment;
@@ -41,8 +44,10 @@ use serde_json::{Map, Value};
 
 mod codex;
 mod remote;
+mod scalars;
 mod stdio_secrets;
 pub use codex::{codex_tables_to_toml, import_codex_config};
+use scalars::{string_value, Slot};
 
 /// Keys of a client entry that the conversion uses; anything else is noted as ignored.
 const KNOWN_KEYS: [&str; 14] = [
@@ -187,7 +192,9 @@ pub fn strip_jsonc(text: &str) -> String {
 ///
 /// Errors: the document is not an object, has neither an `mcpServers` nor a `servers` object,
 /// or an entry has a field of the wrong type (`command` not a string, `args` not an array of
-/// strings, `env` not an object of strings/numbers/booleans, `cwd` not a string).
+/// strings/numbers/booleans, `env` not an object of those, `cwd` not a string). Numbers and
+/// booleans in `args`, `env` and `headers` are written as strings with a note
+/// (`import/scalars.rs`).
 pub fn import_client_config(doc: &Value, source: &str) -> Result<String, ImportError> {
     let body = convert(doc, Secrets::Move)?;
     Ok(format!(
@@ -379,19 +386,14 @@ impl Stdio<'_> {
         if let Some(args) = entry.get("args") {
             let Some(items) = args.as_array() else {
                 return Err(ImportError(format!(
-                    "{path}.args: expected an array of strings, found {}",
+                    "{path}.args: expected an array of strings, numbers or booleans, found {}",
                     kind(args)
                 )));
             };
             let mut converted = Vec::new();
             for (i, a) in items.iter().enumerate() {
-                let s = a.as_str().ok_or_else(|| {
-                    ImportError(format!(
-                        "{path}.args[{i}]: expected a string, found {}",
-                        kind(a)
-                    ))
-                })?;
-                converted.push(convert_vars(s, vars));
+                let s = string_value(a, &format!("{path}.args[{i}]"), Slot::Arg, notes)?;
+                converted.push(convert_vars(&s, vars));
             }
             if let Some(server) = self.server {
                 converted = stdio_secrets::args(server, converted, notes);
@@ -408,17 +410,7 @@ impl Stdio<'_> {
             };
             let mut table = toml::Table::new();
             for (k, v) in map {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    other => {
-                        return Err(ImportError(format!(
-                            "{path}.env.{k}: expected a string, found {}",
-                            kind(other)
-                        )))
-                    }
-                };
+                let s = string_value(v, &format!("{path}.env.{k}"), Slot::Env, notes)?;
                 let mut s = convert_vars(&s, vars);
                 if let Some(server) = self.server {
                     s = stdio_secrets::env_value(server, k, s, notes);

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use toml_edit::{DocumentMut, Item, Table};
 
+use super::scalars::{converted_note, Slot};
 use super::{comment_line, stdio_secrets, toml_key, unique_name, ImportError, Secrets};
 
 /// Keys of a Codex table that the proxy refuses, and why; the import drops them and says so.
@@ -155,10 +156,8 @@ fn stringify_scalars(server: &str, table: &mut Table, notes: &mut Vec<String>) {
     if let Some(list) = table.get_mut("args").and_then(Item::as_array_mut) {
         for (i, value) in list.iter_mut().enumerate() {
             if let Some((text, kind)) = scalar_text(value) {
-                notes.push(format!(
-                    "converted mcp_servers.{key}.args[{i}] ({kind}) to a string: a process \
-                     argument is a string"
-                ));
+                let path = format!("mcp_servers.{key}.args[{i}]");
+                notes.push(converted_note(&path, kind, Slot::Arg));
                 *value = toml_edit::Value::from(text);
             }
         }
@@ -168,11 +167,8 @@ fn stringify_scalars(server: &str, table: &mut Table, notes: &mut Vec<String>) {
             let Some((text, kind)) = item.as_value().and_then(scalar_text) else {
                 continue;
             };
-            notes.push(format!(
-                "converted mcp_servers.{key}.env.{} ({kind}) to a string: an environment \
-                 value is a string",
-                toml_key(name.get())
-            ));
+            let path = format!("mcp_servers.{key}.env.{}", toml_key(name.get()));
+            notes.push(converted_note(&path, kind, Slot::Env));
             *item = toml_edit::value(text);
         }
     }

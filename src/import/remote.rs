@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use super::scalars::{string_value, Slot};
 use super::{convert_vars, kind, upper_var, ImportError};
 use crate::redact::key_is_secret;
 
@@ -71,13 +72,13 @@ pub(super) fn convert(
     };
     let (mut fixed, mut from_env) = (toml::Table::new(), toml::Table::new());
     for (header, value) in headers {
-        let Some(value) = value.as_str() else {
-            return Err(ImportError(format!(
-                "{path}.headers.{header}: expected a string, found {}",
-                kind(value)
-            )));
-        };
-        let value = convert_vars(value, vars);
+        let value = string_value(
+            value,
+            &format!("{path}.headers.{header}"),
+            Slot::Header,
+            &mut out.notes,
+        )?;
+        let value = convert_vars(&value, vars);
         match header_source(name, header, &value) {
             Source::Fixed => {
                 fixed.insert(header.clone(), toml::Value::String(value));

@@ -223,8 +223,20 @@ fn errors_name_the_key() {
         "mcpServers: expected an object of servers, found an array"
     );
     assert_eq!(
-        err(json!({"mcpServers": {"g": {"command": "x", "args": ["a", 3]}}})),
-        "mcpServers.g.args[1]: expected a string, found a number"
+        err(json!({"mcpServers": {"g": {"command": "x", "args": ["a", null]}}})),
+        "mcpServers.g.args[1]: expected a string, found null"
+    );
+    assert_eq!(
+        err(json!({"mcpServers": {"g": {"command": "x", "args": [["a"]]}}})),
+        "mcpServers.g.args[0]: expected a string, found an array"
+    );
+    assert_eq!(
+        err(json!({"mcpServers": {"g": {"command": "x", "env": {"P": null}}}})),
+        "mcpServers.g.env.P: expected a string, found null"
+    );
+    assert_eq!(
+        err(json!({"mcpServers": {"r": {"url": "https://x.invalid", "headers": {"H": {}}}}})),
+        "mcpServers.r.headers.H: expected a string, found an object"
     );
     assert_eq!(
         err(json!({"servers": {"g": {"command": 1}}})),
@@ -233,6 +245,69 @@ fn errors_name_the_key() {
     assert!(
         err(json!({"servers": {"g": {"command": "x", "env": {"A": []}}}}))
             .contains("servers.g.env.A")
+    );
+}
+
+/// Numbers and booleans in `args`, `env` and `headers` are written as strings with a note
+/// naming the server and key (they failed in `args` and `headers`, and were converted without a
+/// word in `env`); the note never carries the value, and a secret still moves to a variable.
+#[test]
+fn numbers_and_booleans_become_strings_with_a_note_naming_the_key() {
+    let doc = json!({"mcpServers": {
+        "web": {"command": "srv", "args": ["--port", 8080, "--tls", true, "--token", 5550123],
+                "env": {"WORKERS": 4, "DEBUG": false, "API_TOKEN": 918273645}},
+        "api": {"url": "https://api.invalid/mcp", "headers": {"X-Version": 2, "X-Api-Key": 7654321}}
+    }});
+    let (text, config) = convert(doc.clone());
+    let web = config.server("web").unwrap();
+    assert_eq!(
+        web.args,
+        ["--port", "8080", "--tls", "true", "--token", "v"],
+        "{text}"
+    );
+    let env: Vec<(&str, &str)> = web
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [("API_TOKEN", "v"), ("DEBUG", "false"), ("WORKERS", "4")],
+        "{text}"
+    );
+    let api = config.server("api").unwrap().remote.clone().unwrap();
+    assert_eq!(api.http_headers, [("X-Version".into(), "2".into())]);
+    for (key, what, why) in [
+        ("web.args[1]", "a number", "a process argument"),
+        ("web.args[3]", "a boolean", "a process argument"),
+        ("web.args[5]", "a number", "a process argument"),
+        ("web.env.WORKERS", "a number", "an environment value"),
+        ("web.env.DEBUG", "a boolean", "an environment value"),
+        ("web.env.API_TOKEN", "a number", "an environment value"),
+        ("api.headers.X-Version", "a number", "an HTTP header value"),
+        ("api.headers.X-Api-Key", "a number", "an HTTP header value"),
+    ] {
+        let note =
+            format!("# converted mcpServers.{key} ({what}) to a string: {why} is a string\n");
+        assert!(text.contains(&note), "{note}\n{text}");
+    }
+    for secret in ["5550123", "918273645", "7654321"] {
+        assert!(!text.contains(secret), "{secret}:\n{text}");
+    }
+    // `install` keeps a stdio entry's secrets in the file, but not in its notes.
+    let installed = convert_servers(&doc).unwrap();
+    assert!(
+        installed.contains("API_TOKEN = \"918273645\""),
+        "{installed}"
+    );
+    let comments: String = installed.lines().filter(|l| l.starts_with('#')).collect();
+    assert!(
+        comments.contains("web.env.API_TOKEN (a number)"),
+        "{installed}"
+    );
+    assert!(
+        !comments.contains("918273645") && !comments.contains("5550123"),
+        "{comments}"
     );
 }
 

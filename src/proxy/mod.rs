@@ -11,6 +11,8 @@
 //!
 //! Protocol behaviour (MCP specification 2025-06-18 and 2025-11-25, "Lifecycle", "Tools",
 //! "Utilities: Cancellation, Ping, Progress"; JSON-RPC 2.0 for errors and batches):
+//! - `initialize` whose params lack a member `InitializeRequestParams` requires is -32602
+//!   (`init_params.rs`, also run by the HTTP endpoint before it opens a session);
 //! - `initialize` starts every enabled server in parallel (once per core: later sessions find
 //!   them running), waits for each up to its `startup_timeout_sec`, and answers with our
 //!   serverInfo, the negotiated protocolVersion, `tools.listChanged: true` plus the capabilities
@@ -52,6 +54,7 @@ mod dispatch;
 mod events;
 mod first_parts;
 mod init_gate;
+pub(crate) mod init_params;
 mod log_levels;
 mod multi_round;
 mod paging_hooks;

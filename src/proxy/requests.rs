@@ -11,7 +11,7 @@ use tracing::info;
 use super::calls::{CallRequest, CallSummary, NotEnveloped};
 use super::dispatch::invalid_request;
 use super::session::Session;
-use super::{negotiate_version, DownstreamSlot, LATEST_PROTOCOL_VERSION};
+use super::{init_params, negotiate_version, DownstreamSlot, LATEST_PROTOCOL_VERSION};
 use crate::downstream::ClientInit;
 use crate::era::RequestMeta;
 use crate::jsonrpc;
@@ -86,7 +86,10 @@ impl Session {
         slot: DownstreamSlot,
         admission: Admission,
     ) -> Answer {
-        if let Some(err) = self.refusal(method, &admission) {
+        let refused = self.refusal(method, &admission);
+        if let Some(err) =
+            refused.or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
+        {
             return Answer::of(&jsonrpc::error_response(id, err));
         }
         if method == "ping" {
@@ -198,40 +201,26 @@ impl Session {
         Answer::of(&jsonrpc::error_response(id, err))
     }
 
-    /// `initialize`: negotiates the version, starts the servers (unless running) and answers
-    /// with our capabilities and instructions.
+    /// `initialize`: checks its params ([`init_params::check`]: -32602 naming what is wrong,
+    /// and nothing started), negotiates the version, starts the servers (unless running) and
+    /// answers with our capabilities and instructions.
     pub(super) async fn initialize(self: &Arc<Self>, id: &Value, params: Option<Value>) -> Value {
-        let params = params.unwrap_or(Value::Null);
-        let requested = params.get("protocolVersion");
-        let refused = if self.protocol_version.get().is_some() {
-            Some(invalid_request(
-                "already initialized: `initialize` may be sent only once",
-            ))
-        } else if requested.is_some_and(|r| !r.is_string()) {
-            let msg = "`protocolVersion` must be a string";
-            Some(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None))
-        } else {
-            None
-        };
-        if let Some(err) = refused {
+        if self.protocol_version.get().is_some() {
+            let err = invalid_request("already initialized: `initialize` may be sent only once");
             return jsonrpc::error_response(id.clone(), err);
         }
-        let version = negotiate_version(requested.and_then(Value::as_str));
+        let checked = match init_params::check(params.as_ref()) {
+            Ok(checked) => checked,
+            Err(err) => return jsonrpc::error_response(id.clone(), err),
+        };
+        let version = negotiate_version(Some(checked.protocol_version));
         if self.protocol_version.set(version).is_err() {
             let err = invalid_request("already initialized");
             return jsonrpc::error_response(id.clone(), err);
         }
-        let capabilities = params
-            .get("capabilities")
-            .filter(|c| c.is_object())
-            .cloned()
-            .unwrap_or_else(|| json!({}));
+        let capabilities = checked.capabilities.clone();
         let _ = self.legacy_capabilities.set(capabilities.clone());
-        let client_info = params
-            .get("clientInfo")
-            .filter(|c| c.is_object())
-            .cloned()
-            .unwrap_or_else(|| json!({"name": "unknown-client", "version": "0"}));
+        let client_info = checked.client_info.clone();
         info!(protocol_version = version, client = %client_info, "client initialize");
         self.core
             .start_servers(ClientInit {

@@ -676,3 +676,9 @@ mod cancel;
 
 #[path = "tests_versions.rs"]
 mod versions;
+
+#[path = "tests_init.rs"]
+mod init;
+
+#[path = "tests_params.rs"]
+mod params;

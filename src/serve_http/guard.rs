@@ -11,9 +11,6 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use subtle::ConstantTimeEq;
 
-/// Host names of this machine an `Origin` may carry without being listed.
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
-
 /// Refuses to listen on `addr` when it is not a loopback address and no bearer token is
 /// required. Errors name the address and the flag that fixes it.
 pub fn check_bind(addr: &SocketAddr, token_required: bool) -> Result<(), String> {
@@ -27,8 +24,10 @@ pub fn check_bind(addr: &SocketAddr, token_required: bool) -> Result<(), String>
 }
 
 /// Whether a request with this `Origin` header value may be served: no `Origin` (not a
-/// browser), an `http`/`https` origin on a loopback host (any port), or one of `allowed`
-/// (compared without case). `null` and anything unparsable are refused.
+/// browser), an `http`/`https` origin on a loopback host (any port; the same hosts as the
+/// `Host` check: `localhost`, any IPv4 address in 127.0.0.0/8, `[::1]` in any spelling, and
+/// 127.0.0.0/8 mapped into IPv6), or one of `allowed` (compared without case). `null` and
+/// anything unparsable are refused.
 pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
     let Some(origin) = origin else {
         return true;
@@ -46,7 +45,7 @@ pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
     else {
         return false;
     };
-    authority_host(rest).is_some_and(|host| LOOPBACK_HOSTS.contains(&host))
+    authority_host(rest).is_some_and(is_loopback_name)
 }
 
 /// Why a request to an endpoint bound to a loopback address is refused by its `Host` check.
@@ -216,6 +215,43 @@ mod tests {
             Some("https://app.example.com.evil"),
             &listed
         ));
+    }
+
+    /// Every loopback spelling of an origin's host counts as this machine (before, only
+    /// `localhost`, `127.0.0.1` and `[::1]` did); look-alikes on other hosts do not.
+    #[test]
+    fn any_loopback_origin_host_passes_and_look_alikes_do_not() {
+        let cases = [
+            ("http://localhost", true),
+            ("http://LocalHost:3000", true),
+            ("http://127.0.0.1", true),
+            ("http://127.0.0.2:8080", true),
+            ("https://127.8.9.10", true),
+            ("http://127.255.255.255:1", true),
+            ("http://[::1]", true),
+            ("http://[0:0:0:0:0:0:0:1]:5173", true),
+            ("https://[0000::0001]", true),
+            ("http://[::ffff:127.0.0.1]:80", true),
+            ("http://[::FFFF:7F00:2]", true),
+            ("http://127.0.0.1.evil.com", false),
+            ("http://localhost.evil.com", false),
+            ("http://evil.localhost.com:80", false),
+            ("http://[::2]", false),
+            ("http://[::]", false),
+            ("http://[::ffff:128.0.0.1]", false),
+            ("http://128.0.0.1", false),
+            ("http://0.0.0.0", false),
+            ("http://126.255.255.255", false),
+            ("http://127.1", false),
+            ("http://127.0.0.1:99999999", false),
+            ("http://[::1]@evil.com", false),
+            ("http://[::1", false),
+            ("ws://127.0.0.2", false),
+        ];
+        let none: Vec<String> = vec![];
+        for (origin, loopback) in cases {
+            assert_eq!(origin_allowed(Some(origin), &none), loopback, "{origin}");
+        }
     }
 
     #[test]

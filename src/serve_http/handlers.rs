@@ -4,7 +4,9 @@
 //!   has nothing else for it, else with an SSE stream of its related messages ending with the
 //!   answer; a notification or response is accepted with 202. Stateless (2026-07-28) requests
 //!   go to the shared stateless session after their headers are checked; legacy ones need the
-//!   `Mcp-Session-Id` that `initialize` returned (missing: 400, unknown or ended: 404).
+//!   `Mcp-Session-Id` that `initialize` returned (missing: 400, unknown or ended: 404); an
+//!   `initialize` whose params are not `InitializeRequestParams` gets the session's -32602
+//!   answer without a session being opened.
 //! - GET (legacy): the session's stream for messages related to no request.
 //! - DELETE (legacy): ends the session.
 
@@ -239,6 +241,11 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
     let method = message.get("method").and_then(Value::as_str);
     let session = mcp::header(headers, mcp::SESSION_ID);
     if let (Some("initialize"), Some(id), None) = (method, &id, session) {
+        // Params the session would refuse open no session: the same -32602 answer as over
+        // stdio, with no `Mcp-Session-Id` and nothing stored.
+        if let Err(e) = crate::proxy::init_params::check(message.get("params")) {
+            return refuse(StatusCode::OK, id.clone(), e);
+        }
         let (session_id, channel) = match app.open_session() {
             Ok(opened) => opened,
             Err(full) => {

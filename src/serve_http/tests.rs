@@ -213,8 +213,11 @@ impl Server {
     }
 
     pub(super) async fn initialize(&self) -> String {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}});
-        let response = self.post(&init, None).send().await.unwrap();
+        let response = self
+            .post(&init_message(json!(0)), None)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200);
         let session = response.headers()["mcp-session-id"]
             .to_str()
@@ -225,6 +228,13 @@ impl Server {
         assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
         session
     }
+}
+
+/// An `initialize` request under `id` with the params MCP 2025-11-25 requires.
+pub(super) fn init_message(id: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "http-test", "version": "1"}}})
 }
 
 pub(super) fn request(id: Value, method: &str, params: Value) -> Value {
@@ -596,7 +606,7 @@ async fn foreign_origins_missing_tokens_and_large_bodies_are_refused() {
     options.auth_token = Some("s3cret".into());
     options.max_body_bytes = 1024;
     let server = start(options).await;
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}});
+    let init = init_message(json!(0));
     let big = request(json!(1), "echo", json!({"pad": "x".repeat(2000)}));
     let cases: [(&Value, Option<&str>, Option<&str>, u16); 6] = [
         (&init, None, None, 401),

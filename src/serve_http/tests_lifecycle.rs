@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::tests::{defaults, json_of, modern, request, start, Server};
+use super::tests::{defaults, init_message, json_of, modern, request, start, Server};
 
 /// Polls `session` with `echo` until it is answered with `status` (at most ~10 s).
 async fn wait_for_status(server: &Server, session: &str, status: u16) -> reqwest::Response {
@@ -68,7 +68,7 @@ async fn beyond_the_cap_the_oldest_idle_session_goes_then_initialize_gets_503() 
     wait_for_status(&server, &second, 404).await;
     let _third_stream = server.get_stream(&third).await;
     // Both live sessions have their GET stream open: no room.
-    let init = json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {}});
+    let init = init_message(json!(9));
     let refused = server.post(&init, None).send().await.unwrap();
     assert_eq!(refused.status(), 503);
     assert_eq!(refused.headers()["retry-after"], "5");
@@ -115,7 +115,7 @@ async fn while_stopping_new_requests_get_503_and_the_call_in_flight_finishes() {
             .build()
             .unwrap()
     };
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}});
+    let init = init_message(json!(0));
     let mut refused = None;
     for _ in 0..200 {
         let response = fresh()
@@ -300,4 +300,64 @@ fn the_listen_address_is_an_ip_and_port_or_localhost_and_port() {
         let message = parse_listen_addr(wrong).unwrap_err();
         assert!(message.contains("localhost:8080"), "{wrong}: {message}");
     }
+}
+
+/// An `initialize` without the params MCP 2025-11-25 requires (`InitializeRequestParams`) gets
+/// -32602 naming the missing member, and opens no session: no `Mcp-Session-Id`, no session fed
+/// or counted against `max_sessions`, and an invented id is still an unknown session.
+#[tokio::test]
+async fn an_initialize_missing_required_params_opens_no_session() {
+    let mut options = defaults();
+    options.max_sessions = 1;
+    let server = start(options).await;
+    let bare = json!({"jsonrpc": "2.0", "id": "bare", "method": "initialize"});
+    let mut no_info = init_message(json!("no-info"));
+    no_info["params"]
+        .as_object_mut()
+        .unwrap()
+        .remove("clientInfo");
+    let mut no_version = init_message(json!("no-version"));
+    no_version["params"]
+        .as_object_mut()
+        .unwrap()
+        .remove("protocolVersion");
+    for (init, named) in [
+        (
+            bare,
+            "missing `protocolVersion`, `capabilities`, `clientInfo`",
+        ),
+        (no_info, "missing `clientInfo`"),
+        (no_version, "missing `protocolVersion`"),
+    ] {
+        let response = server.post(&init, None).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(
+            response.headers().get("mcp-session-id").is_none(),
+            "{named}: {:?}",
+            response.headers()
+        );
+        let answer = json_of(response).await;
+        assert_eq!(answer["id"], init["id"], "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(named), "{message}");
+    }
+    assert!(
+        server.seen.0.lock().unwrap().is_empty(),
+        "a session was fed"
+    );
+    let echo = request(json!(1), "echo", json!({}));
+    let invented = "0123456789abcdef0123456789abcdef";
+    let unknown = server.post(&echo, Some(invented)).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+    let answer = json_of(unknown).await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown, ended or expired session"),
+        "{message}"
+    );
+    // The one session allowed is still free.
+    let session = server.initialize().await;
+    let ok = server.post(&echo, Some(&session)).send().await.unwrap();
+    assert_eq!(ok.status(), 200);
 }

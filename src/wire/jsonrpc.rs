@@ -73,6 +73,19 @@ pub fn is_valid_id(id: &Value) -> bool {
     }
 }
 
+/// The -32602 error for a request of `method` whose `params` are by position (an array), or
+/// `None` when they are absent or an object. JSON-RPC 2.0 ("Parameter Structures") lets a
+/// method take either; every MCP request takes an object (MCP 2025-11-25 and 2026-07-28
+/// schema: each request's `params` is an object type), so an array cannot be what any of them
+/// means, and a method that reads no params (`ping`, `tools/list`) must not answer as if it
+/// were fine.
+pub fn positional_params_error(method: &str, params: Option<&Value>) -> Option<Value> {
+    params.filter(|p| p.is_array()).map(|_| {
+        let message = format!("`{method}` takes its params as an object, not an array");
+        error_object(ErrorCode::InvalidParams, message, None)
+    })
+}
+
 /// Parses and classifies one line. Pure; never panics. The top-level members are read
 /// without building a map of them ([`super::members`]); the outcome is the same.
 pub fn classify(line: &[u8]) -> Incoming {
@@ -291,6 +304,19 @@ mod tests {
         }
     }
     use serde_json::json;
+
+    #[test]
+    fn params_by_position_are_invalid_params() {
+        let err = positional_params_error("ping", Some(&json!([]))).unwrap();
+        assert_eq!(err["code"], -32602);
+        assert_eq!(
+            err["message"],
+            "`ping` takes its params as an object, not an array"
+        );
+        assert!(positional_params_error("tools/list", Some(&json!([{"cursor": "0"}]))).is_some());
+        assert_eq!(positional_params_error("ping", None), None);
+        assert_eq!(positional_params_error("ping", Some(&json!({}))), None);
+    }
 
     #[test]
     fn classifies_requests_notifications_responses() {

@@ -24,13 +24,20 @@ fn import_named(name: &str, text: &str) -> (Output, tempfile::TempDir) {
 
 /// Imports `json`, checks exit 0, and parses the TOML with the real config parser.
 fn imported(json: &str) -> (String, mcp_envelope::config::Config) {
+    let (text, config, _) = imported_reporting(json);
+    (text, config)
+}
+
+/// [`imported`], also giving what the import printed on stderr (its report).
+fn imported_reporting(json: &str) -> (String, mcp_envelope::config::Config, String) {
     let (out, _dir) = import(json);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     let config =
         mcp_envelope::config::Config::parse(&text, Path::new("/c/x.toml"), &|_| Some("set".into()))
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    (text, config)
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (text, config, stderr)
 }
 
 #[test]
@@ -174,6 +181,35 @@ fn codex_numbers_in_args_and_env_become_strings_with_a_warning_naming_the_key() 
         let line = format!("mcp-envelope import: converted mcp_servers.web.{key} to a string");
         assert!(stderr.contains(&line), "{key}:\n{stderr}");
     }
+}
+
+#[test]
+fn json_numbers_in_args_and_env_become_strings_with_a_report_naming_the_key_not_the_secret() {
+    let json = r#"{"mcpServers": {"web": {"command": "srv", "args": ["--port", 8080, "--tls", true],
+        "env": {"WORKERS": 4, "API_TOKEN": 918273645}}}}"#;
+    let (text, config, stderr) = imported_reporting(json);
+    let web = config.server("web").unwrap();
+    assert_eq!(web.args, ["--port", "8080", "--tls", "true"]);
+    for key in [
+        "args[1] (a number)",
+        "args[3] (a boolean)",
+        "env.WORKERS (a number)",
+        "env.API_TOKEN (a number)",
+    ] {
+        let line = format!("mcp-envelope import: converted mcpServers.web.{key} to a string");
+        assert!(stderr.contains(&line), "{key}:\n{stderr}");
+    }
+    assert!(
+        !stderr.contains("918273645") && !text.contains("918273645"),
+        "{stderr}\n{text}"
+    );
+    let (out, _dir) = import(r#"{"mcpServers": {"web": {"command": "srv", "args": [null]}}}"#);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mcpServers.web.args[0]: expected a string, found null"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -23,7 +23,8 @@
 //!
 //! A call the client cancelled ([`Outcome::Cancelled`]) counts as a call and as an error of type
 //! `cancelled` ([`crate::mapping::CANCELLED`]), and in nothing else: it had no answer (no raw or
-//! envelope size) and its duration is the time until it was cancelled (no latency).
+//! envelope size) and its duration is the time until it was cancelled (no latency). A tool whose
+//! calls were all cancelled has no p50 or p95 (`None`: `-` in the table, `null` in JSON).
 //!
 //! Renderings: [`render_table`] (a fixed-width table for the terminal), [`render_json`] (one
 //! JSON document for machines) and [`render_html`] (a self-contained page with an inline SVG
@@ -75,10 +76,13 @@ pub struct ToolStats {
     pub envelope_tokens: u64,
     /// The tokenizer the token counts are in (`o200k_base`, `cl100k_base`).
     pub tokenizer: Tokenizer,
-    /// Median call duration, milliseconds (nearest rank).
-    pub p50_ms: u64,
-    /// 95th-percentile call duration, milliseconds (nearest rank).
-    pub p95_ms: u64,
+    /// Median call duration, milliseconds (nearest rank) over the calls that finished; `None`
+    /// (`null` in JSON, `-` in the table) when every call was cancelled, which leaves no
+    /// duration to rank.
+    pub p50_ms: Option<u64>,
+    /// 95th-percentile call duration, milliseconds (nearest rank) over the calls that finished;
+    /// `None` when every call was cancelled, as [`ToolStats::p50_ms`].
+    pub p95_ms: Option<u64>,
     /// The smallest `char_budget` that keeps [`SUGGESTED_BUDGET_PERCENTILE`]% of this tool's
     /// successful results whole; `None` when no call succeeded.
     pub suggested_char_budget: Option<usize>,
@@ -266,8 +270,8 @@ impl Acc {
             raw_tokens: self.raw_tokens,
             envelope_tokens: self.envelope_tokens,
             tokenizer: self.tokenizer,
-            p50_ms: nearest_rank(&mut self.durations, 50).unwrap_or(0),
-            p95_ms: nearest_rank(&mut self.durations, 95).unwrap_or(0),
+            p50_ms: nearest_rank(&mut self.durations, 50),
+            p95_ms: nearest_rank(&mut self.durations, 95),
             suggested_char_budget: nearest_rank(&mut self.full_chars, SUGGESTED_BUDGET_PERCENTILE),
             suggested_token_budget: nearest_rank(
                 &mut self.full_tokens,
@@ -324,6 +328,7 @@ const HEADERS: [&str; COLUMNS] = [
 
 fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
     let opt = |n: Option<usize>| n.map_or("-".to_owned(), |n| n.to_string());
+    let ms = |n: Option<u64>| n.map_or("-".to_owned(), |n| n.to_string());
     // The page tool has no raw size of its own (module documentation).
     let raw = |n: u64| {
         if s.pages {
@@ -347,8 +352,8 @@ fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
         raw(s.raw_tokens),
         s.envelope_tokens.to_string(),
         saved_percent(s),
-        s.p50_ms.to_string(),
-        s.p95_ms.to_string(),
+        ms(s.p50_ms),
+        ms(s.p95_ms),
         opt(s.suggested_char_budget),
         opt(s.suggested_token_budget),
     ]

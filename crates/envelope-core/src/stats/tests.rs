@@ -54,7 +54,7 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
     assert_eq!((log.tool.as_str(), log.calls), ("git_log", 3));
     assert_eq!(log.truncated, 1, "a\\nb\\nc does not fit 3 characters");
     assert_eq!(log.errors_label(), "timeout:1");
-    assert_eq!((log.p50_ms, log.p95_ms), (30, 1000));
+    assert_eq!((log.p50_ms, log.p95_ms), (Some(30), Some(1000)));
     assert_eq!(stats[1].errors_label(), "not_found:1");
     assert_eq!(stats[1].suggested_char_budget, None, "no successful call");
 }
@@ -75,7 +75,41 @@ fn a_cancelled_call_counts_as_cancelled_and_nothing_else() {
         (after.raw_chars, after.envelope_chars, after.raw_tokens),
         (before.raw_chars, before.envelope_chars, before.raw_tokens)
     );
-    assert_eq!((after.p50_ms, after.p95_ms), (20, 20));
+    assert_eq!((after.p50_ms, after.p95_ms), (Some(20), Some(20)));
+}
+
+/// A tool whose calls were all cancelled has no duration to rank: its p50 and p95 are `-` in the
+/// table and `null` in JSON (they were a made-up 0), while a tool with a finished call keeps its
+/// durations.
+#[test]
+fn a_tool_whose_calls_were_all_cancelled_has_no_percentiles() {
+    let records = vec![
+        record("gone", Outcome::Cancelled, 10, 9_000),
+        record("gone", Outcome::Cancelled, 10, 4_000),
+        record("kept", text_result("abc"), 10, 20),
+        record("kept", Outcome::Cancelled, 10, 7_000),
+    ];
+    let stats = compute(&records, Tokenizer::O200kBase);
+    let table = render_table(&stats);
+    let row = |tool: &str| -> Vec<String> {
+        let line = table.lines().find(|l| l.starts_with(tool)).unwrap();
+        line.split_whitespace().map(str::to_owned).collect()
+    };
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    let p50 = header.iter().position(|h| *h == "P50_MS").unwrap();
+    assert_eq!(row("gone")[p50..p50 + 2], ["-", "-"], "{table}");
+    assert_eq!(row("kept")[p50..p50 + 2], ["20", "20"], "{table}");
+    let doc: serde_json::Value = serde_json::from_str(&render_json(&stats)).unwrap();
+    let tools = doc["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["tool"], "gone");
+    assert_eq!(
+        (&tools[0]["p50_ms"], &tools[0]["p95_ms"]),
+        (&json!(null), &json!(null))
+    );
+    assert_eq!(
+        (&tools[1]["p50_ms"], &tools[1]["p95_ms"]),
+        (&json!(20), &json!(20))
+    );
 }
 
 #[test]
