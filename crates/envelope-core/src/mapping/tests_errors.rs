@@ -107,11 +107,9 @@ fn proxy_side_errors() {
         ErrorType::Unavailable,
         "unavailable: server 'git' is unavailable: gave up after 5 restarts",
     );
+    let unknown: Outcome = serde_json::from_value(json!({"kind": "no_such_tool"})).unwrap();
     let mapped = map_outcome(
-        &Outcome::NoSuchTool {
-            servers_down: vec![],
-            exposed_as: vec![],
-        },
+        &unknown,
         &MappingContext {
             call_id: "9",
             tool: "x",
