@@ -167,4 +167,33 @@ mod tests {
             assert!(!built.same_as(&other));
         }
     }
+
+    #[test]
+    fn a_server_with_a_list_of_its_tools_and_no_listing_counts_with_that_list() {
+        let text = "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\"]\n\
+                    [mcp_servers.b]\ncommand = \"x\"\ntool_prefix = \"b_\"\nenabled_tools = [\"echo\"]\n\
+                    [mcp_servers.c]\ncommand = \"x\"\n\
+                    [mcp_servers.off]\ncommand = \"x\"\nenabled = false\nenabled_tools = [\"x\"]\n\
+                    [mcp_servers.d]\ncommand = \"x\"\nenabled_tools = [\"sum\"]\n";
+        let config = Config::parse(text, Path::new("t.toml"), &|_| None).unwrap();
+        // a is up; b and d are down (lists known), c is down (unknown), z a cassette's.
+        let lists = vec![("a".into(), tools("echo")), ("z".into(), tools("echo"))];
+        let all = with_listed_servers_down(&config, lists);
+        let order: Vec<(&str, usize)> = all.iter().map(|(n, t)| (n.as_str(), t.len())).collect();
+        assert_eq!(order, [("a", 1), ("b", 0), ("d", 0), ("z", 1)]);
+        let shapes = listing_shapes(&config, &all, None);
+        let inputs: Vec<_> = all
+            .iter()
+            .zip(&shapes)
+            .map(|((n, t), s)| s.of(n, t))
+            .collect();
+        assert_eq!(inputs[1].prefix, "b_");
+        assert_eq!(inputs[1].reserved, Some(&["echo".to_owned()][..]));
+        assert!(!(inputs[1].exposes)("other") && (inputs[1].exposes)("echo"));
+        assert_eq!(inputs[3].reserved, None, "not in the config");
+        assert!((inputs[3].exposes)("anything"));
+        // Every server up: nothing added.
+        let up = ["a", "b", "d"].map(|n| (n.to_owned(), tools("echo")));
+        assert_eq!(with_listed_servers_down(&config, up.to_vec()).len(), 3);
+    }
 }

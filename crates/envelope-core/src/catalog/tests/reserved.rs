@@ -42,10 +42,7 @@ fn a_collision_with_a_server_that_is_down_renames_as_when_it_is_up() {
     assert_eq!(only_a.route("echo"), None);
     assert_eq!(only_a.reserved("b__echo"), Some(&route("b", "echo")));
     assert_eq!(only_a.reserved("a__echo"), None, "offered");
-    assert_eq!(
-        only_a.shared("echo"),
-        ["a__echo".into(), "b__echo".into()]
-    );
+    assert_eq!(only_a.shared("echo"), ["a__echo".into(), "b__echo".into()]);
     assert!(only_a.shared("add").is_empty() && only_a.shared("a__echo").is_empty());
     assert!(
         warnings
