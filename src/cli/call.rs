@@ -33,21 +33,23 @@ pub(super) fn run_call(
             "ARGS_JSON must be a JSON object, like '{{\"key\": \"value\"}}'"
         )));
     }
-    let mut config = load_config(global)?;
+    let config = load_config(global)?;
     let page_tool = config.paging.enabled && tool == config.paging.tool_name;
-    if page_tool {
+    let start_only = if page_tool {
         // The page tool answers from the proxy's own store, which no server fills here.
-        let mut none = (*config).clone();
-        none.servers.clear();
-        config = Arc::new(none);
-    } else if let Some(narrowed) = config.narrowed_for_call(tool) {
-        // Only the servers the name can be of, when the config alone says which.
-        config = Arc::new(narrowed);
-    }
+        Some(Vec::new())
+    } else {
+        // Only the servers the name can be of, when the config alone says which: the others
+        // are down, and the names are `serve`'s all the same.
+        config.servers_for_call(tool)
+    };
     let rt = runtime()?;
     let envelope = rt.block_on(async {
         let writer = transcript_writer(&config, transcript);
         let proxy = headless_proxy(&config, writer.clone());
+        if let Some(servers) = start_only {
+            proxy.start_only(servers);
+        }
         let work = async {
             proxy
                 .start_servers(headless_client("mcp-envelope-call"))

@@ -1,7 +1,9 @@
-//! Which servers a one-shot `call` must start, when the config alone decides the names the
-//! client sees: every enabled server has an `enabled_tools` allowlist, so the exposed names are
-//! those lists named by the catalog's own rules ([`crate::catalog`]: `tool_prefix`, and
-//! `<server>__<tool>` for a name two servers give). Pure; no I/O.
+//! Which servers a one-shot `call` must start to name and answer a call as `serve` does with
+//! every server up. The catalog names the tools of a server's `enabled_tools` list whether the
+//! server is up or not ([`crate::catalog::ServerTools::reserved`]), so the names of the servers
+//! with such a list follow from the config alone (the catalog's own rules: `tool_prefix`, and
+//! `<server>__<tool>` for a name two servers give), and a server left unstarted changes no
+//! name. Pure; no I/O.
 
 use crate::catalog::{Catalog, ServerTools};
 use crate::exposed_names::ExposedNames;
@@ -9,60 +11,46 @@ use crate::exposed_names::ExposedNames;
 use super::Config;
 
 impl Config {
-    /// The config `call` needs for a call of `exposed`, when the config alone decides it (see
-    /// the module documentation); `None` otherwise (start every server: only the servers' own
-    /// `tools/list` answers tell).
+    /// The enabled servers (config names, in file order) that a `call` of `exposed` must
+    /// start, when the config tells; `None`: every enabled server.
     ///
-    /// - A name the lists give one tool: its server alone. When the catalog renamed the tool
-    ///   (`a__echo`, a collision), that server's `tool_prefix` becomes the part of `exposed`
-    ///   before the tool's own name, so that alone it is still exposed as `exposed`.
-    /// - A name several servers' lists give, which the collision rule exposes under neither
-    ///   (`echo` when `a` and `b` list it): those servers, so that their real listings decide,
-    ///   as in `serve` (both offer it: `not_found`; one only: its tool).
-    /// - Any other name: `None`.
-    ///
-    /// The answer is `serve`'s, except when a listed tool is not offered after all (`check`
-    /// reports that): then `serve` may name the other server's tool differently.
-    pub fn narrowed_for_call(&self, exposed: &str) -> Option<Config> {
+    /// - A name the `enabled_tools` lists give a tool (by the catalog's rules, with every
+    ///   server that has a list and none started): that tool's server, and every server
+    ///   without a list (its listing may take the same name, which a collision renames).
+    /// - Any other name, when every enabled server has a list: none, since no tool can have
+    ///   it; the call answers `not_found` (pointing, for a name several lists give, to the
+    ///   names their tools have: [`Catalog::shared`]).
+    /// - Any other name: `None` (only the listings of the servers without a list tell).
+    pub fn servers_for_call(&self, exposed: &str) -> Option<Vec<String>> {
         let servers: Vec<_> = self.enabled_servers().collect();
         let filters: Vec<_> = servers
             .iter()
             .map(|s| move |tool: &str| s.exposes(tool))
             .collect();
-        let mut listings = Vec::with_capacity(servers.len());
-        for (server, exposes) in servers.iter().zip(&filters) {
-            listings.push(ServerTools {
+        let listings: Vec<ServerTools<'_, String>> = servers
+            .iter()
+            .zip(&filters)
+            .map(|(server, exposes)| ServerTools {
                 server: &server.name,
                 prefix: &server.tool_prefix,
-                tools: server.enabled_tools.as_deref()?,
+                tools: &[],
                 exposes,
-            });
-        }
+                reserved: server.enabled_tools.as_deref(),
+            })
+            .collect();
         let mut names = ExposedNames::default();
         let (catalog, _) = Catalog::build_items(&listings, &mut names, "tool", |_, _| ());
-        if let Some(route) = catalog.route(exposed) {
-            let prefix = exposed.strip_suffix(&*route.tool)?.to_owned();
-            let mut narrowed = self.clone();
-            narrowed.servers.retain(|s| *s.name == *route.server);
-            narrowed.servers[0].tool_prefix = prefix;
-            return Some(narrowed);
-        }
-        let giving: Vec<&str> = listings
-            .iter()
-            .filter(|l| {
-                l.tools
+        let unlisted = servers.iter().filter(|s| s.enabled_tools.is_none());
+        match catalog.reserved(exposed) {
+            Some(route) => Some(
+                servers
                     .iter()
-                    .any(|t| (l.exposes)(t) && exposed.strip_prefix(l.prefix) == Some(t.as_str()))
-            })
-            .map(|l| l.server)
-            .collect();
-        if giving.is_empty() {
-            return None;
+                    .filter(|s| s.enabled_tools.is_none() || *s.name == *route.server)
+                    .map(|s| s.name.clone())
+                    .collect(),
+            ),
+            None if unlisted.count() == 0 => Some(Vec::new()),
+            None => None,
         }
-        let mut narrowed = self.clone();
-        narrowed
-            .servers
-            .retain(|s| s.enabled && giving.contains(&s.name.as_str()));
-        Some(narrowed)
     }
 }

@@ -180,21 +180,6 @@ impl Config {
         self.servers.iter().filter(|s| s.enabled)
     }
 
-    /// The enabled server whose `enabled_tools` allowlist names the tool the client calls as
-    /// `exposed` (a listed name, not in `disabled_tools`, with the server's `tool_prefix`), and
-    /// that tool's own name: `(server, tool)`, the first such server in file order. Unlike
-    /// [`Self::narrowed_for_call`], other servers need no allowlist. Used to answer a call of a
-    /// tool whose server is not running `unavailable` (naming the server) instead of
-    /// `not_found`.
-    pub fn listing_server(&self, exposed: &str) -> Option<(&str, &str)> {
-        self.enabled_servers().find_map(|s| {
-            let tool = exposed.strip_prefix(s.tool_prefix.as_str())?;
-            let listed = s.enabled_tools.as_ref()?.iter().find(|t| *t == tool)?;
-            s.exposes(tool)
-                .then_some((s.name.as_str(), listed.as_str()))
-        })
-    }
-
     /// Settings for downstream tool `tool` of server `server`, each resolved tool table →
     /// server table → `[defaults]` → built-in. An unknown server or tool skips those levels.
     pub fn tool_settings(&self, server: &str, tool: &str) -> ToolSettings {

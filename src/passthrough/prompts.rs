@@ -50,6 +50,7 @@ impl PromptCatalog {
                 prefix: &cfg.tool_prefix,
                 tools: list.as_slice(),
                 exposes: exposes.as_ref(),
+                reserved: None,
             })
             .collect();
         let (catalog, warnings) = Catalog::build_items(&inputs, &mut self.names, "prompt", rename);

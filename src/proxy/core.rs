@@ -19,11 +19,9 @@ use crate::downstream::{ClientInit, Downstream, DownstreamEvent, ServerSpec, Ser
 use crate::server_tool::ServerTool;
 use crate::transcript::TranscriptWriter;
 
-/// A server's tool filter, borrowed from its config.
-type ToolFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
-
-/// A server's tools as it listed them.
-type ToolList = Arc<Vec<ServerTool>>;
+use super::catalog_inputs::{
+    listing_shapes, unknown_tool_warnings, with_listed_servers_down, CatalogInputs, ToolList,
+};
 
 /// A running server's name, its own stop switch and its supervising task.
 pub(super) type ServerTask = (String, watch::Sender<bool>, tokio::task::JoinHandle<()>);
@@ -41,6 +39,9 @@ pub struct Core {
     servers: RwLock<Arc<Vec<Downstream>>>,
     /// Set once the first start of every server has settled.
     first_start: tokio::sync::OnceCell<()>,
+    /// The only servers the first start starts (config names; `None`: every enabled server),
+    /// for a one-shot `call` ([`Core::start_only`]).
+    start_only: OnceLock<Vec<String>>,
     /// What a server started later (by a reload) needs: the events channel and the client
     /// declared to the servers. Unset before the first start and when no server may start.
     started: OnceLock<(mpsc::UnboundedSender<DownstreamEvent>, ClientInit)>,
@@ -97,6 +98,7 @@ impl Core {
             config: RwLock::new(config),
             servers: RwLock::default(),
             first_start: tokio::sync::OnceCell::new(),
+            start_only: OnceLock::new(),
             started: OnceLock::new(),
             server_tasks: Mutex::new(Vec::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
@@ -126,6 +128,13 @@ impl Core {
     /// as usual and answer the calls the cassette has no answer for.
     pub fn set_cassette(&self, playback: crate::cassette::Playback) {
         let _ = self.cassette.set(playback);
+    }
+
+    /// Makes the first start ([`Core::start_servers`]) start only the enabled servers named in
+    /// `servers` (set before it): the others are left down, which changes no name of a server
+    /// whose `enabled_tools` lists its tools ([`crate::config::Config::servers_for_call`]).
+    pub fn start_only(&self, servers: Vec<String>) {
+        let _ = self.start_only.set(servers);
     }
 
     /// Makes servers pause their output while `gate` is full (set before
@@ -217,8 +226,10 @@ impl Core {
             return;
         }
         let config = self.config();
+        let only = self.start_only.get();
         let servers = config
             .enabled_servers()
+            .filter(|server| only.is_none_or(|only| only.contains(&server.name)))
             .filter_map(|server| self.spawn_server(&config, server))
             .collect();
         self.set_servers(servers);
@@ -340,35 +351,13 @@ impl Core {
         }
         *built_from = Some(inputs);
         drop(built_from);
-        // A cassette may hold servers the config does not name: all their tools, no prefix.
-        let filters: Vec<_> = lists.iter().map(|(name, _)| config.server(name)).collect();
-        let closures: Vec<ToolFilter<'_>> = filters
-            .iter()
-            .map(|s| {
-                Box::new(move |t: &str| s.is_none_or(|s| s.exposes(t))) as Box<dyn Fn(&str) -> bool>
-            })
-            .collect();
-        // A server the config lacks keeps the prefix its list was recorded under.
-        let recorded: Vec<String> = lists
-            .iter()
-            .zip(&filters)
-            .map(|((name, _), server)| match (server, self.cassette.get()) {
-                (None, Some(playback)) => playback.prefix(name),
-                _ => String::new(),
-            })
-            .collect();
+        let unknown = unknown_tool_warnings(&config, &lists);
+        let lists = with_listed_servers_down(&config, lists);
+        let shapes = listing_shapes(&config, &lists, self.cassette.get());
         let inputs: Vec<ServerTools<'_, ServerTool>> = lists
             .iter()
-            .zip(filters.iter().zip(closures.iter()))
-            .zip(&recorded)
-            .map(
-                |(((name, tools), (server, exposes)), recorded)| ServerTools {
-                    server: name,
-                    prefix: server.map_or(recorded.as_str(), |s| s.tool_prefix.as_str()),
-                    tools,
-                    exposes: exposes.as_ref(),
-                },
-            )
+            .zip(&shapes)
+            .map(|((name, tools), shape)| shape.of(name, tools))
             .collect();
         let (catalog, mut warnings) = {
             // Names are given for good once clients can see them: after the first start of
@@ -384,7 +373,7 @@ impl Core {
                 Catalog::build_stable(&inputs, &mut names.clone())
             }
         };
-        warnings.extend(unknown_tool_warnings(&config, &lists));
+        warnings.extend(unknown);
         warnings.extend(
             self.pager
                 .as_ref()
@@ -565,28 +554,6 @@ impl Core {
     }
 }
 
-/// What a catalog was built from: the config, whether names were given for good, and each
-/// server's tool list (compared by identity: a new listing is a new `Arc`).
-struct CatalogInputs {
-    config: Arc<Config>,
-    names_given: bool,
-    lists: Vec<(String, ToolList)>,
-}
-
-impl CatalogInputs {
-    /// Whether a catalog built from `other` is the one built from these inputs.
-    fn same_as(&self, other: &CatalogInputs) -> bool {
-        Arc::ptr_eq(&self.config, &other.config)
-            && self.names_given == other.names_given
-            && self.lists.len() == other.lists.len()
-            && self
-                .lists
-                .iter()
-                .zip(&other.lists)
-                .all(|((a, at), (b, bt))| a == b && Arc::ptr_eq(at, bt))
-    }
-}
-
 /// Logs why `ds` did not start (`error`) and what follows, unless a config reload retired it.
 fn warn_not_started(ds: &Downstream, error: &str) {
     if ds.is_retired() {
@@ -615,60 +582,4 @@ fn shadowed_by_page_tool(catalog: &Catalog, pager: &crate::page_tool::Pager) -> 
          server's tool_prefix to offer it",
         route.server, route.tool
     ))
-}
-
-/// Config keys that name tools their server does not offer (typos).
-fn unknown_tool_warnings(config: &Config, lists: &[(String, ToolList)]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for (name, tools) in lists {
-        let Some(server) = config.server(name) else {
-            continue;
-        };
-        let offered: Vec<&str> = tools.iter().map(ServerTool::name).collect();
-        warnings.extend(server.unknown_tool_messages(&offered));
-    }
-    warnings
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    fn new_config() -> Arc<Config> {
-        let text = "[mcp_servers.a]\ncommand = \"x\"\n";
-        Arc::new(Config::parse(text, Path::new("t.toml"), &|_| None).unwrap())
-    }
-
-    fn tools(name: &str) -> ToolList {
-        let tool = serde_json::json!({"name": name, "inputSchema": {"type": "object"}});
-        Arc::new(vec![ServerTool::from_value(&tool).unwrap()])
-    }
-
-    #[test]
-    fn a_catalog_is_rebuilt_only_from_other_inputs() {
-        let (config, list) = (new_config(), tools("t"));
-        let inputs =
-            |config: &Arc<Config>, names_given, lists: &[(&str, &ToolList)]| CatalogInputs {
-                config: config.clone(),
-                names_given,
-                lists: lists
-                    .iter()
-                    .map(|(n, l)| (n.to_string(), (*l).clone()))
-                    .collect(),
-            };
-        let built = inputs(&config, true, &[("a", &list)]);
-        assert!(built.same_as(&inputs(&config, true, &[("a", &list)])));
-        // A new listing with the same text is still a new list: rebuilt.
-        for other in [
-            inputs(&config, true, &[("a", &tools("t"))]),
-            inputs(&config, false, &[("a", &list)]),
-            inputs(&new_config(), true, &[("a", &list)]),
-            inputs(&config, true, &[("b", &list)]),
-            inputs(&config, true, &[("a", &list), ("b", &list)]),
-            inputs(&config, true, &[]),
-        ] {
-            assert!(!built.same_as(&other));
-        }
-    }
 }

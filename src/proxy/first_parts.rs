@@ -50,6 +50,7 @@ impl Core {
             prefix: &settings.tool_prefix,
             tools,
             exposes: &exposes,
+            reserved: settings.enabled_tools.as_deref(),
         });
         let mut ready = self.ready_parts.lock().unwrap();
         // Checked again under the lock: the first catalog takes the parts under it.
@@ -115,6 +116,7 @@ mod tests {
             prefix: "",
             tools: list,
             exposes: &all,
+            reserved: None,
         }];
         let lists = [("a".to_owned(), list.clone())];
         let parts = core.first_parts(config, &lists, &inputs);
@@ -136,6 +138,7 @@ mod tests {
                 prefix: "",
                 tools: &tools("ahead"),
                 exposes: &|_: &str| true,
+                reserved: None,
             }),
         };
         core.ready_parts.lock().unwrap().push(ahead(&config));

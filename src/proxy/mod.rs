@@ -48,6 +48,7 @@ use serde_json::Value;
 mod calls;
 mod calls_in_flight;
 mod cancelled_progress;
+mod catalog_inputs;
 mod client_requests;
 mod core;
 mod dispatch;

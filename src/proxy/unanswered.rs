@@ -86,13 +86,8 @@ impl<'a> OpenCall<'a> {
     /// The record of a call cancelled before its answer (see the module documentation).
     fn cancelled(&mut self) -> Finished {
         let (server, server_tool, settings) = self.route.take().unwrap_or_else(|| {
-            // Not routed yet (waiting for its server to start): the server the config names.
-            let config = self.core.config();
-            let (server, tool) = config
-                .listing_server(&self.name)
-                .unwrap_or(("", self.name.as_str()));
-            let settings = config.tool_settings(server, tool);
-            (server.to_owned(), tool.to_owned(), settings)
+            // Not routed yet (waiting for its server to start): the server it is reserved for.
+            self.core.reserved_for(&self.name)
         });
         let facts = CallFacts {
             call_id: std::mem::take(&mut self.call_id),

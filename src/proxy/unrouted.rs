@@ -1,6 +1,8 @@
-//! Calls of names the catalog does not route: waiting for the server the config says owns
-//! the name when it is still starting, answering `unavailable` naming a server that is down,
-//! or `not_found` naming the servers that are down and could offer it (README, "Error types").
+//! Calls of names the catalog does not route: waiting for the server whose `enabled_tools`
+//! the name is reserved for ([`crate::catalog::Catalog::reserved`]) when it is still starting,
+//! answering `unavailable` naming a server that is down, or `not_found` naming the tools a
+//! name several servers give was exposed as instead and the servers that are down and could
+//! offer it (README, "Error types").
 
 use super::calls::CallOutcome;
 use super::Core;
@@ -15,8 +17,8 @@ use std::time::Duration;
 const CATALOG_CATCH_UP: Duration = Duration::from_secs(1);
 
 impl Core {
-    /// The route of `name` once the server that the config says owns it
-    /// ([`crate::config::Config::listing_server`]) is ready, when that server is still starting
+    /// The route of `name` once the server it is reserved for
+    /// ([`crate::catalog::Catalog::reserved`]) is ready, when that server is still starting
     /// or restarting: waited for within the tool's `tool_timeout_sec`, as a call to a routed
     /// tool waits for its server to come back; still not ready by then, `Err` with the
     /// (retryable) timeout outcome a routed call gets. `Ok(None)` at once for a name no such
@@ -25,11 +27,11 @@ impl Core {
     /// the catalog is looked at every 5 ms for up to [`CATALOG_CATCH_UP`] until then.
     pub(super) async fn route_once_started(&self, name: &str) -> Result<Option<Route>, Outcome> {
         let config = self.config();
-        let Some((server, tool)) = config.listing_server(name) else {
+        let Some(Route { server, tool }) = self.catalog().reserved(name).cloned() else {
             return Ok(None);
         };
         let servers = self.servers();
-        let Some(ds) = servers.iter().find(|d| d.name() == server) else {
+        let Some(ds) = servers.iter().find(|d| d.name() == &*server) else {
             return Ok(None);
         };
         if !matches!(
@@ -38,7 +40,7 @@ impl Core {
         ) {
             return Ok(None);
         }
-        let timeout = config.tool_settings(server, tool).tool_timeout.value;
+        let timeout = config.tool_settings(&server, &tool).tool_timeout.value;
         let deadline = tokio::time::Instant::now() + timeout;
         match ds.wait_ready(deadline).await {
             Ok(_) => {}
@@ -66,29 +68,44 @@ impl Core {
         name: &str,
         outcome: Outcome,
     ) -> (String, String, ToolSettings, CallOutcome) {
-        let config = self.config();
-        let (server, tool) = config.listing_server(name).unwrap_or(("", name));
-        let settings = config.tool_settings(server, tool);
-        let (server, tool) = (server.to_owned(), tool.to_owned());
+        let (server, tool, settings) = self.reserved_for(name);
         (server, tool, settings, CallOutcome::Outcome(outcome))
     }
 
-    /// A name the catalog does not route: `not_found`, unless the config names the server
-    /// that owns it ([`crate::config::Config::listing_server`]) and that server is not ready
-    /// (it failed to start, is restarting or still starting): then `unavailable` naming that
-    /// server, whose tools are not offered while it is down. Returns the server ("" for none),
-    /// its name of the tool (for `not_found`, the name as shown:
+    /// The server a name is reserved for ([`crate::catalog::Catalog::reserved`]; "" for
+    /// none), its own name of the tool (`name` for none), and the tool's settings.
+    pub(super) fn reserved_for(&self, name: &str) -> (String, String, ToolSettings) {
+        let catalog = self.catalog();
+        let (server, tool) = catalog
+            .reserved(name)
+            .map_or(("", name), |r| (&*r.server, &*r.tool));
+        let settings = self.config().tool_settings(server, tool);
+        (server.to_owned(), tool.to_owned(), settings)
+    }
+
+    /// A name the catalog does not route: `not_found`, unless it is reserved for a server
+    /// ([`crate::catalog::Catalog::reserved`]) that is not ready (it failed to start, is
+    /// restarting or still starting): then `unavailable` naming that server, whose tools are
+    /// not offered while it is down. A `not_found` of a name several servers give
+    /// ([`crate::catalog::Catalog::shared`]) names the names their tools have. Returns the
+    /// server ("" for none), its name of the tool (for `not_found`, the name as shown:
     /// [`crate::tool_validation::shown_unknown_name`]), the tool's settings and the outcome.
     pub(super) fn unrouted(&self, name: &str) -> (String, String, ToolSettings, CallOutcome) {
         let config = self.config();
-        let down = config.listing_server(name).and_then(|(server, tool)| {
-            let reason = self.not_ready_reason(server)?;
-            Some((server.to_owned(), tool.to_owned(), reason))
+        let catalog = self.catalog();
+        let down = catalog.reserved(name).and_then(|route| {
+            let reason = self.not_ready_reason(&route.server)?;
+            Some((route.server.to_string(), route.tool.to_string(), reason))
         });
         let Some((server, tool, reason)) = down else {
             let settings = config.tool_settings("", name);
             let servers_down = self.servers_down_that_could_offer(&config, name);
-            let outcome = CallOutcome::Outcome(Outcome::NoSuchTool { servers_down });
+            let exposed_as = catalog.shared(name).iter();
+            let exposed_as = exposed_as.filter(|n| ***n != *name).map(|n| n.to_string());
+            let outcome = CallOutcome::Outcome(Outcome::NoSuchTool {
+                servers_down,
+                exposed_as: exposed_as.collect(),
+            });
             let shown = crate::tool_validation::shown_unknown_name(name).into_owned();
             return (String::new(), shown, settings, outcome);
         };

@@ -438,12 +438,14 @@ fn call_starts_only_the_servers_a_name_two_allowlists_give_can_be_of() {
         (&serde_json::json!("a__echo"), &serde_json::json!("ok"))
     );
     assert_eq!(env["content"], "hi", "{env}");
-    // `echo` is exposed under neither plain name: a and b start, and it is not_found, as in
-    // `serve`.
+    // `echo` is exposed under neither plain name, whichever servers are up: no server
+    // starts, and it is not_found pointing to the names, as in `serve`.
     let (env, started) = call("echo");
-    assert_eq!(started, [true, true, false], "{env}");
-    assert!(
-        env["content"].as_str().unwrap().starts_with("not_found"),
+    assert_eq!(started, [false, false, false], "{env}");
+    assert_eq!(
+        env["content"],
+        "not_found: no tool named 'echo': more than one server offers that name, so each one's \
+         tool is named after its server; did you mean 'a__echo' or 'b__echo'?",
         "{env}"
     );
 }

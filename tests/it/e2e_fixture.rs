@@ -148,9 +148,11 @@ fn colliding_names_are_both_exposed_with_server_prefix() {
     assert_eq!(listed, expected);
     assert_eq!(r["steps"][1]["structuredContent"]["content"], "from a");
     assert_eq!(r["steps"][2]["structuredContent"]["content"], "from b");
+    // The shared name points to the names its tools have.
     assert_eq!(
         r["steps"][3]["structuredContent"]["content"],
-        "not_found: no tool named 'echo'"
+        "not_found: no tool named 'echo': more than one server offers that name, so each one's \
+         tool is named after its server; did you mean 'a__echo' or 'b__echo'?"
     );
 }
 

@@ -26,6 +26,7 @@ mod import;
 mod install;
 mod install_deps;
 mod modern_only;
+mod names;
 mod output_schema;
 mod paging;
 mod passthrough;

@@ -8,6 +8,12 @@
 //!   server's config name and its own tool name) and a warning is produced; no tool is silently
 //!   dropped; a name still taken gets a numbered suffix (`__2`, …), servers earlier in the
 //!   config keeping the plain name;
+//! - a server whose config lists its tools (`enabled_tools`, [`ServerTools::reserved`]) has
+//!   those names counted and given as if it listed them all, whether it is up or not: a
+//!   collision with a server that is down renames the other server's tool all the same, so a
+//!   name is the same whichever servers are up (the names of a server that is down and has no
+//!   such list are unknown, and cannot be counted); a name of the list that the server does
+//!   not offer now is reserved for it ([`Catalog::reserved`]), not offered;
 //! - a name once given stays with its tool for the session ([`ExposedNames`]): a tool listed
 //!   later whose name is already given gets the numbered name, and the earlier tool keeps its
 //!   name; a server whose `tool_prefix` changes (a config reload) has its tools named again
@@ -58,6 +64,13 @@ pub struct ServerTools<'a, I = Value> {
     pub tools: &'a [I],
     /// The server's allow/deny filter over its own tool names.
     pub exposes: &'a dyn Fn(&str) -> bool,
+    /// The names the server's config says it offers (its `enabled_tools`), when it says:
+    /// each one `exposes` lets through is named as a listed tool is, whether or not the
+    /// server lists it now (it is down, not started, its `tools/list` failed, or it does not
+    /// offer that tool), so that no name depends on which servers are up (module doc). A name
+    /// it does not list is reserved ([`Catalog::reserved`]), not offered. `None`: only its
+    /// listing counts.
+    pub reserved: Option<&'a [String]>,
 }
 
 impl<I> Clone for ServerTools<'_, I> {
@@ -128,6 +141,12 @@ pub struct Catalog<T = ToolJson> {
     /// The exposed name of each item, in the same order (the strings of `routes`' keys).
     names: Vec<Arc<str>>,
     routes: HashMap<Arc<str>, Route>,
+    /// The names given to tools of a server's `enabled_tools` that it does not offer now
+    /// ([`ServerTools::reserved`]) → their server and own name.
+    reserved: HashMap<Arc<str>, Route>,
+    /// A name under its server's prefix that more than one server gives (a collision) → the
+    /// names its tools were given instead, in config order.
+    shared: HashMap<Box<str>, Vec<Arc<str>>>,
     /// Tools: the JSON array of every tool's text (UTF-8), which [`ToolJson`]s point into
     /// (`[]` when empty); other items: empty.
     text: Box<[u8]>,
@@ -135,12 +154,7 @@ pub struct Catalog<T = ToolJson> {
 
 impl<T> Default for Catalog<T> {
     fn default() -> Self {
-        Catalog {
-            items: Vec::new(),
-            names: Vec::new(),
-            routes: HashMap::default(),
-            text: Box::default(),
-        }
+        Catalog::with_capacity(0)
     }
 }
 
@@ -233,9 +247,37 @@ impl<T> Catalog<T> {
         &self.names
     }
 
+    /// An empty catalog with room for `n` items.
+    fn with_capacity(n: usize) -> Catalog<T> {
+        Catalog {
+            items: Vec::with_capacity(n),
+            names: Vec::with_capacity(n),
+            routes: map_with_capacity(n),
+            reserved: HashMap::default(),
+            shared: HashMap::default(),
+            text: Box::default(),
+        }
+    }
+
     /// The route for a client-facing tool name.
     pub fn route(&self, name: &str) -> Option<&Route> {
         self.routes.get(name)
+    }
+
+    /// The server and own name of the tool `name` is reserved for: a tool its server's
+    /// `enabled_tools` lists ([`ServerTools::reserved`]) and that the server does not offer
+    /// now (it is down or not started, or does not offer that tool). `None` for an offered
+    /// name ([`Catalog::route`]) and a name given to no tool.
+    pub fn reserved(&self, name: &str) -> Option<&Route> {
+        self.reserved.get(name)
+    }
+
+    /// When `name` is a tool's name under its server's prefix that more than one server
+    /// gives (a collision, exposed under none of them), the names those tools were given
+    /// instead (`<server>__<tool>`, offered or [reserved](Catalog::reserved)), in config
+    /// order; empty otherwise.
+    pub fn shared(&self, name: &str) -> &[Arc<str>] {
+        self.shared.get(name).map_or(&[], |given| given.as_slice())
     }
 
     /// Number of tools exposed.
@@ -256,9 +298,10 @@ impl<T> Catalog<T> {
     }
 }
 
-/// A tool that the catalog exposes: its name with the server's prefix, its server (an index
-/// into the servers given), the tool, and its own name.
-type Candidate<'a, I> = (Cow<'a, str>, usize, &'a I, &'a str);
+/// A tool that the catalog names: its name with the server's prefix, its server (an index
+/// into the servers given), the tool (`None` for a name of the server's
+/// [`ServerTools::reserved`] that it does not list), and its own name.
+type Candidate<'a, I> = (Cow<'a, str>, usize, Option<&'a I>, &'a str);
 
 /// [`Catalog::build_items`] over the items that `keep` accepts (the others are not looked at).
 fn build_kept<I: Listed, T>(
@@ -279,12 +322,7 @@ fn build_kept<I: Listed, T>(
     for (s, listed) in servers.iter().zip(per_server) {
         names.reserve(s.server, listed);
     }
-    let mut catalog = Catalog {
-        items: Vec::with_capacity(candidates.len()),
-        names: Vec::with_capacity(candidates.len()),
-        routes: map_with_capacity(candidates.len()),
-        text: Box::default(),
-    };
+    let mut catalog = Catalog::with_capacity(candidates.len());
     // One string per server, shared by its routes.
     let server_names: Vec<Arc<str>> = servers.iter().map(|s| Arc::from(s.server)).collect();
     // No name given yet (the session's first catalog): no candidate has one, since each
@@ -292,6 +330,7 @@ fn build_kept<I: Listed, T>(
     let fresh = names.is_empty() && distinct(&server_names);
     for (final_name, index, tool, own_name) in &candidates {
         let server = servers[*index].server;
+        let colliding = counts[&**final_name] > 1;
         let given = if fresh {
             None
         } else {
@@ -304,21 +343,25 @@ fn build_kept<I: Listed, T>(
                     server,
                     own_name,
                     final_name,
-                    colliding: counts[&**final_name] > 1,
+                    colliding,
                     noun,
                 };
                 let name = new.name(&catalog.routes, names, &mut warnings);
-                // One string when the tool is exposed under its own name (no prefix); a
-                // server's tool brings its own.
-                let own = tool.shared_name().unwrap_or_else(|| Arc::from(*own_name));
-                let name = if name == **own_name {
-                    own.clone()
-                } else {
-                    Arc::from(name.as_ref())
-                };
-                names.assign_shared(server, &own, &name);
-                (own, name)
+                let own = tool.and_then(Listed::shared_name);
+                new.assign(own, name, names)
             }
+        };
+        if colliding {
+            let shared = catalog.shared.entry(final_name.as_ref().into());
+            shared.or_default().push(exposed.clone());
+        }
+        let route = Route {
+            server: server_names[*index].clone(),
+            tool: own,
+        };
+        let Some(tool) = tool else {
+            catalog.reserved.insert(exposed, route);
+            continue;
         };
         if noun == "tool" {
             if let Some(why) = unusable_name(server, own_name, &exposed) {
@@ -328,10 +371,6 @@ fn build_kept<I: Listed, T>(
         }
         catalog.items.push(rewrite(tool, &exposed));
         catalog.names.push(exposed.clone());
-        let route = Route {
-            server: server_names[*index].clone(),
-            tool: own,
-        };
         catalog.routes.insert(exposed, route);
     }
     (catalog, warnings)
@@ -390,8 +429,9 @@ fn candidates<'a, I: Listed>(
 }
 
 /// The candidates of server `s` (at `index` among the servers given), appended to `out`: each
-/// item that `keep` accepts and the server exposes, with its name under the server's prefix; a
-/// nameless item or a name the server listed twice is skipped with a warning.
+/// item that `keep` accepts and the server exposes, with its name under the server's prefix (a
+/// nameless item or a name the server listed twice is skipped with a warning), then each name
+/// of its [`ServerTools::reserved`] that it exposes and did not list, without an item.
 fn server_candidates<'a, I: Listed>(
     (index, s): (usize, &ServerTools<'a, I>),
     noun: &str,
@@ -418,11 +458,21 @@ fn server_candidates<'a, I: Listed>(
             ));
             continue;
         }
-        let final_name = match s.prefix {
-            "" => Cow::Borrowed(name),
-            prefix => Cow::Owned(format!("{prefix}{name}")),
-        };
-        out.push((final_name, index, tool, name));
+        out.push((final_name(s.prefix, name), index, Some(tool), name));
+    }
+    // The names of its config's list it does not list: named as listed (module doc).
+    for name in s.reserved.unwrap_or_default() {
+        if (s.exposes)(name) && seen.insert(name) {
+            out.push((final_name(s.prefix, name), index, None, name));
+        }
+    }
+}
+
+/// Tool `name` under `prefix`.
+fn final_name<'a>(prefix: &str, name: &'a str) -> Cow<'a, str> {
+    match prefix {
+        "" => Cow::Borrowed(name),
+        prefix => Cow::Owned(format!("{prefix}{name}")),
     }
 }
 

@@ -321,23 +321,14 @@ fn example_config_parses() {
     );
 }
 
-/// The servers of `call`'s narrowed config, with their prefixes; `None`: every server.
-fn narrowed(cfg: &Config, exposed: &str) -> Option<Vec<(String, String)>> {
-    let narrowed = cfg.narrowed_for_call(exposed)?;
-    let servers = narrowed.servers.iter();
-    Some(
-        servers
-            .map(|s| (s.name.clone(), s.tool_prefix.clone()))
-            .collect(),
-    )
+/// The servers `call` starts for `exposed` under the config `text`; `None`: every server.
+fn started(text: &str, exposed: &str) -> Option<Vec<String>> {
+    let cfg = Config::parse(text, Path::new("/c.toml"), &|_| None).unwrap();
+    cfg.servers_for_call(exposed)
 }
 
-fn pairs(list: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
-    Some(
-        list.iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-    )
+fn names(list: &[&str]) -> Option<Vec<String>> {
+    Some(list.iter().map(|s| s.to_string()).collect())
 }
 
 #[test]
@@ -346,49 +337,35 @@ fn a_tool_name_decides_its_server_only_when_every_allowlist_is_known() {
         format!(
             "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"rows\"]\ndisabled_tools = [\"rows\"]\n\
              [mcp_servers.b]\ncommand = \"x\"\ntool_prefix = \"b_\"\n{b_tools}\n\
-             [mcp_servers.off]\ncommand = \"x\"\nenabled = false\n"
+             [mcp_servers.off]\ncommand = \"x\"\nenabled = false\nenabled_tools = [\"gone\"]\n"
         )
     };
-    let parse = |t: &str| Config::parse(t, Path::new("/c.toml"), &|_| None).unwrap();
-    let cfg = parse(&text("enabled_tools = [\"echo\"]"));
-    assert_eq!(narrowed(&cfg, "echo"), pairs(&[("a", "")]));
-    assert_eq!(narrowed(&cfg, "b_echo"), pairs(&[("b", "b_")]));
-    assert_eq!(narrowed(&cfg, "rows"), None, "disabled");
-    assert_eq!(narrowed(&cfg, "nope"), None);
-    // b offers whatever it lists: any name could be b's.
-    assert_eq!(narrowed(&parse(&text("")), "echo"), None);
+    let listed = text("enabled_tools = [\"echo\"]");
+    assert_eq!(started(&listed, "echo"), names(&["a"]));
+    assert_eq!(started(&listed, "b_echo"), names(&["b"]));
+    // No list gives these names (hidden by disabled_tools, a server not enabled, none): no
+    // tool can have one, so no server is started (the call answers not_found).
+    for name in ["rows", "gone", "nope"] {
+        assert_eq!(started(&listed, name), names(&[]), "{name}");
+    }
+    // b offers whatever it lists: it is started with a's tool (its `echo` would rename a's),
+    // and a name no list gives could be b's.
+    let unlisted = text("");
+    assert_eq!(started(&unlisted, "echo"), names(&["a", "b"]));
+    assert_eq!(started(&unlisted, "b_echo"), None);
+    assert_eq!(started(&unlisted, "nope"), None);
 }
 
 #[test]
 fn a_name_two_allowlists_give_is_named_by_the_catalogs_collision_rule() {
-    let cfg = Config::parse(
-        "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"only_a\"]\n\
+    let text = "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"only_a\"]\n\
          [mcp_servers.b]\ncommand = \"x\"\nenabled_tools = [\"echo\"]\n\
-         [mcp_servers.c]\ncommand = \"x\"\nenabled_tools = [\"sum\"]\n",
-        Path::new("/c.toml"),
-        &|_| None,
-    )
-    .unwrap();
-    // Renamed `<server>__<tool>`: that server alone, its prefix keeping the name.
-    assert_eq!(narrowed(&cfg, "a__echo"), pairs(&[("a", "a__")]));
-    assert_eq!(narrowed(&cfg, "b__echo"), pairs(&[("b", "b__")]));
-    assert_eq!(narrowed(&cfg, "only_a"), pairs(&[("a", "")]));
-    // Exposed under neither plain name: both, whose listings decide as in `serve`.
-    assert_eq!(narrowed(&cfg, "echo"), pairs(&[("a", ""), ("b", "")]));
-    assert_eq!(narrowed(&cfg, "c__sum"), None);
-}
-
-#[test]
-fn a_tool_name_names_the_server_whose_allowlist_lists_it() {
-    let text = "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\", \"rows\"]\ndisabled_tools = [\"rows\"]\n\
-         [mcp_servers.b]\ncommand = \"x\"\ntool_prefix = \"b_\"\nenabled_tools = [\"sum\"]\n\
-         [mcp_servers.any]\ncommand = \"x\"\n\
-         [mcp_servers.off]\ncommand = \"x\"\nenabled = false\nenabled_tools = [\"gone\"]\n";
-    let cfg = Config::parse(text, Path::new("/c.toml"), &|_| None).unwrap();
-    assert_eq!(cfg.listing_server("echo"), Some(("a", "echo")));
-    assert_eq!(cfg.listing_server("b_sum"), Some(("b", "sum")));
-    assert_eq!(cfg.listing_server("sum"), None, "without b's prefix");
-    assert_eq!(cfg.listing_server("rows"), None, "disabled");
-    assert_eq!(cfg.listing_server("gone"), None, "server not enabled");
-    assert_eq!(cfg.listing_server("other"), None, "no list names it");
+         [mcp_servers.c]\ncommand = \"x\"\nenabled_tools = [\"sum\"]\n";
+    // Renamed `<server>__<tool>`: that server alone (b not started is named all the same).
+    assert_eq!(started(text, "a__echo"), names(&["a"]));
+    assert_eq!(started(text, "b__echo"), names(&["b"]));
+    assert_eq!(started(text, "only_a"), names(&["a"]));
+    // Exposed under neither plain name, whichever servers are up: not_found, no server.
+    assert_eq!(started(text, "echo"), names(&[]));
+    assert_eq!(started(text, "c__sum"), names(&[]));
 }

@@ -61,6 +61,28 @@ impl<'a> NewTool<'a> {
     }
 }
 
+impl NewTool<'_> {
+    /// Gives `name` (from [`NewTool::name`]) to the tool in `names`, and returns the tool's
+    /// own name and its name as kept: `own` is the tool's own string when its item keeps one
+    /// (naming it allocates nothing), and one string serves both when the tool is exposed under
+    /// its own name (no prefix).
+    pub(super) fn assign(
+        &self,
+        own: Option<Arc<str>>,
+        name: Cow<'_, str>,
+        names: &mut ExposedNames,
+    ) -> (Arc<str>, Arc<str>) {
+        let own = own.unwrap_or_else(|| Arc::from(self.own_name));
+        let name = if name == self.own_name {
+            own.clone()
+        } else {
+            Arc::from(name.as_ref())
+        };
+        names.assign_shared(self.server, &own, &name);
+        (own, name)
+    }
+}
+
 /// `server` with each character a tool name may not have (MCP 2025-11-25 "Tool names": ASCII
 /// letters, digits, `_`, `-`, `.`) made `_`, for the `<server>__<tool>` name of a collision
 /// (a config name may be any TOML key: `"my server"`, `"ünï"`).

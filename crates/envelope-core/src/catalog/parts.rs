@@ -33,6 +33,9 @@ pub struct ToolsPart {
     /// The tools offered, in listing order: final name, own name, and where the tool's JSON
     /// text is in `text` (bytes).
     offered: Vec<(Arc<str>, Arc<str>, Range<usize>)>,
+    /// The names of the server's [`ServerTools::reserved`] it did not list: final name, own
+    /// name.
+    reserved: Vec<(Arc<str>, Arc<str>)>,
     /// The offered tools' JSON texts, comma-separated, without brackets (UTF-8).
     text: Vec<u8>,
     /// The listing's warnings (a name listed twice), as the full rules give them.
@@ -60,19 +63,27 @@ impl ToolsPart {
             prefix: server.prefix.into(),
             given: map_with_capacity(candidates.len()),
             offered: Vec::with_capacity(candidates.len()),
+            reserved: Vec::new(),
             text: Vec::with_capacity(most_bytes(server)),
             listed_warnings,
             name_warnings: Vec::new(),
         };
         for (final_name, _, tool, own_name) in candidates {
             // One string when the tool is exposed under its own name (no prefix).
-            let own = ServerTool::shared_name(tool).clone();
+            let own = tool.map_or_else(
+                || Arc::from(own_name),
+                |t| ServerTool::shared_name(t).clone(),
+            );
             let exposed = if final_name == own_name {
                 own.clone()
             } else {
                 Arc::from(final_name.as_ref())
             };
             part.given.insert(own.clone(), exposed.clone());
+            let Some(tool) = tool else {
+                part.reserved.push((exposed, own));
+                continue;
+            };
             if let Some(why) = unusable_name(server.server, own_name, &exposed) {
                 part.name_warnings.push(why);
                 continue;
@@ -101,7 +112,8 @@ impl ToolsPart {
 
 impl Catalog {
     /// The session's first catalog from `parts`, one per server of `servers` in the same
-    /// order, each made by [`ToolsPart::new`] from that server's very tools and filter: the
+    /// order, each made by [`ToolsPart::new`] from that server's very tools, filter and
+    /// reserved names: the
     /// same catalog, warnings and `names` as [`Catalog::build_stable`] gives. When `names`
     /// holds a name already, two servers have the same name, two tools the same final name (a
     /// collision), or a part is not its server's (name, prefix), the parts are dropped and the
@@ -148,12 +160,7 @@ fn join(
 ) -> (Catalog, Vec<String>) {
     let offered: usize = parts.iter().map(|p| p.offered.len()).sum();
     let bytes: usize = parts.iter().map(|p| p.text.len() + 1).sum();
-    let mut catalog = Catalog {
-        items: Vec::with_capacity(offered),
-        names: Vec::with_capacity(offered),
-        routes: map_with_capacity(offered),
-        text: Box::default(),
-    };
+    let mut catalog = Catalog::with_capacity(offered);
     let mut warnings: Vec<String> = Vec::new();
     let mut name_warnings = Vec::new();
     let mut given = Vec::with_capacity(parts.len());
@@ -177,6 +184,13 @@ fn join(
                 tool: own,
             };
             catalog.routes.insert(exposed, route);
+        }
+        for (exposed, own) in part.reserved {
+            let route = Route {
+                server: part.server.clone(),
+                tool: own,
+            };
+            catalog.reserved.insert(exposed, route);
         }
         warnings.extend(part.listed_warnings);
         name_warnings.extend(part.name_warnings);

@@ -38,6 +38,7 @@ fn prefixes_filters_and_rewrites_output_schema() {
         prefix: "g_",
         tools: &git,
         exposes: &deny,
+        reserved: None,
     }]);
     assert!(warnings.is_empty());
     assert_eq!(catalog.len(), 1);
@@ -68,6 +69,7 @@ fn a_tool_is_written_as_the_rewritten_value_in_the_same_member_order() {
         prefix: "p_",
         tools: &tools,
         exposes: &all,
+        reserved: None,
     }]);
     assert_eq!(names(&catalog), ["p_a", "p_b"]);
     let array: Value = serde_json::from_slice(catalog.tools_json()).unwrap();
@@ -95,12 +97,14 @@ fn collisions_expose_both_with_server_names() {
             prefix: "",
             tools: &a,
             exposes: &all,
+            reserved: None,
         },
         ServerTools {
             server: "b",
             prefix: "",
             tools: &b,
             exposes: &all,
+            reserved: None,
         },
     ]);
     let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
@@ -119,18 +123,21 @@ fn a_prefix_that_recreates_a_renamed_name_is_numbered_not_dropped() {
             prefix: "",
             tools: &tools,
             exposes: &all,
+            reserved: None,
         },
         ServerTools {
             server: "b",
             prefix: "",
             tools: &tools,
             exposes: &all,
+            reserved: None,
         },
         ServerTools {
             server: "c",
             prefix: "a__",
             tools: &tools,
             exposes: &all,
+            reserved: None,
         },
     ]);
     let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
@@ -144,6 +151,7 @@ fn server<'a>(name: &'a str, tools: &'a [ServerTool]) -> ServerTools<'a, ServerT
         prefix: "",
         tools,
         exposes: &all,
+        reserved: None,
     }
 }
 
@@ -232,6 +240,7 @@ fn numbered_names_follow_the_order_given() {
         prefix: "alpha__",
         tools: &tools,
         exposes: &all,
+        reserved: None,
     };
     let (c, _) = Catalog::build(&[prefixed, server("alpha", &tools), server("beta", &tools)]);
     assert_eq!(&*c.route("alpha__echo").unwrap().server, "zeta");
@@ -251,6 +260,7 @@ fn nameless_and_duplicate_items_warn() {
             prefix: "p_",
             tools: &a,
             exposes: &all,
+            reserved: None,
         }],
         &mut ExposedNames::default(),
         "prompt",
@@ -281,6 +291,7 @@ fn names_no_client_accepts_are_never_offered() {
         prefix: "",
         tools: &tools,
         exposes: &all,
+        reserved: None,
     };
     // A collision between servers whose config names hold spaces and other letters.
     let (c, warnings) = Catalog::build(&[odd("my server"), odd("ünï")]);
@@ -315,6 +326,8 @@ fn assert_parts_join_as_the_full_rules_name(servers: &[ServerTools<'_, ServerToo
     assert_eq!(names(&first), names(&full));
     assert_eq!(names_of(&first), names_of(&full));
     assert_eq!(first.routes(), full.routes());
+    assert_eq!(first.reserved, full.reserved);
+    assert_eq!(first.shared, full.shared);
     assert_eq!(first_warnings, full_warnings);
     assert_eq!(first_names.len() + 1, given.len());
     for s in servers {
@@ -324,6 +337,10 @@ fn assert_parts_join_as_the_full_rules_name(servers: &[ServerTools<'_, ServerToo
             let exposed = format!("{}{}", s.prefix, tool.name());
             let taken = |n: &ExposedNames| n.taken_by_other(&exposed, "nobody", "x");
             assert_eq!(taken(&first_names), taken(&given), "{exposed}");
+        }
+        for tool in s.reserved.unwrap_or_default() {
+            let get = |n: &ExposedNames| n.get(s.server, tool).map(str::to_owned);
+            assert_eq!(get(&first_names), get(&given), "{tool}");
         }
     }
 }
@@ -342,6 +359,7 @@ fn a_first_catalog_joined_from_parts_is_the_full_rules_catalog() {
     let no_hidden = |t: &str| t != "hidden";
     let a = ServerTools {
         exposes: &no_hidden,
+        reserved: None,
         ..server("a", &a)
     };
     let b = ServerTools {
@@ -388,3 +406,5 @@ fn parts_that_collide_or_are_not_their_servers_are_named_by_the_full_rules() {
     let (joined, _) = Catalog::build_first(&servers, parts, &mut ExposedNames::default());
     assert_eq!(names(&joined), ["echo", "a__echo", "log"]);
 }
+
+mod reserved;

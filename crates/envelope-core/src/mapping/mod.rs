@@ -145,6 +145,12 @@ pub enum Outcome {
         /// once they are back. Empty (and left out of a transcript record) when none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         servers_down: Vec<String>,
+        /// When more than one server gives the name (a collision, so that it is exposed under
+        /// none of them: [`crate::catalog::Catalog::shared`]), the names its tools were given
+        /// instead, which the message suggests. Empty (and left out of a transcript record)
+        /// otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        exposed_as: Vec<String>,
     },
     /// A remote server answered the call's HTTP request with an error status (401, 403, 429,
     /// 503, ...); see `http_status.rs` for the mapping.
@@ -310,9 +316,12 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
             ErrorType::Unavailable,
             &[&format!("server '{server}' is unavailable: "), reason],
         ),
-        Outcome::NoSuchTool { servers_down } => err(
+        Outcome::NoSuchTool {
+            servers_down,
+            exposed_as,
+        } => err(
             ErrorType::NotFound,
-            &[&no_such_tool(ctx.tool, servers_down)],
+            &[&no_such_tool(ctx.tool, servers_down, exposed_as)],
         ),
         Outcome::HttpStatus {
             status,
@@ -354,14 +363,32 @@ fn own_error(ctx: &MappingContext<'_>, error_type: &str, message: &str) -> Mappe
     }
 }
 
-/// The message of [`Outcome::NoSuchTool`]: the name, and the servers down that could offer it.
-fn no_such_tool(tool: &str, servers_down: &[String]) -> String {
-    if servers_down.is_empty() {
-        return format!("no tool named '{tool}'");
+/// The message of [`Outcome::NoSuchTool`]: the name, the names its tools have when several
+/// servers give it, and the servers down that could offer it.
+fn no_such_tool(tool: &str, servers_down: &[String], exposed_as: &[String]) -> String {
+    let mut message = format!("no tool named '{tool}'");
+    if let Some((last, first)) = exposed_as.split_last() {
+        let quoted: Vec<String> = first.iter().map(|n| format!("'{n}'")).collect();
+        let choices = if quoted.is_empty() {
+            format!("'{last}'")
+        } else {
+            format!("{} or '{last}'", quoted.join(", "))
+        };
+        message.push_str(&format!(
+            ": more than one server offers that name, so each one's tool is named after its \
+             server; did you mean {choices}?"
+        ));
     }
-    format!(
-        "no tool named '{tool}' among the tools offered now; not serving, so their tools are \
-         not offered until they are back: {}",
-        servers_down.join(", ")
-    )
+    if !servers_down.is_empty() {
+        let lead = if exposed_as.is_empty() {
+            " among the tools offered now; not serving"
+        } else {
+            " Also not serving"
+        };
+        message.push_str(&format!(
+            "{lead}, so their tools are not offered until they are back: {}",
+            servers_down.join(", ")
+        ));
+    }
+    message
 }

@@ -107,10 +107,9 @@ fn proxy_side_errors() {
         ErrorType::Unavailable,
         "unavailable: server 'git' is unavailable: gave up after 5 restarts",
     );
+    let unknown: Outcome = serde_json::from_value(json!({"kind": "no_such_tool"})).unwrap();
     let mapped = map_outcome(
-        &Outcome::NoSuchTool {
-            servers_down: vec![],
-        },
+        &unknown,
         &MappingContext {
             call_id: "9",
             tool: "x",
@@ -480,12 +479,14 @@ fn outcome_serde_round_trip() {
         (
             Outcome::NoSuchTool {
                 servers_down: vec![],
+                exposed_as: vec![],
             },
             json!({"kind": "no_such_tool"}),
         ),
         (
             Outcome::NoSuchTool {
                 servers_down: vec!["'a' (stopped)".into()],
+                exposed_as: vec![],
             },
             json!({"kind": "no_such_tool", "servers_down": ["'a' (stopped)"]}),
         ),
@@ -508,6 +509,7 @@ fn outcome_serde_round_trip() {
 fn an_unknown_tool_names_the_servers_down_that_could_offer_it() {
     let down = Outcome::NoSuchTool {
         servers_down: vec!["'a' (stopped)".into(), "'b' (it is still starting)".into()],
+        exposed_as: vec![],
     };
     let mapped = map_outcome(
         &down,
@@ -526,4 +528,47 @@ fn an_unknown_tool_names_the_servers_down_that_could_offer_it() {
         "not_found: no tool named 'x' among the tools offered now; not serving, so their tools \
          are not offered until they are back: 'a' (stopped), 'b' (it is still starting)",
     );
+}
+
+#[test]
+fn a_name_several_servers_give_points_to_the_names_their_tools_have() {
+    let envelope = |outcome: &Outcome| {
+        let ctx = MappingContext {
+            call_id: "9",
+            tool: "echo",
+            server: "",
+            budget: crate::budget::Budget::chars(500),
+            text: Default::default(),
+            media: MediaMode::Passthrough,
+        };
+        map_outcome(outcome, &ctx).envelope
+    };
+    let strings = |all: &[&str]| all.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let map = |exposed_as: &[&str], servers_down: &[&str]| {
+        envelope(&Outcome::NoSuchTool {
+            servers_down: strings(servers_down),
+            exposed_as: strings(exposed_as),
+        })
+    };
+    let said = "not_found: no tool named 'echo': more than one server offers that name, so each \
+                one's tool is named after its server; did you mean";
+    // not_found stays final (envelope spec: the agent's fault, not retryable).
+    assert_error(
+        &map(&["a__echo", "b__echo"], &[]),
+        ErrorType::NotFound,
+        &format!("{said} 'a__echo' or 'b__echo'?"),
+    );
+    assert_error(
+        &map(&["a__echo", "b__echo", "c__echo"], &["'c' (stopped)"]),
+        ErrorType::NotFound,
+        &format!(
+            "{said} 'a__echo', 'b__echo' or 'c__echo'? Also not serving, so their tools are not \
+             offered until they are back: 'c' (stopped)"
+        ),
+    );
+    // As a transcript records it, and read back.
+    let wire = json!({"kind": "no_such_tool", "exposed_as": ["a__echo", "b__echo"]});
+    let back: Outcome = serde_json::from_value(wire.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&back).unwrap(), wire);
+    assert_eq!(envelope(&back), map(&["a__echo", "b__echo"], &[]));
 }

@@ -85,7 +85,8 @@ fn arb_outcome() -> impl Strategy<Value = Outcome> {
         ".{0,40}".prop_map(|detail| Outcome::InvalidResponse { detail }),
         ".{0,40}".prop_map(|reason| Outcome::Unavailable { reason }),
         Just(Outcome::NoSuchTool {
-            servers_down: vec![]
+            servers_down: vec![],
+            exposed_as: vec![],
         }),
     ]
 }

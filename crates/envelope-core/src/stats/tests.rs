@@ -43,6 +43,7 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
             "git_status",
             Outcome::NoSuchTool {
                 servers_down: vec![],
+                exposed_as: vec![],
             },
             100,
             1,
@@ -250,6 +251,7 @@ fn one_row_per_tool_name_and_pages_count_no_raw_size() {
         "git_log",
         Outcome::NoSuchTool {
             servers_down: vec![],
+            exposed_as: vec![],
         },
         100,
         1,
