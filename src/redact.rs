@@ -17,6 +17,7 @@
 
 mod documents;
 mod results;
+mod spelling;
 pub use documents::{parse_document, secrets_in_document};
 pub use results::SecretValues;
 
@@ -94,12 +95,19 @@ impl Redactor {
         self
     }
 
-    /// `text` with secrets replaced by [`REDACTED`].
+    /// `text` with secrets replaced by [`REDACTED`]: the values as written or in any JSON
+    /// spelling (`P\u00e4ss` for `Päss`, see [`spelling`]), then the keyed values.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();
-        for v in &self.values {
-            if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), REDACTED);
+        if text.contains('\\') {
+            if let Some(clean) = spelling::replace_spelled(text, &self.values, REDACTED) {
+                out = clean;
+            }
+        } else {
+            for v in &self.values {
+                if out.contains(v.as_str()) {
+                    out = out.replace(v.as_str(), REDACTED);
+                }
             }
         }
         redact_keyed_values(&out)
@@ -490,6 +498,15 @@ mod tests {
             "using [redacted] in /home/me"
         );
         assert_eq!(r.redact("sent sk-live-123456"), "sent [redacted]");
+    }
+
+    #[test]
+    fn a_passed_value_in_a_json_spelling_leaves_stderr() {
+        let r = Redactor::for_server([("MY_API_TOKEN", "Pässword1234")], std::iter::empty());
+        assert_eq!(
+            r.redact(r#"config {"user": "P\u00e4ssword1234", "n": "a\nb"}"#),
+            r#"config {"user": "[redacted]", "n": "a\nb"}"#
+        );
     }
 
     #[test]
