@@ -63,6 +63,8 @@ pub fn key_is_secret(key: &str) -> bool {
 pub struct Redactor {
     /// Longest first, so that a value containing another is replaced whole.
     values: Vec<String>,
+    /// Whether the text shows JSON or TOML documents ([`Redactor::for_documents`]).
+    documents: bool,
 }
 
 impl Redactor {
@@ -81,6 +83,18 @@ impl Redactor {
                 .map(|(_, v)| v),
         );
         Redactor::default().with_values(values)
+    }
+
+    /// A redactor for text that shows JSON or TOML documents (`install --dry-run`'s diffs),
+    /// with the secret `values` written in them: after a secret-looking key only a string is a
+    /// secret, and an unquoted boolean, `null` or number (`"password": true`,
+    /// `token_limit = 5`) is shown as it is.
+    pub fn for_documents(values: impl IntoIterator<Item = String>) -> Redactor {
+        Redactor {
+            documents: true,
+            ..Redactor::default()
+        }
+        .with_values(values)
     }
 
     /// This redactor with more secret `values` (those shorter than [`MIN_SECRET_VALUE_CHARS`]
@@ -110,7 +124,7 @@ impl Redactor {
                 }
             }
         }
-        redact_keyed_values(&out)
+        redact_keyed_values(&out, self.documents)
     }
 
     /// `text` redacted, then cut to at most `max_chars` characters (Unicode scalar values)
@@ -276,9 +290,19 @@ fn next_word(text: &str) -> &str {
     &word[..word.find(ends_value).unwrap_or(word.len())]
 }
 
+/// Whether `word`, an unquoted value, is a JSON or TOML boolean, `null` or number (`true`,
+/// `-1.5e3`, `1_000`): no string, so no secret, in a document.
+fn is_typed_literal(word: &str) -> bool {
+    let digits = word.trim_start_matches(['-', '+']);
+    matches!(word, "true" | "false" | "null")
+        || (digits.starts_with(|c: char| c.is_ascii_digit())
+            && digits.replace('_', "").parse::<f64>().is_ok())
+}
+
 /// Replaces the value after every `KEY=`, `KEY:`, `"KEY":` whose key is secret, and the
-/// credential after `Bearer ` or `Basic ` ([`looks_like_credential`]).
-fn redact_keyed_values(text: &str) -> String {
+/// credential after `Bearer ` or `Basic ` ([`looks_like_credential`]). With `documents`, an
+/// unquoted boolean, `null` or number stays ([`is_typed_literal`]).
+fn redact_keyed_values(text: &str, documents: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(pos) = rest.find(['=', ':', ' ']) {
@@ -313,6 +337,11 @@ fn redact_keyed_values(text: &str) -> String {
             continue;
         }
         let mut end = value.find(ends_value).unwrap_or(value.len());
+        let quoted = after[..lead].contains(['"', '\'']);
+        if documents && !quoted && is_typed_literal(&value[..end]) {
+            rest = after;
+            continue;
+        }
         if is_scheme(&value[..end]) && looks_like_credential(next_word(&value[end..])) {
             // `Authorization: Bearer <credential>`: the credential goes too.
             let gap = value[end..].len() - value[end..].trim_start_matches(' ').len();
@@ -506,6 +535,26 @@ mod tests {
         assert_eq!(
             r.redact(r#"config {"user": "P\u00e4ssword1234", "n": "a\nb"}"#),
             r#"config {"user": "[redacted]", "n": "a\nb"}"#
+        );
+    }
+
+    /// `install --dry-run` showed `"password": [redacted]` for `"password": true`.
+    #[test]
+    fn in_documents_only_strings_after_secret_keys_go() {
+        let r = Redactor::for_documents(["sk-live-123456".to_owned()]);
+        let diff = "+  \"password\": true,\n+  \"token_limit\": 5,\n-  api_key=-1.5e3\n\
+                    +  \"token\": null\n+  \"secret\": \"true\"\n+  \"api_key\": \"sk-live-123456\"\n\
+                    +  password='hunter2'\n+  token=\"123456\" secret=abc";
+        assert_eq!(
+            r.redact(diff),
+            "+  \"password\": true,\n+  \"token_limit\": 5,\n-  api_key=-1.5e3\n\
+             +  \"token\": null\n+  \"secret\": \"[redacted]\"\n+  \"api_key\": \"[redacted]\"\n\
+             +  password='[redacted]'\n+  token=\"[redacted]\" secret=[redacted]"
+        );
+        assert_eq!(
+            Redactor::default().redact("password=123456 token: true"),
+            "password=[redacted] token: [redacted]",
+            "in free text (a server's stderr) every value after a secret key goes"
         );
     }
 
