@@ -17,6 +17,7 @@
 
 mod documents;
 mod results;
+mod spelling;
 pub use documents::{parse_document, secrets_in_document};
 pub use results::SecretValues;
 
@@ -62,6 +63,8 @@ pub fn key_is_secret(key: &str) -> bool {
 pub struct Redactor {
     /// Longest first, so that a value containing another is replaced whole.
     values: Vec<String>,
+    /// Whether the text shows JSON or TOML documents ([`Redactor::for_documents`]).
+    documents: bool,
 }
 
 impl Redactor {
@@ -82,6 +85,18 @@ impl Redactor {
         Redactor::default().with_values(values)
     }
 
+    /// A redactor for text that shows JSON or TOML documents (`install --dry-run`'s diffs),
+    /// with the secret `values` written in them: after a secret-looking key only a string is a
+    /// secret, and an unquoted boolean, `null` or number (`"password": true`,
+    /// `token_limit = 5`) is shown as it is.
+    pub fn for_documents(values: impl IntoIterator<Item = String>) -> Redactor {
+        Redactor {
+            documents: true,
+            ..Redactor::default()
+        }
+        .with_values(values)
+    }
+
     /// This redactor with more secret `values` (those shorter than [`MIN_SECRET_VALUE_CHARS`]
     /// are left out), e.g. the secrets in a server's arguments ([`secret_args`]).
     pub fn with_values(mut self, values: impl IntoIterator<Item = String>) -> Redactor {
@@ -94,15 +109,22 @@ impl Redactor {
         self
     }
 
-    /// `text` with secrets replaced by [`REDACTED`].
+    /// `text` with secrets replaced by [`REDACTED`]: the values as written or in any JSON
+    /// spelling (`P\u00e4ss` for `Päss`, see [`spelling`]), then the keyed values.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();
-        for v in &self.values {
-            if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), REDACTED);
+        if text.contains('\\') {
+            if let Some(clean) = spelling::replace_spelled(text, &self.values, REDACTED) {
+                out = clean;
+            }
+        } else {
+            for v in &self.values {
+                if out.contains(v.as_str()) {
+                    out = out.replace(v.as_str(), REDACTED);
+                }
             }
         }
-        redact_keyed_values(&out)
+        redact_keyed_values(&out, self.documents)
     }
 
     /// `text` redacted, then cut to at most `max_chars` characters (Unicode scalar values)
@@ -268,9 +290,19 @@ fn next_word(text: &str) -> &str {
     &word[..word.find(ends_value).unwrap_or(word.len())]
 }
 
+/// Whether `word`, an unquoted value, is a JSON or TOML boolean, `null` or number (`true`,
+/// `-1.5e3`, `1_000`): no string, so no secret, in a document.
+fn is_typed_literal(word: &str) -> bool {
+    let digits = word.trim_start_matches(['-', '+']);
+    matches!(word, "true" | "false" | "null")
+        || (digits.starts_with(|c: char| c.is_ascii_digit())
+            && digits.replace('_', "").parse::<f64>().is_ok())
+}
+
 /// Replaces the value after every `KEY=`, `KEY:`, `"KEY":` whose key is secret, and the
-/// credential after `Bearer ` or `Basic ` ([`looks_like_credential`]).
-fn redact_keyed_values(text: &str) -> String {
+/// credential after `Bearer ` or `Basic ` ([`looks_like_credential`]). With `documents`, an
+/// unquoted boolean, `null` or number stays ([`is_typed_literal`]).
+fn redact_keyed_values(text: &str, documents: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(pos) = rest.find(['=', ':', ' ']) {
@@ -305,6 +337,11 @@ fn redact_keyed_values(text: &str) -> String {
             continue;
         }
         let mut end = value.find(ends_value).unwrap_or(value.len());
+        let quoted = after[..lead].contains(['"', '\'']);
+        if documents && !quoted && is_typed_literal(&value[..end]) {
+            rest = after;
+            continue;
+        }
         if is_scheme(&value[..end]) && looks_like_credential(next_word(&value[end..])) {
             // `Authorization: Bearer <credential>`: the credential goes too.
             let gap = value[end..].len() - value[end..].trim_start_matches(' ').len();
@@ -490,6 +527,35 @@ mod tests {
             "using [redacted] in /home/me"
         );
         assert_eq!(r.redact("sent sk-live-123456"), "sent [redacted]");
+    }
+
+    #[test]
+    fn a_passed_value_in_a_json_spelling_leaves_stderr() {
+        let r = Redactor::for_server([("MY_API_TOKEN", "Pässword1234")], std::iter::empty());
+        assert_eq!(
+            r.redact(r#"config {"user": "P\u00e4ssword1234", "n": "a\nb"}"#),
+            r#"config {"user": "[redacted]", "n": "a\nb"}"#
+        );
+    }
+
+    /// `install --dry-run` showed `"password": [redacted]` for `"password": true`.
+    #[test]
+    fn in_documents_only_strings_after_secret_keys_go() {
+        let r = Redactor::for_documents(["sk-live-123456".to_owned()]);
+        let diff = "+  \"password\": true,\n+  \"token_limit\": 5,\n-  api_key=-1.5e3\n\
+                    +  \"token\": null\n+  \"secret\": \"true\"\n+  \"api_key\": \"sk-live-123456\"\n\
+                    +  password='hunter2'\n+  token=\"123456\" secret=abc";
+        assert_eq!(
+            r.redact(diff),
+            "+  \"password\": true,\n+  \"token_limit\": 5,\n-  api_key=-1.5e3\n\
+             +  \"token\": null\n+  \"secret\": \"[redacted]\"\n+  \"api_key\": \"[redacted]\"\n\
+             +  password='[redacted]'\n+  token=\"[redacted]\" secret=[redacted]"
+        );
+        assert_eq!(
+            Redactor::default().redact("password=123456 token: true"),
+            "password=[redacted] token: [redacted]",
+            "in free text (a server's stderr) every value after a secret key goes"
+        );
     }
 
     #[test]

@@ -226,7 +226,7 @@ fn print_dry_run(
         .flatten()
         .filter_map(crate::redact::parse_document)
         .flat_map(|doc| crate::redact::secrets_in_document(&doc));
-    let redactor = crate::redact::Redactor::default().with_values(secrets);
+    let redactor = crate::redact::Redactor::for_documents(secrets);
     let shown = |path, (before, after)| redactor.redact(&diff(path, before, after));
     print(out, &shown(&target.client_config, client))?;
     print(out, &shown(&target.envelope_config, envelope))?;

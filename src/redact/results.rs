@@ -9,17 +9,17 @@
 //! names too) is searched, so the JSON stays valid; a server with no secrets costs one
 //! emptiness check.
 
+use super::spelling::{self, Alphabet};
 use super::{key_is_secret, MIN_SECRET_VALUE_CHARS, REDACTED};
 use serde_json::Value;
 
 /// The secret values of one server, longest first (a value containing another is replaced
-/// whole), each with its JSON-escaped form (how it appears inside a JSON string when it has
-/// `"`, `\` or control characters). Values shorter than [`MIN_SECRET_VALUE_CHARS`] are left
-/// out.
+/// whole), with the characters they are made of ([`Alphabet`]: whether an escape in a text
+/// could spell one). Values shorter than [`MIN_SECRET_VALUE_CHARS`] are left out.
 #[derive(Debug, Clone, Default)]
 pub struct SecretValues {
-    /// `(value, its JSON-escaped form)`.
-    values: Vec<(String, String)>,
+    values: Vec<String>,
+    alphabet: Alphabet,
 }
 
 impl SecretValues {
@@ -31,15 +31,8 @@ impl SecretValues {
             .collect();
         values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();
-        let values = values
-            .into_iter()
-            .map(|v| {
-                let quoted = serde_json::to_string(&v).expect("a string serializes");
-                let escaped = quoted[1..quoted.len() - 1].to_owned();
-                (v, escaped)
-            })
-            .collect();
-        SecretValues { values }
+        let alphabet = Alphabet::of(values.iter().map(String::as_str));
+        SecretValues { values, alphabet }
     }
 
     /// The secrets of a local server: the values of the `env` the config gives it whose
@@ -98,11 +91,12 @@ impl SecretValues {
         self.values.is_empty()
     }
 
-    /// Whether `json` (a JSON text) holds one of the values, as written or JSON-escaped.
+    /// Whether `json` (a JSON text) holds one of the values, as written or in any JSON
+    /// spelling, at any depth of JSON held in its strings ([`super::spelling`]): a text whose
+    /// escapes could spell part of a secret is unescaped and searched again; one whose escapes
+    /// cannot (an ordinary `\n` or `\"`) is searched as written only.
     pub fn found_in(&self, json: &str) -> bool {
-        self.values
-            .iter()
-            .any(|(v, escaped)| json.contains(v.as_str()) || json.contains(escaped.as_str()))
+        self.holds(json)
     }
 
     /// Replaces every value in the strings and member names of `value` with [`REDACTED`];
@@ -134,20 +128,23 @@ impl SecretValues {
         }
     }
 
-    /// Whether `text` holds one of the values.
+    /// Whether `text` holds one of the values, as written or in a JSON spelling.
     fn holds(&self, text: &str) -> bool {
-        self.values.iter().any(|(v, _)| text.contains(v.as_str()))
+        if self.alphabet.suspicious(text) {
+            spelling::holds_spelled(text, &self.values)
+        } else {
+            self.values.iter().any(|v| text.contains(v.as_str()))
+        }
     }
 
-    /// Replaces the values in `text`; returns whether anything was replaced.
+    /// Replaces the values in `text`, as written or in a JSON spelling (the spelling goes,
+    /// the rest of the text stays as it is); returns whether anything was replaced.
     fn redact_string(&self, text: &mut String) -> bool {
         if !self.holds(text) {
             return false;
         }
-        for (v, _) in &self.values {
-            if text.contains(v.as_str()) {
-                *text = text.replace(v.as_str(), REDACTED);
-            }
+        if let Some(clean) = spelling::replace_spelled(text, &self.values, REDACTED) {
+            *text = clean;
         }
         true
     }
@@ -198,6 +195,33 @@ mod tests {
         );
         assert!(!s.found_in(&v.to_string()));
         assert!(!s.redact_json(&mut v), "nothing left to replace");
+    }
+
+    /// A server that writes a secret with `\u` escapes (Python's `json.dumps` for non-ASCII)
+    /// or escapes its quote, in a tool description or in JSON inside a tool's text, gets
+    /// nothing through.
+    #[test]
+    fn escaped_spellings_of_a_secret_are_found_and_go() {
+        let s = SecretValues::new(["Pässword1234".into(), "pa\"ss1234word".into()]);
+        for raw in [
+            r#"{"name":"env","description":"print env P\u00e4ssword1234"}"#,
+            r#"{"content":[{"type":"text","text":"{\"T\": \"P\\u00E4ssword1234\"}"}]}"#,
+            r#"{"content":[{"type":"text","text":"{\"T\": \"pa\\\"ss1234word\"}"}]}"#,
+            r#"{"content":[{"type":"text","text":"\u0070a\"ss1234word \/"}]}"#,
+        ] {
+            assert!(s.found_in(raw), "{raw}");
+            let mut v: Value = serde_json::from_str(raw).unwrap();
+            assert!(s.redact_json(&mut v), "{raw}");
+            let shown = v.to_string();
+            assert!(shown.contains(REDACTED), "{shown}");
+            assert!(!s.found_in(&shown), "{shown}");
+        }
+        let mut v: Value =
+            serde_json::from_str(r#"{"text":"{\"T\": \"P\\u00e4ssword1234\", \"n\": \"a\\nb\"}"}"#)
+                .unwrap();
+        assert!(s.redact_json(&mut v));
+        assert_eq!(v, json!({"text": r#"{"T": "[redacted]", "n": "a\nb"}"#}));
+        assert!(!s.found_in(r#"{"text":"line\nline \"q\" \u00e9"}"#));
     }
 
     #[test]

@@ -333,7 +333,7 @@ fn a_dry_run_diff_shows_no_secret_values() {
     let home = tempfile::tempdir().unwrap();
     let (cmd, args) = fixture_json();
     let original = format!(
-        r#"{{"mcpServers":{{"fx":{{"command":{cmd},"args":{args},"env":{{"API_TOKEN":"tok-claude-123456"}}}},"db":{{"command":"pg","args":["--password","hunter2hunter2"]}},"web":{{"url":"https://example.invalid/mcp?api_key=supersecretkey1","headers":{{"Authorization":"Bearer abcdefSECRET123"}}}}}}}}"#
+        r#"{{"mcpServers":{{"fx":{{"command":{cmd},"args":{args},"env":{{"API_TOKEN":"tok-claude-123456"}}}},"db":{{"command":"pg","args":["--password","hunter2hunter2"]}},"web":{{"url":"https://example.invalid/mcp?api_key=supersecretkey1","headers":{{"Authorization":"Bearer abcdefSECRET123"}}}}}},"prefs":{{"password":true,"token_limit":4096}}}}"#
     );
     std::fs::write(home.path().join(".claude.json"), &original).unwrap();
     let dry = ok(&run(home.path(), &["install", "claude-code", "--dry-run"]));
@@ -348,6 +348,9 @@ fn a_dry_run_diff_shows_no_secret_values() {
     ] {
         assert!(!dry.contains(secret), "{secret} shown: {dry}");
     }
+    // Only strings are secrets: a boolean or number under a secret-looking key is shown.
+    assert!(dry.contains(r#""password":true"#), "{dry}");
+    assert!(dry.contains(r#""token_limit":4096"#), "{dry}");
     let file = std::fs::read_to_string(home.path().join(".claude.json")).unwrap();
     assert_eq!(file, original, "the dry run wrote nothing");
 }

@@ -185,3 +185,34 @@ fn a_secret_in_a_servers_tool_description_is_redacted() {
     assert!(!list.to_string().contains(secret), "{list}");
     finish_session(p);
 }
+
+/// A server that writes the secret with `\u` escapes (Python's `json.dumps` does for
+/// non-ASCII characters) in its tool description, its `instructions` and a tool's result, or
+/// that echoes it inside JSON held by a text: every spelling reads `[redacted]` (reported by
+/// a fresh user: `P\u00e4ssword1234` went through).
+#[test]
+fn a_secret_the_server_writes_with_json_escapes_is_redacted() {
+    let secret = "sk-dëscribed-\"quoted\"-999";
+    let transcript = std::env::temp_dir().join(format!("escaped-{}.jsonl", std::process::id()));
+    let extra = format!("env = {{ API_TOKEN = {secret:?} }}");
+    let flags = ["--features", "--describe-env", "API_TOKEN"];
+    let server = fixture_server("fx", &flags, &extra);
+    let (_d, cfg) = write_config(&format!("[transcript]\npath = {transcript:?}\n{server}"));
+    let mut p = RawProxy::start(&cfg, &[]);
+    let init = p.initialize("2025-11-25");
+    assert!(!init.to_string().contains("scribed"), "{init}");
+    let list = list_tools(&mut p);
+    assert!(list.to_string().contains("([redacted])"), "{list}");
+    assert!(!list.to_string().contains("scribed"), "{list}");
+    let nested = json!({ "API_TOKEN": secret, "n": 1 }).to_string();
+    let said = format!("{secret} and {nested}");
+    let env = envelope_of(&p.call(json!(1), "echo", json!({ "text": said }), LONG));
+    assert_eq!(
+        env["content"], r#"[redacted] and {"API_TOKEN":"[redacted]","n":1}"#,
+        "{env}"
+    );
+    finish_session(p);
+    let recorded = std::fs::read_to_string(&transcript).unwrap();
+    let _ = std::fs::remove_file(&transcript);
+    assert!(!recorded.contains("scribed"), "{recorded}");
+}
