@@ -449,7 +449,7 @@ async fn dispatch_in_order(peer: &Peer, handler: &dyn Handler, msg: Message) {
 }
 
 /// A line that is not JSON: when it starts exactly like the answer to a pending request (or
-/// its outer members are readable: an error response nested too deep, a lone surrogate) it
+/// its outer members are readable: an error response nested too deep) it
 /// answers that request as invalid rather than leaving it to time out; else it is logged.
 fn not_json(peer: &Peer, line: &[u8], error: String) {
     let id = crate::wire::head::response_head(&String::from_utf8_lossy(line));
