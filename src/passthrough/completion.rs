@@ -34,6 +34,9 @@ impl Passthrough {
         mut params: Value,
     ) -> Result<Value, Value> {
         let invalid = |m: String| jsonrpc::error_object(ErrorCode::InvalidParams, m, None);
+        if let Some(err) = super::param_shapes::completion_params_error(&params) {
+            return Err(err);
+        }
         let kind = params
             .pointer("/ref/type")
             .and_then(Value::as_str)

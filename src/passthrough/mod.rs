@@ -10,7 +10,9 @@
 //!   one page; any `cursor` from the client is one we never gave out, so it is -32602;
 //! - single-item requests are routed: resources by URI ([`resources`]), prompts by name
 //!   ([`prompts`]), completions by their `ref` ([`completion`]); `logging/setLevel` goes to every
-//!   server that offers logging ([`logging`]);
+//!   server that offers logging ([`logging`]); what is forwarded unread has its shape checked
+//!   first ([`param_shapes`], -32602), so that a server that chokes on it cannot leave the
+//!   request waiting for its timeout;
 //! - what servers answer passes through unchanged (resource contents are not enveloped, URIs are
 //!   never rewritten); only prompt names are renamed like tool names;
 //! - a server that (re)starts after `initialize` gets the client's last logging level again,
@@ -22,6 +24,7 @@
 pub mod completion;
 pub mod inventory;
 pub mod logging;
+pub mod param_shapes;
 pub mod prompts;
 pub mod resources;
 pub use envelope_core::mapping::nested as results;

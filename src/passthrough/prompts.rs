@@ -161,6 +161,9 @@ impl Passthrough {
         else {
             return Err(invalid("`name` must be a string".into()));
         };
+        if let Some(err) = super::param_shapes::prompt_params_error(&params) {
+            return Err(err);
+        }
         let Some(route) = self.prompt_route(up, &name).await else {
             return Err(invalid(format!("Unknown prompt: {name}")));
         };

@@ -87,8 +87,9 @@ impl Session {
         admission: Admission,
     ) -> Answer {
         let refused = self.refusal(method, &admission);
-        if let Some(err) =
-            refused.or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
+        if let Some(err) = refused
+            .or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
+            .or_else(|| jsonrpc::meta_error(params.as_ref()))
         {
             return Answer::of(&jsonrpc::error_response(id, err));
         }

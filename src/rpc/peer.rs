@@ -24,6 +24,7 @@ use crate::fast_hash::{HashMap, HashSet};
 use crate::transport::backpressure::OutputGate;
 use crate::transport::{Delivery, Fault, Outbox, Receive};
 use crate::wire::jsonrpc::{self, Incoming, Message};
+use crate::wire::surrogates::replace_lone_surrogates;
 
 /// Why a request got no JSON-RPC answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -406,7 +407,11 @@ pub async fn dispatch_line(
         0 => RAW_RESULT_MIN_BYTES,
         _ => 0,
     };
-    let fast = crate::runtime::cpu_bound(line.len(), move || fast_response(line, min_bytes));
+    // A lone surrogate escape (Python's for an undecodable file name) would fail the whole
+    // answer, and every retry of it: it becomes U+FFFD (`wire::surrogates`).
+    let fast = crate::runtime::cpu_bound(line.len(), move || {
+        fast_response(replace_lone_surrogates(line), min_bytes)
+    });
     let line = match fast.await {
         Ok((id, body)) if body.len() < RAW_RESULT_MIN_BYTES && !peer.wants_raw(&id) => {
             body.into_line().into_bytes()
@@ -444,7 +449,7 @@ async fn dispatch_in_order(peer: &Peer, handler: &dyn Handler, msg: Message) {
 }
 
 /// A line that is not JSON: when it starts exactly like the answer to a pending request (or
-/// its outer members are readable: an error response nested too deep, a lone surrogate) it
+/// its outer members are readable: an error response nested too deep) it
 /// answers that request as invalid rather than leaving it to time out; else it is logged.
 fn not_json(peer: &Peer, line: &[u8], error: String) {
     let id = crate::wire::head::response_head(&String::from_utf8_lossy(line));

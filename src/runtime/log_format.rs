@@ -121,6 +121,33 @@ impl FieldsVisitor<'_> {
         }
     }
 
+    /// A field other than the message and an error, written as `DefaultVisitor` writes it
+    /// (`name=` in italics and dimmed with colours, then `{value:?}`), but with the value's
+    /// control characters escaped: a `%value` field (its `Display` text) is not quoted, so a
+    /// request id or tool name with a newline in it would otherwise forge a log line.
+    fn field(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let name = field.name();
+        if name.starts_with("log.") {
+            return; // the default leaves out the `log.` fields of records from the `log` crate
+        }
+        let name = name.strip_prefix("r#").unwrap_or(name);
+        if self.written {
+            self.result = self.writer.write_char(' ');
+        }
+        self.written = true;
+        if self.result.is_ok() {
+            // nu-ansi-term's italic and dimmed, as the default writes them.
+            self.result = if self.writer.has_ansi_escapes() {
+                write!(self.writer, "\x1b[3m{name}\x1b[0m\x1b[2m=\x1b[0m")
+            } else {
+                write!(self.writer, "{name}=")
+            };
+        }
+        if self.result.is_ok() {
+            self.result = write!(Escaping(&mut self.writer), "{value:?}");
+        }
+    }
+
     fn other(&mut self, record: impl FnOnce(&mut DefaultVisitor<'_>), field: &Field) {
         let mut inner = DefaultVisitor::new(self.writer.by_ref(), !self.written);
         record(&mut inner);
@@ -138,7 +165,7 @@ impl Visit for FieldsVisitor<'_> {
         if field.name() == "message" {
             self.message(&format_args!("{value}"));
         } else {
-            self.other(|v| v.record_str(field, value), field);
+            self.field(field, &value);
         }
     }
 
@@ -155,25 +182,28 @@ impl Visit for FieldsVisitor<'_> {
         if field.name() == "message" {
             self.message(value);
         } else {
-            self.other(|v| v.record_debug(field, value), field);
+            self.field(field, value);
         }
     }
 }
 
 /// Escapes what tracing-subscriber's escaping escapes (ESC, BEL, BS, FF, DEL as `\x1b`-style
-/// text; the C1 controls U+0080–U+009F as `\u{80}`-style text), the same way, and writes each
-/// run of other characters in one piece.
+/// text; the C1 controls U+0080–U+009F as `\u{80}`-style text), the same way, and the other
+/// C0 controls too (`\n`, `\r`, `\t`, else `\x01`-style), so that no text in a log line can
+/// end it and forge the next one; writes each run of other characters in one piece.
 struct Escaping<'a, W: Write>(&'a mut W);
 
-/// The bytes that start something [`Escaping`] escapes: ESC, BEL, BS, FF, DEL, and 0xC2, the
+/// The bytes that start something [`Escaping`] escapes: the C0 controls, DEL, and 0xC2, the
 /// first byte of U+0080–U+00BF in UTF-8.
 const STARTS_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
-    while i < 6 {
-        t[[0x1b, 0x07, 0x08, 0x0c, 0x7f, 0xc2][i] as usize] = true;
+    while i < 0x20 {
+        t[i] = true;
         i += 1;
     }
+    t[0x7f] = true;
+    t[0xc2] = true;
     t
 };
 
@@ -196,6 +226,16 @@ impl<W: Write> Write for Escaping<'_, W> {
                     clean_from = i;
                 }
                 0xc2 => i += 1,
+                b @ (b'\n' | b'\r' | b'\t') => {
+                    self.0.write_str(&s[clean_from..i])?;
+                    self.0.write_str(match b {
+                        b'\n' => "\\n",
+                        b'\r' => "\\r",
+                        _ => "\\t",
+                    })?;
+                    i += 1;
+                    clean_from = i;
+                }
                 b => {
                     self.0.write_str(&s[clean_from..i])?;
                     write!(self.0, "\\x{b:02x}")?;

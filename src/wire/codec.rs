@@ -1,9 +1,11 @@
 //! Newline-delimited framing with a maximum line length.
 //!
 //! Source: MCP specification 2025-06-18, "Transports: stdio": one JSON-RPC message per line,
-//! UTF-8, no embedded newlines. A line longer than the maximum is read and dropped (only its
-//! first [`TOO_LONG_HEAD_BYTES`] bytes are kept, to find its id for the error answer), so a
-//! peer can never make us hold more than the maximum (plus one read buffer) of a line.
+//! UTF-8, no embedded newlines. A line longer than the maximum is reported as soon as that
+//! many bytes of it have arrived, newline or not (only its first [`TOO_LONG_HEAD_BYTES`] bytes
+//! are kept, to find its id for the error answer), and the rest of it is dropped up to the next
+//! newline, so a peer can never make us hold more than the maximum (plus one read buffer) of a
+//! line, nor make a request wait for a newline that never comes.
 //!
 //! [`LineReader`] reads frames from any `AsyncRead` (a long line is read straight into the
 //! buffer it is returned in); [`write_lines`] writes a queue of lines with [`LineCodec`] (a
@@ -28,10 +30,12 @@ pub const IO_BUFFER_BYTES: usize = 256 * 1024;
 pub enum Frame {
     /// A whole line without its `\n` (and without a trailing `\r`).
     Line(Vec<u8>),
-    /// A line longer than the maximum: it was read and discarded, keeping only its first
-    /// [`TOO_LONG_HEAD_BYTES`] bytes. `len` is its full length in bytes.
+    /// A line longer than the maximum, reported as soon as more than the maximum of it has been
+    /// read (its newline may not have come yet); only its first [`TOO_LONG_HEAD_BYTES`] bytes
+    /// are kept, and the reader drops the rest of it up to the next newline without a frame.
     TooLong {
-        /// Full length of the line in bytes (without the newline).
+        /// Its length in bytes when it was found too long (the full length, without the
+        /// newline, when the newline was already read; otherwise a lower bound).
         len: usize,
         /// Its first bytes.
         head: Vec<u8>,
@@ -79,8 +83,8 @@ pub struct LineReader<R> {
     start: usize,
     /// `buf[start..scanned]` holds no newline.
     scanned: usize,
-    /// The line being dropped for being too long: its length so far and its head.
-    discarding: Option<(usize, Vec<u8>)>,
+    /// Whether the current line was reported too long and is being dropped up to its newline.
+    discarding: bool,
     eof: bool,
 }
 
@@ -93,7 +97,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             buf: Vec::new(),
             start: 0,
             scanned: 0,
-            discarding: None,
+            discarding: false,
             eof: false,
         }
     }
@@ -110,7 +114,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 continue;
             }
             self.scanned = self.buf.len();
-            self.bound_the_line();
+            if let Some(frame) = self.bound_the_line() {
+                return Ok(Some(frame));
+            }
             if self.eof {
                 let end = self.buf.len();
                 return Ok(self.take_line(end, end));
@@ -127,11 +133,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         let start = std::mem::replace(&mut self.start, next);
         self.scanned = next;
         let len = end - start;
-        if let Some((before, head)) = self.discarding.take() {
-            return Some(Frame::TooLong {
-                len: before + len,
-                head,
-            });
+        if std::mem::take(&mut self.discarding) {
+            return None; // the rest of a line already reported too long
         }
         if len > self.max_line_bytes {
             let head = self.buf[start..start + len.min(TOO_LONG_HEAD_BYTES)].to_vec();
@@ -153,19 +156,22 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         (!line.is_empty()).then_some(Frame::Line(line))
     }
 
-    /// A line over the maximum with no newline yet: its head is kept, the rest dropped, so a
-    /// peer never makes us hold more than the maximum and one read of a line.
-    fn bound_the_line(&mut self) {
+    /// A line over the maximum with no newline yet: reported at once as [`Frame::TooLong`]
+    /// (its head kept), then dropped as it arrives up to its newline, so a peer never makes us
+    /// hold more than the maximum and one read of a line, nor wait for its newline.
+    fn bound_the_line(&mut self) -> Option<Frame> {
         let len = self.buf.len() - self.start;
-        if self.discarding.is_none() && len > self.max_line_bytes {
+        let mut frame = None;
+        if !self.discarding && len > self.max_line_bytes {
             let head = self.buf[self.start..self.start + TOO_LONG_HEAD_BYTES.min(len)].to_vec();
-            self.discarding = Some((0, head));
+            frame = Some(Frame::TooLong { len, head });
+            self.discarding = true;
         }
-        if let Some((dropped, _)) = &mut self.discarding {
-            *dropped += len;
+        if self.discarding {
             self.buf.truncate(self.start);
             self.scanned = self.start;
         }
+        frame
     }
 
     /// Moves the unfinished line to the front and makes room for one read.
@@ -322,7 +328,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_over_long_line_over_many_reads_is_dropped_and_counted() {
+    async fn an_over_long_line_over_many_reads_is_reported_once_and_dropped() {
         let long = format!(
             "{{\"id\":\"k\",\"x\":\"{}\"}}",
             "y".repeat(2 * IO_BUFFER_BYTES)
@@ -333,7 +339,8 @@ mod tests {
         for f in [&got[0], &got[2]] {
             match f {
                 Frame::TooLong { len, head } => {
-                    assert_eq!(*len, long.len());
+                    // Reported when the first read past the maximum came, not at its end.
+                    assert!(*len > 1000 && *len <= long.len(), "{len}");
                     assert_eq!(head.len(), TOO_LONG_HEAD_BYTES);
                     assert_eq!(
                         crate::wire::jsonrpc::id_from_head(head),
@@ -344,6 +351,32 @@ mod tests {
             }
         }
         assert_eq!(got[1], Frame::Line(b"next".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_is_reported_before_its_newline_comes() {
+        let (mut tx, rx) = tokio::io::duplex(1 << 16);
+        let mut reader = LineReader::new(rx, 100);
+        tx.write_all(br#"{"jsonrpc":"2.0","id":42,"result":{"x":""#)
+            .await
+            .unwrap();
+        tx.write_all(&[b'y'; 500]).await.unwrap();
+        // No newline and the writer still open: the old reader waited here for ever.
+        let guard = Duration::from_secs(60);
+        let first = tokio::time::timeout(guard, reader.next_frame()).await;
+        match first.expect("reported without its newline").unwrap() {
+            Some(Frame::TooLong { len, head }) => {
+                assert!(len > 100, "{len}");
+                let id = crate::wire::jsonrpc::id_from_head(&head);
+                assert_eq!(id, Some(serde_json::json!(42)));
+            }
+            other => panic!("{other:?}"),
+        }
+        // The rest of the line is dropped without a frame; the next line is read.
+        tx.write_all(&[b'y'; 300]).await.unwrap();
+        tx.write_all(b"\"}}\nok\n").await.unwrap();
+        let next = reader.next_frame().await.unwrap();
+        assert_eq!(next, Some(Frame::Line(b"ok".to_vec())));
     }
 
     #[tokio::test]

@@ -86,7 +86,26 @@ pub fn positional_params_error(method: &str, params: Option<&Value>) -> Option<V
     })
 }
 
-/// Parses and classifies one line. Pure; never panics. The top-level members are read
+/// The -32602 error for a request whose `params._meta` has the wrong shape, or `None`. MCP
+/// 2025-11-25 and 2026-07-28 schema (`RequestParams._meta`): `_meta` is an object, and its
+/// `progressToken` (`ProgressToken`) a string or an integer. Checked here, once for every
+/// request, because a server that chokes on a malformed `_meta` never answers, and the call
+/// would wait for its timeout.
+pub fn meta_error(params: Option<&Value>) -> Option<Value> {
+    let meta = params?.get("_meta")?;
+    let message = match meta.as_object() {
+        None => "`_meta` must be an object".to_owned(),
+        Some(meta) => match meta.get("progressToken") {
+            Some(token) if !(token.is_string() || token.is_i64() || token.is_u64()) => {
+                "`_meta.progressToken` must be a string or an integer".to_owned()
+            }
+            _ => return None,
+        },
+    };
+    Some(error_object(ErrorCode::InvalidParams, message, None))
+}
+
+/// Parses and classifies one line. Pure; never panics./// Parses and classifies one line. Pure; never panics. The top-level members are read
 /// without building a map of them ([`super::members`]); the outcome is the same.
 pub fn classify(line: &[u8]) -> Incoming {
     let mut members = Members::default();
@@ -288,6 +307,41 @@ pub fn id_from_head(head: &[u8]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_malformed_meta_is_invalid_params_naming_it() {
+        use serde_json::json;
+        for (params, names) in [
+            (
+                json!({"_meta": {"progressToken": {"obj": 1}}}),
+                "_meta.progressToken",
+            ),
+            (
+                json!({"_meta": {"progressToken": 1.5}}),
+                "_meta.progressToken",
+            ),
+            (
+                json!({"_meta": {"progressToken": null}}),
+                "_meta.progressToken",
+            ),
+            (json!({"_meta": "str"}), "_meta"),
+            (json!({"_meta": null}), "_meta"),
+        ] {
+            let err = meta_error(Some(&params)).expect("rejected");
+            assert_eq!(err["code"], -32602, "{params}");
+            assert!(err["message"].as_str().unwrap().contains(names), "{err}");
+        }
+        for fine in [
+            json!({"name": "t"}),
+            json!({"_meta": {}}),
+            json!({"_meta": {"progressToken": "a", "x": [1]}}),
+            json!({"_meta": {"progressToken": -7}}),
+            json!({"_meta": {"progressToken": u64::MAX}}),
+        ] {
+            assert_eq!(meta_error(Some(&fine)), None, "{fine}");
+        }
+        assert_eq!(meta_error(None), None);
+    }
 
     #[test]
     fn request_line_is_the_request_value_serialized() {

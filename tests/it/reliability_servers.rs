@@ -440,3 +440,33 @@ fn tools_per_server_are_bounded() {
     assert_eq!(envelope_of(&resp)["content"], "tool t10");
     finish(p, &[]);
 }
+
+/// A lone surrogate escape in a server's answer (Python's `json.dumps` of an undecodable file
+/// name) becomes U+FFFD and the call maps normally; before, the whole answer failed as
+/// `server_error` (retryable, though every retry failed the same way).
+#[test]
+fn a_lone_surrogate_in_an_answer_becomes_the_replacement_character() {
+    let (_dir, mut p) = initialized(&hostile_server("h", &[], ""));
+    let resp = p.call(json!(1), "surrogate", json!({}), T);
+    let env = envelope_of(&resp);
+    assert_eq!(env["status"], "ok", "{env}");
+    assert_eq!(env["content"], "name-\u{fffd}.txt", "{env}");
+    finish(p, &[]);
+}
+
+/// A server line over `max_message_bytes` without a newline fails the request whose id starts
+/// it at once, with the error of an over-long line that has its newline (before, the call
+/// waited for its tool timeout); the rest of the line is dropped and the server still serves.
+#[test]
+fn an_over_long_answer_without_its_newline_fails_its_call_at_once() {
+    let server = hostile_server("h", &[], "tool_timeout_sec = 600");
+    let (_dir, mut p) = initialized_with("max_message_bytes = 65536", &server);
+    let resp = p.call(json!(1), "unterminated", json!({"bytes": 300_000}), T);
+    let env = envelope_of(&resp);
+    let content = env["content"].as_str().unwrap();
+    assert!(content.starts_with("server_error: "), "{env}");
+    assert!(content.contains("max_message_bytes"), "{env}");
+    let resp = p.call(json!(2), "echo", json!({"text": "after"}), T);
+    assert_eq!(envelope_of(&resp)["content"], "after");
+    finish(p, &[]);
+}

@@ -63,7 +63,7 @@ fn fields_are_written_as_the_default_writes_them_control_characters_escaped() {
         let (default, ours) = both_ways(ansi, || {
             tracing::info!("tools/call call_id={} tool={} status=\"{}\"", 3, evil, "ok");
             tracing::info!(server = "fx", count = 3, "started {}", evil);
-            tracing::warn!(reason = %evil, detail = ?evil, "message after fields");
+            tracing::warn!(reason = %"plain", detail = ?evil, "message after fields");
             tracing::info!(only = 1_u64, flag = true);
             tracing::error!("{}", "plain");
             let err = io::Error::other("disk \x1b full");
@@ -75,6 +75,25 @@ fn fields_are_written_as_the_default_writes_them_control_characters_escaped() {
             ours.contains("\\x1b[31m") && ours.contains("\\u{9b}"),
             "{ours}"
         );
+    }
+}
+
+#[test]
+fn untrusted_text_in_a_message_or_a_field_cannot_forge_a_log_line() {
+    let forged = "a\n2026-01-01T00:00:00Z ERROR forged\r\tline \x1b[31m \x00";
+    for ansi in [false, true] {
+        let (_, ours) = both_ways(ansi, || {
+            tracing::info!(
+                "tools/call call_id={} tool={} status=\"ok\"",
+                forged,
+                forged
+            );
+            tracing::warn!(id = %forged, tool = forged, detail = ?forged, "unknown tool");
+        });
+        assert_eq!(ours.lines().count(), 2, "{ours}");
+        assert!(!ours.contains('\r') && !ours.contains('\t') && !ours.contains('\0'));
+        assert_eq!(ours.matches("a\\n2026-01-01").count(), 5, "{ours}");
+        assert!(ours.contains("\\r\\tline \\x1b[31m \\x00"), "{ours}");
     }
 }
 
