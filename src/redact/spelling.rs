@@ -14,15 +14,6 @@
 /// (2^16 backslashes before its escapes) is not looked for.
 pub const MAX_LEVELS: usize = 16;
 
-/// One character of an unescaped round and the bytes `start..end` of the original text it
-/// comes from.
-#[derive(Debug, Clone, Copy)]
-struct Unit {
-    c: char,
-    start: usize,
-    end: usize,
-}
-
 /// The characters that decide whether escapes need decoding: those of the secrets and `\`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Alphabet(Vec<char>);
@@ -42,26 +33,17 @@ impl Alphabet {
     }
 
     /// Whether `text` has an escape that could spell part of a secret: one decoding to a
-    /// character of the secrets or to a backslash, or a `\u` escape of a surrogate. Without
-    /// one, a secret in any round of unescaping is also in `text` as written. One `memchr`
-    /// pass over an ordinary line (`\n`, `\"` in text without those characters).
+    /// character of the secrets or to a backslash, or one that is not valid. Without one, a
+    /// secret in any round of unescaping is also in `text` as written. One pass over the
+    /// backslashes of an ordinary line (`\n`, `\"` in text without those characters).
     pub(crate) fn suspicious(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
         let mut at = 0;
         while let Some(i) = bytes[at..].iter().position(|&b| b == b'\\') {
-            let i = at + i;
-            let decoded = match bytes.get(i + 1) {
-                Some(b'u') => match hex4(&bytes[i + 2..]) {
-                    Some(code) => char::from_u32(code.into()),
-                    None => Some('\\'),
-                },
-                Some(&b) => simple_escape(b).or(Some('\\')),
-                None => None,
-            };
-            if decoded.is_none_or(|c| self.has(c)) {
-                return true;
+            match escape_at(&bytes[at + i..]) {
+                Some((c, len)) if !self.has(c) => at += i + len,
+                _ => return true,
             }
-            at = i + 2;
         }
         false
     }
@@ -91,96 +73,95 @@ fn hex4(bytes: &[u8]) -> Option<u16> {
         .then(|| u16::from_str_radix(digits, 16).ok())?
 }
 
-/// The code unit of a `\uXXXX` escape at the start of `units` (a backslash first).
-fn unit_escape(units: &[Unit]) -> Option<u16> {
-    if units.get(1)?.c != 'u' {
-        return None;
+/// The escape at the start of `bytes` (a backslash first): its character and its length in
+/// bytes (an escape is ASCII); `None` when it is no valid escape (a lone surrogate is none).
+fn escape_at(bytes: &[u8]) -> Option<(char, usize)> {
+    let next = *bytes.get(1)?;
+    if next != b'u' {
+        return simple_escape(next).map(|c| (c, 2));
     }
-    let digits: String = units.get(2..6)?.iter().map(|u| u.c).collect();
-    hex4(digits.as_bytes())
-}
-
-/// The escape at the start of `units` (a backslash first): its character and its length in
-/// units; `None` when it is no valid escape.
-fn escape_at(units: &[Unit]) -> Option<(char, usize)> {
-    let next = units.get(1)?.c;
-    if next != 'u' {
-        return simple_escape(u8::try_from(next).ok()?).map(|c| (c, 2));
-    }
-    let high = unit_escape(units)?;
+    let high = hex4(bytes.get(2..)?)?;
     if !(0xD800..=0xDFFF).contains(&high) {
         return char::from_u32(high.into()).map(|c| (c, 6));
     }
-    let low = units
-        .get(6)
-        .filter(|u| u.c == '\\')
-        .and(unit_escape(&units[6..]))?;
-    let both = [high, low];
-    let c = char::decode_utf16(both).next()?.ok()?;
+    if bytes.get(6..8)? != b"\\u" {
+        return None;
+    }
+    let low = hex4(&bytes[8..])?;
+    let c = char::decode_utf16([high, low]).next()?.ok()?;
     Some((c, 12))
 }
 
-/// One round of unescaping; `None` when no escape was decoded.
-fn unescape(units: &[Unit]) -> Option<Vec<Unit>> {
-    let mut out = Vec::with_capacity(units.len());
+/// One round of unescaping of `text`: calls `each` with every character of the result, the
+/// index of the first character of `text` it comes from and how many; whether an escape was
+/// decoded.
+fn unescape(text: &str, mut each: impl FnMut(char, usize, usize)) -> bool {
+    let bytes = text.as_bytes();
     let mut decoded = false;
-    let mut i = 0;
-    while i < units.len() {
-        let found = (units[i].c == '\\')
-            .then(|| escape_at(&units[i..]))
-            .flatten();
-        match found {
-            Some((c, len)) => {
-                out.push(Unit {
-                    c,
-                    start: units[i].start,
-                    end: units[i + len - 1].end,
-                });
-                decoded = true;
-                i += len;
-            }
-            None => {
-                out.push(units[i]);
-                i += 1;
-            }
-        }
+    let (mut byte, mut index) = (0, 0);
+    while let Some(c) = text[byte..].chars().next() {
+        let escape = (c == '\\').then(|| escape_at(&bytes[byte..])).flatten();
+        let (out, bytes_taken, chars_taken) = match escape {
+            Some((out, len)) => (out, len, len),
+            None => (c, c.len_utf8(), 1),
+        };
+        decoded |= escape.is_some();
+        each(out, index, chars_taken);
+        byte += bytes_taken;
+        index += chars_taken;
     }
-    decoded.then_some(out)
+    decoded
 }
 
 /// `text` as written, then each round of unescaping while one decodes something (at most
-/// [`MAX_LEVELS`]), each as its text and its units.
-fn rounds(text: &str) -> impl Iterator<Item = (String, Vec<Unit>)> {
-    let first: Vec<Unit> = text
-        .char_indices()
-        .map(|(i, c)| Unit {
-            c,
-            start: i,
-            end: i + c.len_utf8(),
-        })
-        .collect();
-    std::iter::successors(Some(first), |units| {
-        units.iter().any(|u| u.c == '\\').then(|| unescape(units))?
+/// [`MAX_LEVELS`]).
+fn rounds(text: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+    std::iter::successors(Some(std::borrow::Cow::Borrowed(text)), |round| {
+        if !round.contains('\\') {
+            return None;
+        }
+        let mut next = String::with_capacity(round.len());
+        unescape(round, |c, _, _| next.push(c)).then_some(next.into())
     })
     .take(MAX_LEVELS + 1)
-    .map(|units| (units.iter().map(|u| u.c).collect(), units))
+}
+
+/// `text` as written, then each round of unescaping, each with the byte range of `text`
+/// every one of its characters comes from.
+fn mapped_rounds(text: &str) -> impl Iterator<Item = (String, Vec<(usize, usize)>)> {
+    let first: Vec<(usize, usize)> = text
+        .char_indices()
+        .map(|(i, c)| (i, i + c.len_utf8()))
+        .collect();
+    std::iter::successors(Some((text.to_owned(), first)), |(round, ranges)| {
+        if !round.contains('\\') {
+            return None;
+        }
+        let mut next = (String::with_capacity(round.len()), Vec::new());
+        let decoded = unescape(round, |c, first, count| {
+            next.0.push(c);
+            next.1.push((ranges[first].0, ranges[first + count - 1].1));
+        });
+        decoded.then_some(next)
+    })
+    .take(MAX_LEVELS + 1)
 }
 
 /// Whether `text` holds one of `values` as written or in any JSON spelling.
 pub(crate) fn holds_spelled(text: &str, values: &[impl AsRef<str>]) -> bool {
-    rounds(text).any(|(round, _)| values.iter().any(|v| round.contains(v.as_ref())))
+    rounds(text).any(|round| values.iter().any(|v| round.contains(v.as_ref())))
 }
 
 /// The byte ranges of `text` that spell one of `values` in some round, sorted and merged.
 fn spelled_ranges(text: &str, values: &[impl AsRef<str>]) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
-    for (round, units) in rounds(text) {
+    for (round, sources) in mapped_rounds(text) {
         let char_at: Vec<usize> = round.char_indices().map(|(b, _)| b).collect();
         for v in values.iter().map(AsRef::as_ref).filter(|v| !v.is_empty()) {
             let chars = v.chars().count();
             for (at, _) in round.match_indices(v) {
                 let first = char_at.binary_search(&at).expect("a match starts a char");
-                ranges.push((units[first].start, units[first + chars - 1].end));
+                ranges.push((sources[first].0, sources[first + chars - 1].1));
             }
         }
     }
