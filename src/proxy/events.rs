@@ -10,7 +10,7 @@ use std::sync::Arc;
 use jsonrpc_core::ErrorCode;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
-use tracing::info;
+use tracing::{debug, info};
 
 use super::calls_in_flight::InputError;
 use super::multi_round;
@@ -81,7 +81,7 @@ impl Core {
     }
 
     /// A server's notification, through the passthrough filter, to the sessions it concerns.
-    async fn server_notification(
+    pub(super) async fn server_notification(
         self: &Arc<Self>,
         server: String,
         method: String,
@@ -103,6 +103,16 @@ impl Core {
         let mut owner = None;
         if method == "notifications/progress" {
             let (call, named) = self.progress_call(&server, params.as_mut());
+            if named && call.is_none() {
+                // "Progress notifications MUST only reference tokens that were provided in an
+                // active request" (MCP 2025-11-25, "Utilities: Progress"): no call in flight
+                // set this token, so no client is waiting for it.
+                let token = params.as_ref().and_then(|p| p.get("progressToken"));
+                // The token's JSON text: quotes and control characters escaped.
+                let token = token.map(Value::to_string).unwrap_or_default();
+                debug!(%server, %token, "progress for no request in flight dropped");
+                return;
+            }
             if let Some(seq) = call.filter(|_| self.transcript.is_some()) {
                 let event = jsonrpc::notification(&method, params.clone());
                 self.calls

@@ -85,6 +85,23 @@ async fn cancelling_one_of_two_requests_sharing_a_token_keeps_the_others_progres
     core.shutdown().await;
 }
 
+/// A server's progress under a token no request in flight set (never sent, or for a call
+/// that is over) reaches no client (MCP 2025-11-25, "Utilities: Progress").
+#[tokio::test]
+async fn progress_under_a_token_no_request_set_is_dropped() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let bogus = json!({"progressToken": "never\nsent", "progress": 1});
+    core.server_notification("fx".into(), "notifications/progress".into(), Some(bogus))
+        .await;
+    let mut live = call(json!(3), "fx_progress", json!({"steps": 1}));
+    live["params"]["_meta"] = json!({"progressToken": "live"});
+    let progress = c.ask(&live).await;
+    assert_eq!(progress["params"]["progressToken"], "live", "{progress}");
+    core.shutdown().await;
+}
+
 /// Starts a call of `fx_sleep` (one minute) with request id `id` and progress token `token`.
 async fn send_slow(c: &Client, id: &str, token: &str) {
     let mut slow = call(json!(id), "fx_sleep", json!({"ms": 60_000}));

@@ -150,8 +150,9 @@ pub enum Fault {
     /// The answer was not usable as a message (wrong content type).
     #[error("{0}")]
     Invalid(String),
-    /// The answer is longer than `max_message_bytes` (its length in bytes).
-    #[error("the response is {0} bytes, more than max_message_bytes")]
+    /// The answer is longer than `max_message_bytes`: the bytes read when reading stopped
+    /// (a lower bound of its length, not its length).
+    #[error("the response is larger than max_message_bytes (reading stopped at {0} bytes)")]
     TooLong(usize),
     /// An HTTP error status (RFC 9110), with `Retry-After` as sent and what it means here.
     #[error("HTTP {status}: {detail}")]
@@ -186,5 +187,15 @@ mod tests {
         assert!(!gate.is_full());
         assert_eq!(outbox.send(big).await, Err(Closed));
         assert!(!gate.is_full());
+    }
+
+    #[test]
+    fn a_too_long_answer_does_not_claim_the_count_read_as_its_size() {
+        // A 3 MB body stopped at 1193984 bytes read: that count is not its size.
+        let said = Fault::TooLong(1_193_984).to_string();
+        assert_eq!(
+            said,
+            "the response is larger than max_message_bytes (reading stopped at 1193984 bytes)"
+        );
     }
 }

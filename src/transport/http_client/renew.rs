@@ -73,7 +73,7 @@ impl HttpTransport {
             return read_limited(&mut resp, self.max_message_bytes)
                 .await
                 .map_err(|e| match e {
-                    BodyError::TooLong(len) => format!("the answer is {len} bytes, too long"),
+                    BodyError::TooLong(len) => format!("the answer is larger than max_message_bytes (reading stopped at {len} bytes)"),
                     BodyError::Http(detail) => detail,
                 });
         }
