@@ -161,8 +161,11 @@ pub async fn post(
     let message: Value = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(e) => {
+            // The id, when it can still be read (a body nested too deep, a broken tail), as
+            // over stdio: JSON-RPC 2.0 asks for it whenever it can be determined.
+            let id = crate::wire::recover::top_level(&body).id;
             let e = error(-32700, &format!("the body is not JSON: {e}"));
-            return refuse(StatusCode::BAD_REQUEST, Value::Null, e);
+            return refuse(StatusCode::BAD_REQUEST, id.unwrap_or(Value::Null), e);
         }
     };
     if let Some((id, reason)) = not_a_message(&message) {

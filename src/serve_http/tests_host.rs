@@ -94,3 +94,26 @@ async fn a_bind_that_is_not_loopback_does_not_check_host() {
         .header("host", "mcp.example.com");
     assert_eq!(post.send().await.unwrap().status(), 200);
 }
+
+#[tokio::test]
+async fn a_body_too_deep_to_parse_is_answered_under_its_own_id() {
+    // Over stdio the id of a message nested deeper than the parser's limit is read off the
+    // text (`wire::recover`); the HTTP endpoint answers such a body under its id as well.
+    let server = start(defaults()).await;
+    let session = server.initialize().await;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":"deep-1","method":"tools/call","params":{{"name":"echo","arguments":{{"x":{}1{}}}}}}}"#,
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let response = server
+        .post(&Value::Null, Some(&session))
+        .body(deep)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let answer = json_of(response).await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], "deep-1", "{answer}");
+}
