@@ -98,10 +98,7 @@ async fn send_slow(c: &Client, id: &str, token: &str) {
 /// stream into it). The next call takes the next `seq`.
 #[tokio::test]
 async fn a_cancelled_call_is_recorded_with_its_progress_in_both_eras() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
-    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    let (_dir, path, core) = recording_fx();
     let mut legacy = Client::open(&core);
     legacy.initialized().await;
     let mut modern = Client::open(&core);
@@ -184,10 +181,7 @@ async fn call_records_once(core: &Core, path: &Path, n: usize) -> Vec<Value> {
 /// arguments, server and `seq` (it left no record at all). The next call takes the next `seq`.
 #[tokio::test]
 async fn a_call_cancelled_before_its_task_ran_is_recorded_as_cancelled() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
-    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    let (_dir, path, core) = recording_fx();
     let mut c = Client::open(&core);
     c.initialized().await;
     let arguments = json!({"ms": 60_000});
@@ -213,4 +207,14 @@ async fn a_call_cancelled_before_its_task_ran_is_recorded_as_cancelled() {
     assert_eq!(records[1]["seq"], 1);
     assert_eq!(records[1]["outcome"]["kind"], "result");
     core.shutdown().await;
+}
+
+/// A core with the `fx` fixture server recording into a transcript in a new temporary folder
+/// (kept while the returned guard lives), and the transcript's path.
+fn recording_fx() -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
+    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    (dir, path, core)
 }
