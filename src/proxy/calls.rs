@@ -482,7 +482,9 @@ pub(super) struct Leg<'a> {
 }
 
 /// The params of a `tools/call` and its `name`; -32602 when malformed.
-fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), NotEnveloped> {
+pub(super) fn call_params(
+    params: Option<Value>,
+) -> Result<(Map<String, Value>, String), NotEnveloped> {
     let invalid =
         |msg: &str| NotEnveloped::Error(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None));
     let Some(Value::Object(params)) = params else {

@@ -10,6 +10,7 @@ use tracing::{debug, info};
 
 use super::requests::{Admission, Answer};
 use super::session::{Inflight, Session};
+use super::unanswered::Unstarted;
 use super::{batches_allowed, LATEST_PROTOCOL_VERSION};
 use crate::downstream::ServerState;
 use crate::era::RequestMeta;
@@ -89,11 +90,14 @@ impl Session {
         // Boxed: an unboxed task moves its future on every spawn and when it completes
         // (memmove was the proxy's top symbol under load). `answer_request` itself, not an
         // async block around it, which would hold every argument twice.
-        let answer =
-            session.answer_request(id, method, params, slot, (admission, permit), task_key);
+        let request = Unstarted::new(&self.core, id, &method, params, admission.seq);
+        let answer = session.answer_request(request, method, slot, (admission, permit), task_key);
         let task = tokio::spawn(Box::pin(answer));
-        if let Some(entry) = self.inflight.lock().unwrap().get_mut(&key) {
-            entry.task = Some(task.abort_handle());
+        match self.inflight.lock().unwrap().get_mut(&key) {
+            Some(entry) => entry.task = Some(task.abort_handle()),
+            // Cancelled while it waited for admission: nobody answers it (a `tools/call` is
+            // recorded as cancelled when its task is dropped).
+            None => task.abort(),
         }
     }
 
@@ -110,13 +114,13 @@ impl Session {
     /// box under that size, and the rarer paths on their own.
     async fn answer_request(
         self: Arc<Self>,
-        id: Value,
+        request: Unstarted,
         method: String,
-        params: Option<Value>,
         slot: super::DownstreamSlot,
         (admission, permit): (Admission, tokio::sync::OwnedSemaphorePermit),
         key: String,
     ) {
+        let (id, params) = request.start();
         let stamp = admission.modern.is_some();
         let _log = admission
             .modern

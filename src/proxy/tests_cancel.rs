@@ -115,10 +115,7 @@ async fn send_slow(c: &Client, id: &str, token: &str) {
 /// stream into it). The next call takes the next `seq`.
 #[tokio::test]
 async fn a_cancelled_call_is_recorded_with_its_progress_in_both_eras() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
-    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    let (_dir, path, core) = recording_fx();
     let mut legacy = Client::open(&core);
     legacy.initialized().await;
     let mut modern = Client::open(&core);
@@ -194,4 +191,47 @@ async fn call_records_once(core: &Core, path: &Path, n: usize) -> Vec<Value> {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// A call whose `notifications/cancelled` comes right after it, before its task ran (the
+/// cancellation aborts the task before its first poll), is recorded as cancelled with its
+/// arguments, server and `seq` (it left no record at all). The next call takes the next `seq`.
+#[tokio::test]
+async fn a_call_cancelled_before_its_task_ran_is_recorded_as_cancelled() {
+    let (_dir, path, core) = recording_fx();
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let arguments = json!({"ms": 60_000});
+    let slow = call(json!(7), "fx_sleep", arguments.clone());
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7}});
+    // Both fed without a yield between them: the call's task has not run.
+    c.session.feed_line(slow.to_string().into_bytes()).await;
+    c.session.feed_line(cancel.to_string().into_bytes()).await;
+    let after = c
+        .ask(&call(json!(8), "fx_echo", json!({"text": "after"})))
+        .await;
+    assert_eq!(after["id"], 8, "nothing for the cancelled call: {after}");
+    let records = call_records_once(&core, &path, 2).await;
+    assert_eq!(records.len(), 2, "{records:?}");
+    let first = &records[0];
+    assert_eq!(first["call_id"], "7", "{first}");
+    assert_eq!(first["seq"], 0);
+    assert_eq!(first["outcome"]["kind"], "cancelled", "{first}");
+    assert_eq!(first["arguments"], arguments);
+    assert_eq!(first["server"], "fx");
+    assert_eq!(first["server_tool"], "sleep");
+    assert_eq!(records[1]["seq"], 1);
+    assert_eq!(records[1]["outcome"]["kind"], "result");
+    core.shutdown().await;
+}
+
+/// A core with the `fx` fixture server recording into a transcript in a new temporary folder
+/// (kept while the returned guard lives), and the transcript's path.
+fn recording_fx() -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
+    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    (dir, path, core)
 }

@@ -6,6 +6,7 @@
 //! server requests), its `seq` and its duration up to the cancellation. Without a transcript it
 //! costs nothing but moving the call's own values into it.
 
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use serde_json::{Map, Value};
@@ -86,8 +87,15 @@ impl<'a> OpenCall<'a> {
     /// The record of a call cancelled before its answer (see the module documentation).
     fn cancelled(&mut self) -> Finished {
         let (server, server_tool, settings) = self.route.take().unwrap_or_else(|| {
-            // Not routed yet (waiting for its server to start): the server it is reserved for.
-            self.core.reserved_for(&self.name)
+            // Not routed yet: the server that offers the name now (cancelled before its task
+            // ran), or the one it is reserved for (waiting for its server to start).
+            match self.core.catalog().route(&self.name) {
+                Some(r) => {
+                    let settings = self.core.tool_settings(&r.server, &r.tool);
+                    (String::from(&*r.server), String::from(&*r.tool), settings)
+                }
+                None => self.core.reserved_for(&self.name),
+            }
         });
         let facts = CallFacts {
             call_id: std::mem::take(&mut self.call_id),
@@ -122,5 +130,60 @@ impl Drop for OpenCall<'_> {
         let mut finished = self.cancelled();
         // Before `in_flight` is dropped: the record takes the call's events from there.
         self.core.record(&mut finished);
+    }
+}
+
+/// A request from its admission until its task first runs: owns the request's id and params,
+/// and when it is dropped before [`Unstarted::start`] (the client's `notifications/cancelled`
+/// came before the task ran: the task was aborted before its first poll) and the request is a
+/// `tools/call` and a transcript is kept, records the call as cancelled, as [`OpenCall`] does
+/// for a call cancelled later (MCP 2025-11-25 "Utilities: Cancellation").
+pub(super) struct Unstarted {
+    /// The core when the request is a `tools/call` and the core keeps a transcript.
+    core: Option<Arc<Core>>,
+    id: Value,
+    params: Option<Option<Value>>,
+    seq: Option<u64>,
+}
+
+impl Unstarted {
+    /// The request `id` with `params`; `seq` is its start order when it is a `tools/call`.
+    pub(super) fn new(
+        core: &Arc<Core>,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+        seq: Option<u64>,
+    ) -> Unstarted {
+        let records = method == "tools/call" && core.transcript.is_some();
+        Unstarted {
+            core: records.then(|| core.clone()),
+            id,
+            params: Some(params),
+            seq,
+        }
+    }
+
+    /// The task runs: its id and params, taken out (nothing is recorded on drop from now on).
+    pub(super) fn start(mut self) -> (Value, Option<Value>) {
+        let params = self.params.take().flatten();
+        (std::mem::take(&mut self.id), params)
+    }
+}
+
+impl Drop for Unstarted {
+    fn drop(&mut self) {
+        let (Some(core), Some(params)) = (self.core.take(), self.params.take()) else {
+            return;
+        };
+        // Malformed params are no call (the task would have answered -32602).
+        let Ok((params, name)) = super::calls::call_params(params) else {
+            return;
+        };
+        let seq = self.seq.unwrap_or_else(|| core.next_seq());
+        let call_id = super::call_id_of(&self.id);
+        // Dropped unanswered: records itself as cancelled.
+        drop(OpenCall::new(&core, seq, call_id, name, params));
+        tracing::info!(call_id = %super::call_id_of(&self.id), "tools/call cancelled before it started");
     }
 }
