@@ -571,6 +571,8 @@ async fn map_raw_off_thread(
     let timeout = facts.settings.tool_timeout.value;
     let facts = facts.clone();
     let work = crate::offload::cpu_bound(raw.len(), move || {
+        #[cfg(test)]
+        hold::at_mapping(&facts.call_id);
         let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
         (mapped, parsed, raw)
     });
@@ -612,6 +614,42 @@ fn outcome_of(result: Result<Result<Value, Value>, CallError>, timeout: Duration
             detail,
         },
         Err(CallError::Connection(detail)) => Outcome::ConnectionFailed { detail },
+    }
+}
+
+/// Tests only: holds the mapping of a large result of a call of a given id until the test
+/// lets it go, so that a test can cancel the call while it is being mapped.
+#[cfg(test)]
+pub(super) mod hold {
+    use std::collections::HashMap;
+    use std::sync::mpsc::{Receiver, SyncSender};
+    use std::sync::Mutex;
+
+    /// Per call id: where to say the mapping started, and where the go-ahead comes from.
+    type Holds = HashMap<String, (SyncSender<()>, Receiver<()>)>;
+    static HOLDS: Mutex<Option<Holds>> = Mutex::new(None);
+
+    /// Holds the mapping of call `call_id`: returns (mapping started, let it go).
+    pub(in crate::proxy) fn hold(call_id: &str) -> (Receiver<()>, SyncSender<()>) {
+        let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
+        let (go_tx, go_rx) = std::sync::mpsc::sync_channel(1);
+        let mut holds = HOLDS.lock().unwrap();
+        let holds = holds.get_or_insert_with(HashMap::new);
+        holds.insert(call_id.to_owned(), (started_tx, go_rx));
+        (started_rx, go_tx)
+    }
+
+    /// Called as a large result's mapping starts: waits when its call is held.
+    pub(super) fn at_mapping(call_id: &str) {
+        let held = HOLDS
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|h| h.remove(call_id));
+        if let Some((started, go)) = held {
+            let _ = started.send(());
+            let _ = go.recv();
+        }
     }
 }
 

@@ -238,3 +238,46 @@ async fn calls_the_proxy_refuses_itself_are_recorded_with_their_error() {
     assert_eq!(records[2]["arguments"], json!({"text": "x"}));
     core.shutdown().await;
 }
+
+/// A call cancelled while the proxy maps its large result (over 1 MiB, mapped on the blocking
+/// pool) is recorded as cancelled: it was marked answered before the mapping, so its record
+/// was lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cancelled_while_its_large_result_is_mapped_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
+    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let (started, go) = super::calls::hold::hold("large");
+    let big = call(json!("large"), "fx_big", json!({"bytes": 2_000_000}));
+    c.session.feed_line(big.to_string().into_bytes()).await;
+    tokio::task::spawn_blocking(move || started.recv().unwrap())
+        .await
+        .unwrap();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "large"}});
+    c.session.feed_line(cancel.to_string().into_bytes()).await;
+    let after = c
+        .ask(&call(json!(2), "fx_echo", json!({"text": "after"})))
+        .await;
+    assert_eq!(after["id"], 2, "nothing for the cancelled call: {after}");
+    go.send(()).unwrap();
+    let records = call_records_once(&core, &path, 2).await;
+    let seen: Vec<(&Value, &Value)> = records
+        .iter()
+        .map(|r| (&r["call_id"], &r["outcome"]["kind"]))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("large"), &json!("cancelled")),
+            (&json!("2"), &json!("result"))
+        ],
+        "{records:?}"
+    );
+    assert_eq!(records[0]["tool"], "fx_big");
+    assert_eq!(records[0]["arguments"], json!({"bytes": 2_000_000}));
+    core.shutdown().await;
+}
