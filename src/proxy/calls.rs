@@ -194,7 +194,7 @@ impl Core {
     ) -> Result<(Mapped, CallSummary), NotEnveloped> {
         let (params, name) = match call_params(call.params) {
             Ok(checked) => checked,
-            Err(refusal) => return Err(self.refuse_malformed(call.id, call.seq, refusal)),
+            Err(refusal) => return Err(self.refuse_malformed(call.id, call.seq, *refusal)),
         };
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
         let mut open = OpenCall::new(self, seq, call_id_of(call.id), name, params);
@@ -521,10 +521,12 @@ struct Malformed {
 }
 
 /// The params of a `tools/call` and its `name`; -32602 when malformed.
-fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), Malformed> {
-    let invalid = |msg: &str, params| Malformed {
-        error: jsonrpc::error_object(ErrorCode::InvalidParams, msg, None),
-        params,
+fn call_params(params: Option<Value>) -> Result<(Map<String, Value>, String), Box<Malformed>> {
+    let invalid = |msg: &str, params| {
+        Box::new(Malformed {
+            error: jsonrpc::error_object(ErrorCode::InvalidParams, msg, None),
+            params,
+        })
     };
     let Some(Value::Object(params)) = params else {
         let msg = "`tools/call` needs params with a `name`";
