@@ -145,6 +145,9 @@ pub(super) struct Finished {
     pub payload: Option<RawResponse>,
     /// Whether the cassette answered the call ([`CallOutcome::Replayed`]).
     pub replayed: bool,
+    /// Whether the proxy refused the call itself with a JSON-RPC error
+    /// ([`OpenCall::refused`]): no server's answer, never appended to a cassette.
+    pub refused: bool,
 }
 
 impl Core {
@@ -189,7 +192,10 @@ impl Core {
         self: &Arc<Self>,
         call: CallRequest<'_>,
     ) -> Result<(Mapped, CallSummary), NotEnveloped> {
-        let (params, name) = call_params(call.params)?;
+        let (params, name) = match call_params(call.params) {
+            Ok(checked) => checked,
+            Err(refusal) => return Err(self.refuse_malformed(call.id, call.seq, *refusal)),
+        };
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
         let mut open = OpenCall::new(self, seq, call_id_of(call.id), name, params);
         let pager = self.pager_for(call.session);
@@ -214,22 +220,27 @@ impl Core {
             (None, Ok(None)) => self.unrouted(&open.name),
             (None, Ok(Some(route))) => match self.call_routed(&route, &mut open, &leg).await {
                 Ok(routed) => routed,
+                Err(NotEnveloped::Error(error)) => {
+                    open.refused(&error);
+                    return Err(NotEnveloped::Error(error));
+                }
                 Err(not_enveloped) => {
                     open.answered();
                     return Err(not_enveloped);
                 }
             },
         };
-        // Answered: from here on the call has its outcome (a large result still to be mapped
-        // on the blocking pool, a few milliseconds, is the one wait left unrecorded if cut).
-        open.answered();
         // An unknown name is shown as `unrouted` gives it: one longer than any tool's, cut.
         if let CallOutcome::Outcome(Outcome::NoSuchTool { .. }) = &call_outcome {
             open.name.clone_from(&server_tool);
         }
+        // A large result is still to be mapped on the blocking pool: a call cancelled then is
+        // recorded as cancelled (by `open`, which keeps its id and name until it is mapped).
+        let raw = matches!(call_outcome, CallOutcome::Raw(_));
+        let keep = |s: &mut String| if raw { s.clone() } else { std::mem::take(s) };
         let facts = CallFacts {
-            call_id: std::mem::take(&mut open.call_id),
-            tool: std::mem::take(&mut open.name),
+            call_id: keep(&mut open.call_id),
+            tool: keep(&mut open.name),
             server,
             server_tool,
             settings,
@@ -244,6 +255,8 @@ impl Core {
             }
             CallOutcome::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
         };
+        // Answered and mapped: from here on the call has its outcome.
+        open.answered();
         let url_error = url_elicitation_error(outcome.as_ref());
         let finished = Finished {
             facts,
@@ -256,10 +269,29 @@ impl Core {
             outcome,
             payload,
             replayed,
+            refused: false,
         };
         // `open` (the call's entry among the calls in flight) lives until its record is made.
         // Recorded like any call (an `rpc_error`), but the client gets the -32042 error itself.
         unless_url_elicitation(url_error, self.finish(pager, finished))
+    }
+
+    /// Records a `tools/call` refused for its malformed params (see [`call_params`]) under
+    /// the name it gave (empty when none) and the arguments it had (when an object), and
+    /// returns the refusal. Nothing to record without a transcript.
+    fn refuse_malformed(&self, id: &Value, seq: Option<u64>, refusal: Malformed) -> NotEnveloped {
+        let Malformed { error, params } = refusal;
+        if self.transcript.is_some() {
+            let seq = seq.unwrap_or_else(|| self.next_seq());
+            let name = small_map::get(&params, "name").and_then(Value::as_str);
+            let name = name.unwrap_or_default().to_owned();
+            let mut params = params;
+            if !small_map::get(&params, "arguments").is_some_and(Value::is_object) {
+                params.remove("arguments");
+            }
+            OpenCall::new(self, seq, call_id_of(id), name, params).refused(&error);
+        }
+        NotEnveloped::Error(error)
     }
 
     /// Forwards a call to the server `route` names (or its cassette), as a call in flight
@@ -336,7 +368,7 @@ impl Core {
                     | Outcome::Cancelled
             )
         );
-        if into_cassette && (done.replayed || own_answer) {
+        if into_cassette && (done.replayed || done.refused || own_answer) {
             return;
         }
         let facts = &done.facts;
@@ -481,21 +513,33 @@ pub(super) struct Leg<'a> {
     pub session: Option<&'a Arc<Session>>,
 }
 
+/// Malformed `tools/call` params: the -32602 error object for the client and the params as
+/// given (empty when not an object), for the call's record.
+pub(super) struct Malformed {
+    error: Value,
+    params: Map<String, Value>,
+}
+
 /// The params of a `tools/call` and its `name`; -32602 when malformed.
 pub(super) fn call_params(
     params: Option<Value>,
-) -> Result<(Map<String, Value>, String), NotEnveloped> {
-    let invalid =
-        |msg: &str| NotEnveloped::Error(jsonrpc::error_object(ErrorCode::InvalidParams, msg, None));
+) -> Result<(Map<String, Value>, String), Box<Malformed>> {
+    let invalid = |msg: &str, params| {
+        Box::new(Malformed {
+            error: jsonrpc::error_object(ErrorCode::InvalidParams, msg, None),
+            params,
+        })
+    };
     let Some(Value::Object(params)) = params else {
-        return Err(invalid("`tools/call` needs params with a `name`"));
+        let msg = "`tools/call` needs params with a `name`";
+        return Err(invalid(msg, Map::new()));
     };
     let Some(Value::String(name)) = small_map::get(&params, "name").cloned() else {
-        return Err(invalid("`name` must be a string"));
+        return Err(invalid("`name` must be a string", params));
     };
     match small_map::get(&params, "arguments") {
         None | Some(Value::Object(_)) => Ok((params, name)),
-        Some(_) => Err(invalid("`arguments` must be an object")),
+        Some(_) => Err(invalid("`arguments` must be an object", params)),
     }
 }
 
@@ -531,6 +575,8 @@ async fn map_raw_off_thread(
     let timeout = facts.settings.tool_timeout.value;
     let facts = facts.clone();
     let work = crate::offload::cpu_bound(raw.len(), move || {
+        #[cfg(test)]
+        hold::at_mapping(&facts.call_id);
         let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
         (mapped, parsed, raw)
     });
@@ -572,6 +618,42 @@ fn outcome_of(result: Result<Result<Value, Value>, CallError>, timeout: Duration
             detail,
         },
         Err(CallError::Connection(detail)) => Outcome::ConnectionFailed { detail },
+    }
+}
+
+/// Tests only: holds the mapping of a large result of a call of a given id until the test
+/// lets it go, so that a test can cancel the call while it is being mapped.
+#[cfg(test)]
+pub(super) mod hold {
+    use std::collections::HashMap;
+    use std::sync::mpsc::{Receiver, SyncSender};
+    use std::sync::Mutex;
+
+    /// Per call id: where to say the mapping started, and where the go-ahead comes from.
+    type Holds = HashMap<String, (SyncSender<()>, Receiver<()>)>;
+    static HOLDS: Mutex<Option<Holds>> = Mutex::new(None);
+
+    /// Holds the mapping of call `call_id`: returns (mapping started, let it go).
+    pub(in crate::proxy) fn hold(call_id: &str) -> (Receiver<()>, SyncSender<()>) {
+        let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
+        let (go_tx, go_rx) = std::sync::mpsc::sync_channel(1);
+        let mut holds = HOLDS.lock().unwrap();
+        let holds = holds.get_or_insert_with(HashMap::new);
+        holds.insert(call_id.to_owned(), (started_tx, go_rx));
+        (started_rx, go_tx)
+    }
+
+    /// Called as a large result's mapping starts: waits when its call is held.
+    pub(super) fn at_mapping(call_id: &str) {
+        let held = HOLDS
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|h| h.remove(call_id));
+        if let Some((started, go)) = held {
+            let _ = started.send(());
+            let _ = go.recv();
+        }
     }
 }
 

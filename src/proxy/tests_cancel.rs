@@ -235,3 +235,100 @@ fn recording_fx() -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
     let core = Core::new(config(&fixture_server("fx")), Some(writer));
     (dir, path, core)
 }
+
+/// Calls the proxy refuses itself with a JSON-RPC error are recorded (they were not: the
+/// transcript lost them): malformed `arguments`, a `name` that is no string, an unknown
+/// `requestState` of a 2026-07-28 client; each under its own `seq`, outcome `rpc_error` with
+/// the error the client got, beside the calls answered around them.
+#[tokio::test]
+async fn calls_the_proxy_refuses_itself_are_recorded_with_their_error() {
+    let (_dir, path, core) = recording_fx();
+    let mut legacy = Client::open(&core);
+    legacy.initialized().await;
+    let mut modern = Client::open(&core);
+    let bad_arguments = request(
+        json!("a"),
+        "tools/call",
+        json!({"name": "fx_echo", "arguments": 5}),
+    );
+    let bad_name = request(json!("b"), "tools/call", json!({"name": 7}));
+    let state = json!({"requestState": "mcp-envelope/forged", "inputResponses": {}});
+    let forged = modern_call("c", "fx_echo", json!({"text": "x"}), state, json!({}));
+    let mut errors = Vec::new();
+    for (modern_client, message) in [(false, bad_arguments), (false, bad_name), (true, forged)] {
+        let c = if modern_client {
+            &mut modern
+        } else {
+            &mut legacy
+        };
+        let answer = c.ask(&message).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        errors.push(answer["error"].clone());
+    }
+    let ok = legacy
+        .ask(&call(json!("d"), "fx_echo", json!({"text": "y"})))
+        .await;
+    assert_eq!(envelope(&ok)["content"], "y", "{ok}");
+    let records = call_records_once(&core, &path, 4).await;
+    let seen: Vec<(&Value, &Value, &Value)> = records
+        .iter()
+        .map(|r| (&r["call_id"], &r["tool"], &r["outcome"]["kind"]))
+        .collect();
+    let (rpc, result) = (json!("rpc_error"), json!("result"));
+    assert_eq!(
+        seen,
+        [
+            (&json!("a"), &json!("fx_echo"), &rpc),
+            (&json!("b"), &json!(""), &rpc),
+            (&json!("c"), &json!("fx_echo"), &rpc),
+            (&json!("d"), &json!("fx_echo"), &result),
+        ],
+        "{records:?}"
+    );
+    for (r, error) in records.iter().zip(&errors) {
+        assert_eq!(&r["outcome"]["error"], error, "{r}");
+        assert_eq!(r["envelope"]["status"], "error", "{r}");
+    }
+    assert_eq!(records[2]["arguments"], json!({"text": "x"}));
+    core.shutdown().await;
+}
+
+/// A call cancelled while the proxy maps its large result (over 1 MiB, mapped on the blocking
+/// pool) is recorded as cancelled: it was marked answered before the mapping, so its record
+/// was lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cancelled_while_its_large_result_is_mapped_is_recorded() {
+    let (_dir, path, core) = recording_fx();
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let (started, go) = super::calls::hold::hold("large");
+    let big = call(json!("large"), "fx_big", json!({"bytes": 2_000_000}));
+    c.session.feed_line(big.to_string().into_bytes()).await;
+    tokio::task::spawn_blocking(move || started.recv().unwrap())
+        .await
+        .unwrap();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "large"}});
+    c.session.feed_line(cancel.to_string().into_bytes()).await;
+    let after = c
+        .ask(&call(json!(2), "fx_echo", json!({"text": "after"})))
+        .await;
+    assert_eq!(after["id"], 2, "nothing for the cancelled call: {after}");
+    go.send(()).unwrap();
+    let records = call_records_once(&core, &path, 2).await;
+    let seen: Vec<(&Value, &Value)> = records
+        .iter()
+        .map(|r| (&r["call_id"], &r["outcome"]["kind"]))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("large"), &json!("cancelled")),
+            (&json!("2"), &json!("result"))
+        ],
+        "{records:?}"
+    );
+    assert_eq!(records[0]["tool"], "fx_big");
+    assert_eq!(records[0]["arguments"], json!({"bytes": 2_000_000}));
+    core.shutdown().await;
+}

@@ -84,8 +84,25 @@ impl<'a> OpenCall<'a> {
             .map_or_else(|| Value::Object(Map::new()), std::mem::take)
     }
 
-    /// The record of a call cancelled before its answer (see the module documentation).
-    fn cancelled(&mut self) -> Finished {
+    /// Records a call the proxy refused itself with the JSON-RPC error object `error` (a bad
+    /// or unknown `requestState`, malformed params): the client gets that error, not an
+    /// envelope, and the transcript a record with the outcome `rpc_error` (that error), so
+    /// that it lists every call the client made. Without a transcript it records nothing.
+    pub(super) fn refused(mut self, error: &Value) {
+        self.answered = true;
+        if self.core.transcript.is_none() {
+            return;
+        }
+        let mut finished = self.ended(Outcome::RpcError {
+            error: error.clone(),
+        });
+        finished.refused = true;
+        self.core.record(&mut finished);
+    }
+
+    /// The record of a call that ended with `outcome` before any answer of a server (cancelled,
+    /// or refused by the proxy; see the module documentation).
+    fn ended(&mut self, outcome: Outcome) -> Finished {
         let (server, server_tool, settings) = self.route.take().unwrap_or_else(|| {
             // Not routed yet: the server that offers the name now (cancelled before its task
             // ran), or the one it is reserved for (waiting for its server to start).
@@ -104,7 +121,6 @@ impl<'a> OpenCall<'a> {
             server_tool,
             settings,
         };
-        let outcome = Outcome::Cancelled;
         let mapped = map_outcome(&outcome, &facts.mapping_context());
         // Cancelled while its arguments were marked to go as the client wrote them.
         let arguments = crate::exact_args::unmarked(self.take_arguments());
@@ -118,6 +134,7 @@ impl<'a> OpenCall<'a> {
             outcome: Some(outcome),
             payload: None,
             replayed: false,
+            refused: false,
         }
     }
 }
@@ -127,7 +144,7 @@ impl Drop for OpenCall<'_> {
         if self.answered || self.core.transcript.is_none() {
             return;
         }
-        let mut finished = self.cancelled();
+        let mut finished = self.ended(Outcome::Cancelled);
         // Before `in_flight` is dropped: the record takes the call's events from there.
         self.core.record(&mut finished);
     }
