@@ -105,7 +105,7 @@ pub fn meta_error(params: Option<&Value>) -> Option<Value> {
     Some(error_object(ErrorCode::InvalidParams, message, None))
 }
 
-/// Parses and classifies one line. Pure; never panics./// Parses and classifies one line. Pure; never panics. The top-level members are read
+/// Parses and classifies one line. Pure; never panics. The top-level members are read
 /// without building a map of them ([`super::members`]); the outcome is the same.
 pub fn classify(line: &[u8]) -> Incoming {
     let mut members = Members::default();
