@@ -193,7 +193,9 @@ impl Drop for Unstarted {
         let (Some(core), Some(params)) = (self.core.take(), self.params.take()) else {
             return;
         };
-        // Malformed params are no call (the task would have answered -32602).
+        // Malformed params: not recorded. Had the task run it would have answered -32602 and
+        // recorded the refusal (`calls::refuse_malformed`); cancelled first, the client got no
+        // answer and the transcript has no record of it (a known gap).
         let Ok((params, name)) = super::calls::call_params(params) else {
             return;
         };
