@@ -51,10 +51,10 @@ impl Passthrough {
                     return Err(invalid("`ref.name` must be a string".into()));
                 };
                 let route = self.prompt_route(up, &name).await;
-                let Some((route, ds)) =
-                    route.and_then(|r| Some((r.clone(), up.server(&r.server)?)))
-                else {
-                    return Err(invalid(format!("Unknown prompt: {name}")));
+                let (route, ds) = match route.map(|r| (up.server(&r.server), r)) {
+                    Ok((Some(ds), route)) => (route, ds),
+                    Ok((None, _)) => return Err(invalid(format!("Unknown prompt: {name}"))),
+                    Err(note) => return Err(invalid(format!("Unknown prompt: {name}{note}"))),
                 };
                 if !offers_completions(ds) {
                     return Ok(empty_completion());

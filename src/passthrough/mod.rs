@@ -189,6 +189,32 @@ impl Upstream<'_> {
         self.servers.iter().find(|ds| ds.name() == name)
     }
 
+    /// The servers that are (re)starting now, or ready on a connection that has just closed:
+    /// what they offer is unknown until they are ready again.
+    pub fn settling(&self) -> Vec<&Downstream> {
+        let settling = |ds: &&Downstream| match ds.state() {
+            ServerState::Starting | ServerState::Restarting { .. } => true,
+            ServerState::Ready(conn) => conn.is_closed(),
+            ServerState::Unavailable { .. } | ServerState::Stopped => false,
+        };
+        self.servers.iter().filter(settling).collect()
+    }
+
+    /// Waits for the [`Upstream::settling`] servers to be ready, each up to its own
+    /// `tool_timeout_sec` from now (the waits overlap: the longest bounds the whole); returns
+    /// the names of those still not ready, in config order.
+    pub async fn wait_settling(&self) -> Vec<String> {
+        let start = tokio::time::Instant::now();
+        let mut not_ready = Vec::new();
+        for ds in self.settling() {
+            let timeout = self.config.tool_settings(ds.name(), "").tool_timeout.value;
+            if ds.wait_ready(start + timeout).await.is_err() {
+                not_ready.push(ds.name().to_owned());
+            }
+        }
+        not_ready
+    }
+
     /// Sends one request to `ds` and waits for its answer (the server's `tool_timeout_sec`):
     /// `Ok(result)`, or `Err(error object)` — the server's own JSON-RPC error, or -32603 when
     /// it did not answer.
@@ -248,6 +274,21 @@ impl Upstream<'_> {
             }
         }
         Err(format!("{method} returned more than {MAX_PAGES} pages"))
+    }
+}
+
+/// The end of an error message about a name or URI no ready server knows, when `not_ready`
+/// (server names) were still (re)starting after the wait: `" (server 'a' was not ready, so its
+/// prompts are not known)"`; empty when every server was ready.
+pub fn not_ready_note(not_ready: &[String], what: &str) -> String {
+    match not_ready {
+        [] => String::new(),
+        [one] => format!(" (server '{one}' was not ready, so its {what} are not known)"),
+        many => {
+            let names: Vec<String> = many.iter().map(|n| format!("'{n}'")).collect();
+            let names = names.join(", ");
+            format!(" (servers {names} were not ready, so their {what} are not known)")
+        }
     }
 }
 
@@ -509,5 +550,23 @@ impl Passthrough {
         if let Err(e) = result {
             warn!(%server, error = %e, "refreshing a list after list_changed failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_ready_note;
+
+    #[test]
+    fn the_note_names_the_servers_that_were_not_ready() {
+        assert_eq!(not_ready_note(&[], "prompts"), "");
+        let one = not_ready_note(&["a".into()], "prompts");
+        assert_eq!(
+            one,
+            " (server 'a' was not ready, so its prompts are not known)"
+        );
+        let two = not_ready_note(&["a".into(), "b".into()], "resources");
+        let expected = " (servers 'a', 'b' were not ready, so their resources are not known)";
+        assert_eq!(two, expected);
     }
 }

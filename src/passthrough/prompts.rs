@@ -124,16 +124,36 @@ impl Passthrough {
         failure
     }
 
-    /// The route of an exposed prompt name, re-reading every server's prompts once when the
-    /// name is not known yet (a client may get a prompt without listing first).
-    pub(super) async fn prompt_route(&self, up: &Upstream<'_>, name: &str) -> Option<Route> {
-        if let Some(route) = self.prompts.lock().unwrap().route(name).cloned() {
-            return Some(route);
+    /// The route of an exposed prompt name. When the name is not known yet (a client may get
+    /// a prompt without listing first), every server's prompts are read again; when it is
+    /// still unknown and a server is (re)starting, that server is waited for (up to its
+    /// `tool_timeout_sec`) and the prompts are read once more. `Err` holds the note to append
+    /// to "Unknown prompt" ([`super::not_ready_note`]).
+    pub(super) async fn prompt_route(
+        &self,
+        up: &Upstream<'_>,
+        name: &str,
+    ) -> Result<Route, String> {
+        let known = || self.prompts.lock().unwrap().route(name).cloned();
+        if let Some(route) = known() {
+            return Ok(route);
         }
-        if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
-            warn!(error = %e, "listing prompts failed");
+        let mut not_ready = Vec::new();
+        for settle in [false, true] {
+            if settle {
+                if up.settling().is_empty() {
+                    break;
+                }
+                not_ready = up.wait_settling().await;
+            }
+            if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
+                warn!(error = %e, "listing prompts failed");
+            }
+            if let Some(route) = known() {
+                return Ok(route);
+            }
         }
-        self.prompts.lock().unwrap().route(name).cloned()
+        Err(super::not_ready_note(&not_ready, "prompts"))
     }
 
     pub(super) async fn list_prompts(
@@ -164,8 +184,9 @@ impl Passthrough {
         if let Some(err) = super::param_shapes::prompt_params_error(&params) {
             return Err(err);
         }
-        let Some(route) = self.prompt_route(up, &name).await else {
-            return Err(invalid(format!("Unknown prompt: {name}")));
+        let route = match self.prompt_route(up, &name).await {
+            Ok(route) => route,
+            Err(note) => return Err(invalid(format!("Unknown prompt: {name}{note}"))),
         };
         let Some(ds) = up.server(&route.server) else {
             return Err(invalid(format!("Unknown prompt: {name}")));

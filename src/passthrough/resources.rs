@@ -8,8 +8,10 @@
 //!   ([`crate::passthrough::uri_template`]), then every other server that offers resources, in
 //!   config order, until one accepts ([`Index::candidates`]). Servers may serve URIs they do not
 //!   list, hence the last step. A server whose lists were never read (the client reads a URI
-//!   without listing first) is listed before the request is routed. When none accepts, the answer is -32002 (resource not found)
-//!   with `data.uri`, unless a server that listed the URI (or a matching template) failed with
+//!   without listing first) is listed before the request is routed. When none accepts and a
+//!   server is (re)starting, it is waited for (up to its `tool_timeout_sec`) and the servers
+//!   are tried again. When none accepts, the answer is -32002 (resource not found) with
+//!   `data.uri`, unless a server that listed the URI (or a matching template) failed with
 //!   another error, which is then answered as it came.
 //! - URIs are never rewritten, and contents pass through unchanged (not enveloped).
 
@@ -273,7 +275,10 @@ impl Passthrough {
     }
 
     /// Sends `method` with `params` to the servers that may own `uri` (see the module
-    /// documentation), `preferred` first; returns the first success and who gave it.
+    /// documentation), `preferred` first; returns the first success and who gave it. When no
+    /// server accepts and one is (re)starting, it is waited for (up to its `tool_timeout_sec`)
+    /// and the servers are tried once more; the -32002 message then names those still not
+    /// ready ([`super::not_ready_note`]).
     async fn route(
         &self,
         up: &Upstream<'_>,
@@ -282,10 +287,44 @@ impl Passthrough {
         uri: &str,
         preferred: Option<String>,
     ) -> Result<(String, Value), Value> {
+        let mut not_ready = Vec::new();
+        for settle in [false, true] {
+            if settle {
+                if up.settling().is_empty() {
+                    break;
+                }
+                not_ready = up.wait_settling().await;
+            }
+            let pass = self.route_once(up, method, params, uri, preferred.clone());
+            match pass.await {
+                Ok(found) => return Ok(found),
+                Err(Some(error)) => return Err(error),
+                Err(None) => {}
+            }
+        }
+        let note = super::not_ready_note(&not_ready, "resources");
+        Err(jsonrpc::error_object(
+            ErrorCode::ServerError(RESOURCE_NOT_FOUND),
+            format!("Resource not found: {uri}{note}"),
+            Some(json!({ "uri": uri })),
+        ))
+    }
+
+    /// One pass of [`Passthrough::route`] over the servers ready now: `Err(None)` when none
+    /// accepted and none that knows `uri` failed otherwise; `Err(Some(error))` for an answer
+    /// that stands (that failure, or a subscription no owner supports).
+    async fn route_once(
+        &self,
+        up: &Upstream<'_>,
+        method: &str,
+        params: &Value,
+        uri: &str,
+        preferred: Option<String>,
+    ) -> Result<(String, Value), Option<Value>> {
         let mut offering = up.offering("resources");
         self.list_unlisted(up, &offering).await;
         if method != "resources/read" {
-            offering = self.subscribable(offering, uri)?;
+            offering = self.subscribable(offering, uri).map_err(Some)?;
         }
         let order: Vec<&str> = offering.iter().map(|ds| ds.name()).collect();
         let (mut candidates, index) = {
@@ -311,13 +350,7 @@ impl Passthrough {
                 }
             }
         }
-        Err(failure.unwrap_or_else(|| {
-            jsonrpc::error_object(
-                ErrorCode::ServerError(RESOURCE_NOT_FOUND),
-                format!("Resource not found: {uri}"),
-                Some(json!({ "uri": uri })),
-            )
-        }))
+        Err(failure)
     }
 
     pub(super) async fn read(&self, up: &Upstream<'_>, params: &Value) -> Result<Value, Value> {

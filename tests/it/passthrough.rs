@@ -569,3 +569,35 @@ fn a_restarted_server_gets_the_logging_level_again_and_the_client_hears_of_its_l
         ["greet", "only_a", "secret"]
     );
 }
+
+/// Right after a crash, before the client ever listed prompts or resources, a prompt, a
+/// resource and a prompt completion of the restarting server are answered once it is ready
+/// again: the proxy waits for it (up to its tool timeout) instead of answering "unknown".
+/// Each request runs in its own session, so that the server is restarting when it arrives.
+#[test]
+fn a_restarting_servers_prompts_and_resources_are_waited_for() {
+    let (_d, cfg) = write_config(&fixture_server("fx", &["--features"], ""));
+    let crash = json!({"op": "call", "name": "crash", "arguments": {}});
+    let requests = [
+        json!({"op": "get_prompt", "name": "greet", "arguments": {"name": "Ann"}}),
+        json!({"op": "read_resource", "uri": "fixture://fx/doc/1"}),
+        json!({"op": "complete", "ref": {"type": "ref/prompt", "name": "greet"},
+               "argument": {"name": "name", "value": "al"}}),
+    ];
+    let mut answers = Vec::new();
+    for request in requests {
+        let r = sdk_session(&cfg, &json!([crash, request]), &[]);
+        answers.push(r["steps"][1].clone());
+    }
+    assert_eq!(
+        text_of_prompt(&answers[0]),
+        "Hello, Ann from fx",
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers[1]["contents"][0]["text"], "doc 1 of fx",
+        "{answers:?}"
+    );
+    let values = &answers[2]["completion"]["values"];
+    assert_eq!(values, &json!(["alice@fx", "albert@fx"]), "{answers:?}");
+}
