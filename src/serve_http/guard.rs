@@ -11,16 +11,31 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use subtle::ConstantTimeEq;
 
-/// Refuses to listen on `addr` when it is not a loopback address and no bearer token is
-/// required. Errors name the address and the flag that fixes it.
-pub fn check_bind(addr: &SocketAddr, token_required: bool) -> Result<(), String> {
-    if addr.ip().is_loopback() || token_required {
+/// Fewest characters (Unicode scalar values) a bearer token must have to serve an address that
+/// is not loopback: a short token is guessed by a client that may try as often as it likes.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Refuses to listen on `addr` when it is not a loopback address and no bearer `token` is
+/// required, or the token is shorter than [`MIN_TOKEN_CHARS`] (MCP 2025-11-25 "Streamable HTTP:
+/// Security": servers SHOULD authenticate connections). Errors name the address and the flag
+/// that fixes it, never the token.
+pub fn check_bind(addr: &SocketAddr, token: Option<&str>) -> Result<(), String> {
+    if addr.ip().is_loopback() {
         return Ok(());
     }
-    Err(format!(
-        "{addr} is not a loopback address: serving it needs --auth-token-env NAME (the \
-         environment variable holding the bearer token clients must send)"
-    ))
+    match token {
+        Some(t) if t.chars().count() >= MIN_TOKEN_CHARS => Ok(()),
+        Some(t) => Err(format!(
+            "{addr} is not a loopback address: its bearer token (--auth-token-env) has {} \
+             characters, fewer than the {MIN_TOKEN_CHARS} needed to serve beyond this machine",
+            t.chars().count()
+        )),
+        None => Err(format!(
+            "{addr} is not a loopback address: serving it needs --auth-token-env NAME (the \
+             environment variable holding the bearer token clients must send, at least \
+             {MIN_TOKEN_CHARS} characters)"
+        )),
+    }
 }
 
 /// Whether a request with this `Origin` header value may be served: no `Origin` (not a
@@ -177,11 +192,17 @@ mod tests {
         let local: SocketAddr = "127.0.0.1:8080".parse().unwrap();
         let v6: SocketAddr = "[::1]:8080".parse().unwrap();
         let any: SocketAddr = "0.0.0.0:8080".parse().unwrap();
-        assert!(check_bind(&local, false).is_ok());
-        assert!(check_bind(&v6, false).is_ok());
-        let err = check_bind(&any, false).unwrap_err();
+        assert!(check_bind(&local, None).is_ok());
+        assert!(check_bind(&v6, None).is_ok());
+        assert!(check_bind(&local, Some("short")).is_ok());
+        let err = check_bind(&any, None).unwrap_err();
         assert!(err.contains("--auth-token-env"), "{err}");
-        assert!(check_bind(&any, true).is_ok());
+        assert!(check_bind(&any, Some("sixteen-chars-ok")).is_ok());
+        let err = check_bind(&any, Some("s3cr3")).unwrap_err();
+        assert!(err.contains("5 characters, fewer than the 16"), "{err}");
+        assert!(!err.contains("s3cr3"), "{err}");
+        // Characters, not bytes: 15 two-byte letters are too few.
+        assert!(check_bind(&any, Some(&"é".repeat(15))).is_err());
     }
 
     #[test]

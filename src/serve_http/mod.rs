@@ -143,7 +143,7 @@ impl std::fmt::Debug for HttpOptions {
 impl HttpArgs {
     /// The address and options these flags ask for, with the token read from its environment
     /// variable. Errors (for exit code 2): the variable unset or empty, or an address that is
-    /// not loopback without a token.
+    /// not loopback without a token of at least [`guard::MIN_TOKEN_CHARS`] characters.
     pub fn resolve(&self) -> Result<Option<(SocketAddr, HttpOptions)>, String> {
         let Some(addr) = self.http else {
             return Ok(None);
@@ -159,7 +159,7 @@ impl HttpArgs {
             },
             None => None,
         };
-        check_bind(&addr, auth_token.is_some())?;
+        check_bind(&addr, auth_token.as_deref())?;
         let options = HttpOptions {
             auth_token,
             allowed_origins: self.allow_origin.clone(),

@@ -353,6 +353,17 @@ fn a_bearer_token_is_required_off_loopback_and_checked() {
     assert_eq!(refused.status.code(), Some(2));
     let text = String::from_utf8_lossy(&refused.stderr);
     assert!(text.contains("--auth-token-env"), "{text}");
+    let weak = Command::new(bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--http", "0.0.0.0:0", "--auth-token-env", "MCP_HTTP_WEAK_TOKEN"])
+        .env("MCP_HTTP_WEAK_TOKEN", "s3cr3")
+        .output()
+        .unwrap();
+    assert_eq!(weak.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&weak.stderr);
+    assert!(text.contains("fewer than the 16"), "{text}");
+    assert!(!text.contains("s3cr3"), "{text}");
 
     let token = "t0ken-for-this-test";
     let env = [("MCP_HTTP_TEST_TOKEN", token)];
