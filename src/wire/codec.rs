@@ -128,7 +128,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
-    /// Ends the line `buf[start..end]` (the next one starts at `next`): `None` for an empty line.
+    /// Ends the line `buf[start..end]` (the next one starts at `next`): `None` for an empty line
+    /// or one of JSON whitespace alone.
     fn take_line(&mut self, end: usize, next: usize) -> Option<Frame> {
         let start = std::mem::replace(&mut self.start, next);
         self.scanned = next;
@@ -153,7 +154,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         } else {
             self.buf[start..body].to_vec()
         };
-        (!line.is_empty()).then_some(Frame::Line(line))
+        // A line of JSON whitespace alone (RFC 8259 §2: space, tab, CR) holds no message.
+        let blank = line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+        (!blank).then_some(Frame::Line(line))
     }
 
     /// A line over the maximum with no newline yet: reported at once as [`Frame::TooLong`]
@@ -259,8 +262,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn splits_lines_and_strips_cr_and_skips_blank() {
-        let got = frames(b"{\"a\":1}\r\n\n\nsecond line here\nlast", 100).await;
+    async fn splits_lines_and_strips_cr_and_skips_blank_and_whitespace_lines() {
+        let got = frames(b"{\"a\":1}\r\n\n \t \r\nsecond line here\nlast", 100).await;
         assert_eq!(
             got,
             vec![

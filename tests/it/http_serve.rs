@@ -356,7 +356,12 @@ fn a_bearer_token_is_required_off_loopback_and_checked() {
     let weak = Command::new(bin())
         .args(["serve", "--config"])
         .arg(&config)
-        .args(["--http", "0.0.0.0:0", "--auth-token-env", "MCP_HTTP_WEAK_TOKEN"])
+        .args([
+            "--http",
+            "0.0.0.0:0",
+            "--auth-token-env",
+            "MCP_HTTP_WEAK_TOKEN",
+        ])
         .env("MCP_HTTP_WEAK_TOKEN", "s3cr3")
         .output()
         .unwrap();
