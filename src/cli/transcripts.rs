@@ -44,7 +44,8 @@ pub(super) fn run_replay(
     update: bool,
 ) -> anyhow::Result<ExitCode> {
     let config = match &global.config {
-        Some(p) => Some(Config::load(p).map_err(usage)?),
+        // Offline: budgets and mapping settings only, so unset `${VAR}`s do not matter.
+        Some(p) => Some(Config::load_offline(p).map_err(usage)?),
         None => None,
     };
     let mut t = read_transcript(path)?;

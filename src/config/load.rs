@@ -77,6 +77,23 @@ impl Config {
     /// Errors: `<path>: cannot read: <reason>` when the file cannot be read (or is not UTF-8),
     /// otherwise as [`Config::parse`].
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_with(path, &|name| std::env::var(name).ok())
+    }
+
+    /// Reads the file like [`Config::load`], for a command that starts no server and sends
+    /// nothing (the offline `replay`, which reads only budgets and mapping settings): a
+    /// `${VAR}` whose variable is not set expands to `unset-VAR` instead of failing, so that a
+    /// transcript replays where the servers' secrets are not set (a CI job). A config loaded
+    /// this way must never start a server.
+    ///
+    /// Errors: as [`Config::load`], but never an unset variable.
+    pub fn load_offline(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_with(path, &|name| {
+            Some(std::env::var(name).unwrap_or_else(|_| format!("unset-{name}")))
+        })
+    }
+
+    fn load_with(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|err| ConfigError {
             path: path.to_path_buf(),
             line: None,
@@ -84,7 +101,7 @@ impl Config {
             key: None,
             message: format!("cannot read: {}", io_reason(&err)),
         })?;
-        Config::parse(&text, path, &|name| std::env::var(name).ok())
+        Config::parse(&text, path, env)
     }
 
     /// Parses `text` as if read from `path`, looking `${VAR}` up with `env`.

@@ -393,6 +393,39 @@ fn golden_real_servers_replay_and_render() {
     assert_eq!(env(7)["retryable"], true);
 }
 
+/// The offline `replay` reads only budgets and mapping settings from `--config`, so a config
+/// whose servers take secrets from variables that are not set (a CI job) still replays (here
+/// with the budgets the golden transcript was recorded with); a command that starts servers
+/// still refuses it, naming the variable.
+#[test]
+fn offline_replay_does_not_need_the_servers_secrets() {
+    let var = "MCP_ENVELOPE_TEST_NEVER_SET";
+    let (_d, cfg) = write_config(&format!(
+        "[mcp_servers.fx]\ncommand = \"python3\"\nenv = {{ TOKEN = \"${{{var}}}\" }}\n\
+         [mcp_servers.web]\nurl = \"https://${{{var}}}.example/mcp\"\n\
+         http_headers = {{ Authorization = \"Bearer ${{{var}}}\" }}\n\
+         [mcp_servers.git]\ncommand = \"${{{var}}}\"\n\
+         [mcp_servers.git.tools.git_log]\nchar_budget = 300\n"
+    ));
+    let jsonl = golden_dir().join("real_servers.jsonl");
+    let out = cli(&["--config", s(&cfg), "replay", s(&jsonl)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).ends_with("8 passed, 0 failed\n"),
+        "{}",
+        stdout(&out)
+    );
+    let check = cli(&["--config", s(&cfg), "check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    assert!(stderr(&check).contains(var), "{}", stderr(&check));
+}
+
 /// Large results (lines of 64 KiB and more, mapped in one pass without a tree) are recorded
 /// verbatim from the line, whichever order the server writes the response's members in, and
 /// replay recomputes exactly the envelopes that were sent.
