@@ -200,6 +200,24 @@ impl Upstream<'_> {
         self.servers.iter().filter(settling).collect()
     }
 
+    /// Runs `pass` (a look-up over the servers ready now); when it finds nothing and a server
+    /// is [`Upstream::settling`], waits for those ([`Upstream::wait_settling`]) and runs it once
+    /// more. `Err` holds the names of the servers still not ready (empty when none was
+    /// settling), for [`not_ready_note`].
+    pub async fn again_once_settled<T, F: std::future::Future<Output = Option<T>>>(
+        &self,
+        mut pass: impl FnMut() -> F,
+    ) -> Result<T, Vec<String>> {
+        if let Some(found) = pass().await {
+            return Ok(found);
+        }
+        if self.settling().is_empty() {
+            return Err(Vec::new());
+        }
+        let not_ready = self.wait_settling().await;
+        pass().await.ok_or(not_ready)
+    }
+
     /// Waits for the [`Upstream::settling`] servers to be ready, each up to its own
     /// `tool_timeout_sec` from now (the waits overlap: the longest bounds the whole); returns
     /// the names of those still not ready, in config order.

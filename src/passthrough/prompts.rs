@@ -138,22 +138,14 @@ impl Passthrough {
         if let Some(route) = known() {
             return Ok(route);
         }
-        let mut not_ready = Vec::new();
-        for settle in [false, true] {
-            if settle {
-                if up.settling().is_empty() {
-                    break;
-                }
-                not_ready = up.wait_settling().await;
-            }
+        let pass = || async move {
             if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
                 warn!(error = %e, "listing prompts failed");
             }
-            if let Some(route) = known() {
-                return Ok(route);
-            }
-        }
-        Err(super::not_ready_note(&not_ready, "prompts"))
+            known()
+        };
+        let found = up.again_once_settled(pass).await;
+        found.map_err(|not_ready| super::not_ready_note(&not_ready, "prompts"))
     }
 
     pub(super) async fn list_prompts(

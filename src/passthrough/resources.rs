@@ -287,21 +287,19 @@ impl Passthrough {
         uri: &str,
         preferred: Option<String>,
     ) -> Result<(String, Value), Value> {
-        let mut not_ready = Vec::new();
-        for settle in [false, true] {
-            if settle {
-                if up.settling().is_empty() {
-                    break;
-                }
-                not_ready = up.wait_settling().await;
-            }
+        let preferred = &preferred;
+        let pass = || async move {
             let pass = self.route_once(up, method, params, uri, preferred.clone());
             match pass.await {
-                Ok(found) => return Ok(found),
-                Err(Some(error)) => return Err(error),
-                Err(None) => {}
+                Ok(found) => Some(Ok(found)),
+                Err(Some(error)) => Some(Err(error)),
+                Err(None) => None,
             }
-        }
+        };
+        let not_ready = match up.again_once_settled(pass).await {
+            Ok(answer) => return answer,
+            Err(not_ready) => not_ready,
+        };
         let note = super::not_ready_note(&not_ready, "resources");
         Err(jsonrpc::error_object(
             ErrorCode::ServerError(RESOURCE_NOT_FOUND),
