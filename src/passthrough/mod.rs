@@ -476,6 +476,9 @@ impl Passthrough {
         let Some(ds) = up.server(server) else {
             return Vec::new();
         };
+        if matches!(ds.state(), ServerState::Unavailable { .. }) {
+            return self.forget(up, server).await;
+        }
         let started_after_initialize = {
             let mut seen = self.connections.lock().unwrap();
             record_connection(&mut seen, ds) && self.declared.get().is_some()
@@ -507,6 +510,30 @@ impl Passthrough {
             }
             changed.push("notifications/prompts/list_changed");
         }
+        changed
+    }
+
+    /// A server that gave up (`unavailable`) lists nothing until a restart of the proxy or a
+    /// reload: what was known of its prompts and resources is dropped, the prompt catalog is
+    /// rebuilt without it, and the client is told of each declared list that had items from it
+    /// (MCP 2025-11-25 "Prompts" and "Resources: List Changed Notification": a server that
+    /// declared `listChanged` SHOULD notify when its list changes).
+    async fn forget(&self, up: &Upstream<'_>, server: &str) -> Vec<&'static str> {
+        let d = self.declared();
+        let mut changed = Vec::new();
+        let had_prompts = self.prompt_lists.lock().unwrap().remove(server);
+        if had_prompts.is_some_and(|list| !list.is_empty()) {
+            if let Err(e) = self.refresh_prompts(up, &[]).await {
+                warn!(error = %e, "reading prompts after a server gave up failed");
+            }
+            if d.prompts {
+                changed.push("notifications/prompts/list_changed");
+            }
+        }
+        if self.resources.lock().unwrap().forget(server) && d.resources {
+            changed.push("notifications/resources/list_changed");
+        }
+        self.connections.lock().unwrap().remove(server);
         changed
     }
 

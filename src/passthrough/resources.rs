@@ -76,6 +76,13 @@ impl Index {
         self.listed.contains_key(server)
     }
 
+    /// Forgets what `server` listed; whether it had listed any resource or template.
+    pub fn forget(&mut self, server: &str) -> bool {
+        let listed = self.listed.remove(server).is_some_and(|l| !l.is_empty());
+        let templated = self.templates.remove(server).is_some_and(|t| !t.is_empty());
+        listed || templated
+    }
+
     /// Whether `server` listed `uri` or a template matching it (its answer then counts even
     /// when it is an error).
     pub fn knows(&self, server: &str, uri: &str) -> bool {

@@ -601,3 +601,44 @@ fn a_restarting_servers_prompts_and_resources_are_waited_for() {
     let values = &answers[2]["completion"]["values"];
     assert_eq!(values, &json!(["alice@fx", "albert@fx"]), "{answers:?}");
 }
+
+/// A server that gives up (`max_restarts = 0`, then a crash) takes its prompts and resources
+/// with it: the client is told both lists changed, and the next lists no longer name them.
+#[test]
+fn a_server_that_gives_up_is_left_out_of_the_lists_and_the_client_is_told() {
+    let (_d, cfg) = write_config(
+        &[
+            fixture_server("a", &["--features"], "max_restarts = 0"),
+            fixture_server("b", &["--features"], "tool_prefix = \"b_\""),
+        ]
+        .concat(),
+    );
+    let plan = json!([
+        {"op": "list_prompts"},
+        {"op": "list_resources"},
+        {"op": "call", "name": "crash", "arguments": {}},
+        {"op": "wait", "seconds": 2},
+        {"op": "list_prompts"},
+        {"op": "list_resources"}
+    ]);
+    let r = sdk_session(&cfg, &plan, &[]);
+    let s = &r["steps"];
+    assert!(
+        names_of(&s[0]["prompts"], "name").contains(&"only_a".to_owned()),
+        "{s}"
+    );
+    assert!(names_of(&s[1]["resources"], "uri").contains(&"fixture://a/doc/0".to_owned()));
+    for method in ["prompts", "resources"] {
+        let changed = notes(&r, &format!("notifications/{method}/list_changed"));
+        assert_eq!(changed.len(), 1, "{method}: {}", r["notifications"]);
+    }
+    let prompts = names_of(&s[4]["prompts"], "name");
+    assert!(!prompts.contains(&"only_a".to_owned()), "{prompts:?}");
+    assert!(prompts.contains(&"b_only_b".to_owned()), "{prompts:?}");
+    let uris = names_of(&s[5]["resources"], "uri");
+    assert!(
+        !uris.iter().any(|u| u.starts_with("fixture://a/")),
+        "{uris:?}"
+    );
+    assert!(uris.contains(&"fixture://b/doc/0".to_owned()), "{uris:?}");
+}
