@@ -120,7 +120,12 @@ fn a_row_too_long_for_any_page_is_an_error_until_skipped() {
     let p = pager();
     let result =
         json!({"structuredContent": {"rows": [{"a": "x".repeat(40)}, {"b": 1}, {"c": 2}]}});
-    let c = ctx("1", Budget::chars(20), TextShape::default());
+    // Long rows kept whole: with "split" (the default) the long row is cut into pieces.
+    let keep = TextShape {
+        long_rows: crate::budget::LongRows::Keep,
+        ..TextShape::default()
+    };
+    let c = ctx("1", Budget::chars(20), keep);
     let first = map_outcome(
         &Outcome::Result {
             result: result.clone(),
@@ -285,6 +290,42 @@ proptest! {
             prop_assert_eq!(next, total);
             prop_assert_eq!(left, 0);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Object rows longer than the budget (`long_rows = "split"`): every page makes progress
+    /// and fits, and the pages reach the last row, in characters and in tokens.
+    #[test]
+    fn paging_long_object_rows_reaches_the_end(
+        values in prop::collection::vec("[a-z é;=]{0,70}", 1..12),
+        chars in prop::option::of(4usize..60),
+        tokens in prop::option::of(2usize..20),
+    ) {
+        let budget = Budget {
+            chars: chars.or(tokens.is_none().then_some(10)),
+            tokens: tokens.map(|limit| TokenLimit { limit, tokenizer: Tokenizer::O200kBase }),
+        };
+        let rows: Vec<Value> = values.iter().map(|v| json!({"k": v, "n": 1})).collect();
+        let result = json!({"content": [], "structuredContent": rows});
+        let text = TextShape::default();
+        let total = crate::outcome::count_result_rows(&result, &ctx("1", budget, text));
+        prop_assert!(total >= rows.len() as u64);
+        let (first, pages) = page_all(&pager(), &result, budget, text);
+        let fits = |e: &Envelope| {
+            budget.chars.is_none_or(|n| Measure::Chars.count(&e.content) <= n)
+                && budget.tokens.is_none_or(|t| Measure::Tokens(t.tokenizer).count(&e.content) <= t.limit)
+        };
+        prop_assert!(fits(&first));
+        let mut left = first.omitted;
+        for (page, _) in &pages {
+            prop_assert!(fits(page));
+            prop_assert!(page.omitted < left, "no progress: {:?}", page);
+            left = page.omitted;
+        }
+        prop_assert_eq!(left, 0, "paging stopped before the last row");
     }
 }
 

@@ -294,40 +294,53 @@ pub enum Row<'a> {
     /// An object row: rendered as `k=v` pairs, keys sorted ascending by code point, joined
     /// with `,`.
     Object(Cow<'a, Map<String, Value>>),
+    /// An object row given as its rendered text: the first piece of an object row longer than
+    /// the budget, cut to fit it (`long_rows = "split"`, see
+    /// [`crate::text_rows::SplitLongObjects`]). Joined to its neighbours as an
+    /// [`Row::Object`] is.
+    Rendered(Cow<'a, str>),
     /// A line of plain text (from a text content block): rendered as the line itself. Two
     /// consecutive line rows are joined with `\n` instead of `; ` (issue 3's mapping contract).
     Line(Cow<'a, str>),
     /// A blank-line-separated block of plain text (`text_rows = "blocks"`): rendered as
     /// itself; joined to a neighbouring text row with [`BLOCK_SEPARATOR`].
     Block(Cow<'a, str>),
-    /// The continuation of the previous line or block, cut off it to fit the budget
-    /// (`long_rows = "split"`): joined to it with no separator at all. `true` when it
-    /// continues a [`Row::Block`].
-    Continued(Cow<'a, str>, bool),
+    /// The continuation of the previous row, a line, a block or an object row cut off it to
+    /// fit the budget (`long_rows = "split"`): joined to it with no separator at all, and to
+    /// the next row as the row it continues would be (its [`RowKind`]).
+    Continued(Cow<'a, str>, RowKind),
 }
 
 impl Row<'_> {
-    /// Plain-text rows (lines, blocks and their continuations) give their text.
+    /// Rows given as text (lines, blocks, rendered object pieces and continuations) give it;
+    /// an [`Row::Object`] gives `None`.
     pub fn text(&self) -> Option<&str> {
         match self {
             Row::Object(_) => None,
-            Row::Line(t) | Row::Block(t) | Row::Continued(t, _) => Some(t),
+            Row::Rendered(t) | Row::Line(t) | Row::Block(t) | Row::Continued(t, _) => Some(t),
         }
     }
 
-    fn kind(&self) -> RowKind {
+    /// What the row is for the separators around it.
+    pub fn kind(&self) -> RowKind {
         match self {
-            Row::Object(_) => RowKind::Object,
-            Row::Line(_) | Row::Continued(_, false) => RowKind::Line,
-            Row::Block(_) | Row::Continued(_, true) => RowKind::Block,
+            Row::Object(_) | Row::Rendered(_) => RowKind::Object,
+            Row::Line(_) => RowKind::Line,
+            Row::Block(_) => RowKind::Block,
+            Row::Continued(_, kind) => *kind,
         }
     }
 }
 
+/// What a row is, for the separators around it (see [`ROW_SEPARATOR`], [`LINE_SEPARATOR`],
+/// [`BLOCK_SEPARATOR`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RowKind {
+pub enum RowKind {
+    /// An object row (or a piece of one).
     Object,
+    /// A line of text (or a piece of one).
     Line,
+    /// A block of text (or a piece of one).
     Block,
 }
 
@@ -505,8 +518,12 @@ impl io::Write for CharLimited<'_> {
 }
 
 /// Renders `row` into `buf` (cleared first) if it stays within `limit`; returns its length
-/// in characters, or `None` when it does not fit.
-fn render_row_within(row: &Row<'_>, limit: RenderBound, buf: &mut Vec<u8>) -> Option<usize> {
+/// in characters, or `None` when it does not fit (rendering stops there).
+pub(crate) fn render_row_within(
+    row: &Row<'_>,
+    limit: RenderBound,
+    buf: &mut Vec<u8>,
+) -> Option<usize> {
     buf.clear();
     let mut out = CharLimited {
         buf,
@@ -514,7 +531,7 @@ fn render_row_within(row: &Row<'_>, limit: RenderBound, buf: &mut Vec<u8>) -> Op
         limit,
     };
     let ok = match row {
-        Row::Line(text) | Row::Block(text) | Row::Continued(text, _) => {
+        Row::Rendered(text) | Row::Line(text) | Row::Block(text) | Row::Continued(text, _) => {
             out.push(text.as_bytes()).is_ok()
         }
         Row::Object(map) => render_object_row(map, &mut out).is_ok(),

@@ -16,13 +16,15 @@
 //!   its first piece followed by [`Row::Continued`] pieces, each the longest prefix of the rest
 //!   that fits (see [`Budget::split`]); they join with no separator, so a page boundary inside
 //!   it loses nothing. `"keep"` leaves it whole (it is then left out and counted in `omitted`).
+//!   Object rows are cut the same way, in their rendered `k=v` text ([`SplitLongObjects`]).
 //!
 //! An empty text gives no rows. This module does no I/O.
 
 use std::borrow::Cow;
 
+use crate::budget::RenderBound;
 use crate::budget::{Budget, LongRows, TextRows};
-use crate::envelope::Row;
+use crate::envelope::{render_row, render_row_within, Row, RowKind};
 
 /// How text becomes rows, for one tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,6 +55,7 @@ pub fn plain_text_rows<'a>(
                 .map(|line| line.strip_suffix('\r').unwrap_or(line)),
         )
     };
+    let kind = if block { RowKind::Block } else { RowKind::Line };
     let whole = move |part: &'a str| {
         if block {
             Row::Block(Cow::Borrowed(part))
@@ -73,11 +76,89 @@ pub fn plain_text_rows<'a>(
                 if i == 0 {
                     whole(piece)
                 } else {
-                    Row::Continued(Cow::Borrowed(piece), block)
+                    Row::Continued(Cow::Borrowed(piece), kind)
                 }
             }))
         }),
     )
+}
+
+/// `long_rows = "split"` for object rows: the rows of an iterator, each [`Row::Object`] that
+/// does not fit the budget on its own replaced by the pieces of its rendered text, cut as a
+/// long line is ([`Budget::split`]): the first a [`Row::Rendered`], the others
+/// [`Row::Continued`] of kind [`RowKind::Object`]. Every other row passes unchanged.
+///
+/// Cost: each object row is rendered up to the budget's [`Budget::unreachable_chars`] to tell
+/// (into one buffer reused for every row); only a row that is cut is rendered in full, and its
+/// pieces are copied out one at a time as they are asked for.
+pub struct SplitLongObjects<'a, I> {
+    rows: I,
+    budget: Budget,
+    scratch: Vec<u8>,
+    /// The rendered text of the row being cut, and the byte offsets where its pieces still to
+    /// give end (last first).
+    cut: Option<(String, usize, Vec<usize>)>,
+    _rows: std::marker::PhantomData<Row<'a>>,
+}
+
+impl<'a, I: Iterator<Item = Row<'a>>> SplitLongObjects<'a, I> {
+    /// `rows` with the object rows that do not fit `budget` cut (see the type's doc).
+    pub fn new(rows: I, budget: Budget) -> Self {
+        SplitLongObjects {
+            rows,
+            budget,
+            scratch: Vec::new(),
+            cut: None,
+            _rows: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether object row `row` fits the budget on its own.
+    fn fits_alone(&mut self, row: &Row<'_>) -> bool {
+        let bound = RenderBound {
+            chars: self.budget.unreachable_chars(),
+            bytes: usize::MAX,
+        };
+        render_row_within(row, bound, &mut self.scratch).is_some_and(|_| {
+            std::str::from_utf8(&self.scratch).is_ok_and(|text| self.budget.fits(text))
+        })
+    }
+}
+
+impl<'a, I: Iterator<Item = Row<'a>>> Iterator for SplitLongObjects<'a, I> {
+    type Item = Row<'a>;
+
+    fn next(&mut self) -> Option<Row<'a>> {
+        if let Some((text, start, ends)) = &mut self.cut {
+            if let Some(end) = ends.pop() {
+                let piece = text[*start..end].to_owned();
+                *start = end;
+                return Some(Row::Continued(Cow::Owned(piece), RowKind::Object));
+            }
+            self.cut = None;
+        }
+        let row = self.rows.next()?;
+        if !matches!(row, Row::Object(_)) || self.fits_alone(&row) {
+            return Some(row);
+        }
+        let text = render_row(&row);
+        let mut ends: Vec<usize> = Vec::new();
+        let mut end = 0;
+        for piece in self.budget.split(&text) {
+            end += piece.len();
+            ends.push(end);
+        }
+        ends.reverse();
+        let first = ends.pop().unwrap_or(text.len());
+        let row = Row::Rendered(Cow::Owned(text[..first].to_owned()));
+        self.cut = Some((text, first, ends));
+        Some(row)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let pieces = self.cut.as_ref().map_or(0, |(_, _, ends)| ends.len());
+        (self.rows.size_hint().0.saturating_add(pieces), None)
+    }
 }
 
 /// The blocks of `text` for `text_rows = "blocks"` (see the module documentation), in order,
@@ -228,7 +309,10 @@ mod tests {
         );
         assert_eq!(r.len(), 3);
         assert_eq!(r[0], Row::Line(Cow::Borrowed(&line[..10])));
-        assert_eq!(r[2], Row::Continued(Cow::Borrowed(&line[20..]), false));
+        assert_eq!(
+            r[2],
+            Row::Continued(Cow::Borrowed(&line[20..]), RowKind::Line)
+        );
         let joined: String = r.iter().map(render_row).collect();
         assert_eq!(joined, line);
         // Kept whole, the line is left out: an empty answer.

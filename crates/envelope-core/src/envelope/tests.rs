@@ -260,7 +260,7 @@ mod tokens {
         let rows = vec![
             Row::Block(Cow::Borrowed("a\nb")),
             Row::Block(Cow::Borrowed("c")),
-            Row::Continued(Cow::Borrowed("d"), true),
+            Row::Continued(Cow::Borrowed("d"), RowKind::Block),
             Row::Line(Cow::Borrowed("e")),
         ];
         assert_eq!(fill_rows(rows, 100).content, "a\nb\n\ncd\n\ne");
@@ -303,7 +303,7 @@ mod tokens {
         match kind {
             0 => Row::Line(Cow::Borrowed(text)),
             1 => Row::Block(Cow::Borrowed(text)),
-            2 => Row::Continued(Cow::Borrowed(text), false),
+            2 => Row::Continued(Cow::Borrowed(text), RowKind::Line),
             _ => {
                 let mut map = Map::new();
                 map.insert("k".to_owned(), Value::from(text.as_str()));

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::rows::{map_result, map_result_from};
 use super::{Mapped, MappingContext};
-use crate::budget::Budget;
+use crate::budget::{Budget, LongRows};
 
 /// [`map_outcome`] of `Outcome::Result { result }` where `raw` is `result`'s JSON text, without
 /// parsing all of it: when `structuredContent` holds a row array (or an object whose one
@@ -23,13 +23,45 @@ use crate::budget::Budget;
 ///
 /// `raw` must be valid JSON.
 pub fn map_raw_result(raw: &str, ctx: &MappingContext<'_>) -> Mapped {
-    let limit = lazy_row_limit(&ctx.budget);
-    match lazy_result(raw, limit).and_then(|(sub, skipped)| lazy_mapped(&sub, skipped, limit, ctx))
+    let cut = Cut::of(ctx);
+    match lazy_result(raw, cut).and_then(|(sub, skipped)| lazy_mapped(&sub, skipped, cut.keep, ctx))
     {
         Some(mapped) => mapped,
         None => {
             let result: Value = serde_json::from_str(raw).expect("a raw result is valid JSON");
             map_result(&result, ctx)
+        }
+    }
+}
+
+/// What the lazy path parses of a row array: the first `keep` items; and the longest item
+/// it may only count, in bytes of JSON text (a longer one might be a row too long for the
+/// budget on its own, which `long_rows = "split"` cuts into several: the result is then
+/// parsed in full).
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    keep: usize,
+    longest: usize,
+}
+
+impl Cut {
+    fn of(ctx: &MappingContext<'_>) -> Cut {
+        let budget = &ctx.budget;
+        let longest = match ctx.text.long_rows {
+            LongRows::Keep => usize::MAX,
+            // The row of an item of n bytes has at most 5n + 6 characters: rendering drops
+            // quotes and braces and decodes escapes, but `{"value": …}` adds `value=` to an
+            // item that is not an object, and serde_json writes a number such as `1E9` as
+            // `1000000000.0`. A token is at least one byte, so bytes bound tokens too.
+            LongRows::Split => {
+                let tokens = budget.tokens.map_or(usize::MAX, |t| t.limit);
+                let room = budget.chars.unwrap_or(usize::MAX).min(tokens);
+                room.saturating_sub(6) / 5
+            }
+        };
+        Cut {
+            keep: lazy_row_limit(budget),
+            longest,
         }
     }
 }
@@ -70,14 +102,14 @@ fn lazy_mapped(
 /// the line in full and maps it as usual.
 pub fn map_raw_response(line: &str, ctx: &MappingContext<'_>) -> Option<Mapped> {
     let mut de = serde_json::Deserializer::from_str(line);
-    let limit = lazy_row_limit(&ctx.budget);
-    let (substitute, skipped) = ResponseSeed(limit).deserialize(&mut de).ok()?;
+    let cut = Cut::of(ctx);
+    let (substitute, skipped) = ResponseSeed(cut).deserialize(&mut de).ok()?;
     de.end().ok()?;
-    lazy_mapped(&substitute, skipped, limit, ctx)
+    lazy_mapped(&substitute, skipped, cut.keep, ctx)
 }
 
 /// A response object whose `result` goes through [`ResultSeed`].
-struct ResponseSeed(usize);
+struct ResponseSeed(Cut);
 
 impl<'de> DeserializeSeed<'de> for ResponseSeed {
     type Value = (Value, u64);
@@ -121,9 +153,9 @@ impl<'de> Visitor<'de> for ResponseSeed {
 /// A result equivalent to `raw` for [`map_result`] within `budget`, and how many rows it leaves
 /// out, built in one pass over `raw`; `None` when the shortcut does not apply (then `raw` is
 /// parsed in full); `limit` row items are parsed.
-fn lazy_result(raw: &str, limit: usize) -> Option<(Value, u64)> {
+fn lazy_result(raw: &str, cut: Cut) -> Option<(Value, u64)> {
     let mut de = serde_json::Deserializer::from_str(raw);
-    let out = ResultSeed(limit).deserialize(&mut de).ok()?;
+    let out = ResultSeed(cut).deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(out)
 }
@@ -133,8 +165,8 @@ fn give_up<E: serde::de::Error>() -> E {
     E::custom("parse in full")
 }
 
-/// The result object with `structuredContent`'s rows cut to the first `.0`.
-struct ResultSeed(usize);
+/// The result object with `structuredContent`'s rows cut as `.0` says.
+struct ResultSeed(Cut);
 
 impl<'de> DeserializeSeed<'de> for ResultSeed {
     type Value = (Value, u64);
@@ -174,8 +206,8 @@ impl<'de> Visitor<'de> for ResultSeed {
 /// `structuredContent` (`Rows`) or one of its members (`Member`), with row arrays cut.
 #[derive(Clone, Copy)]
 enum LazySeed {
-    Rows(usize),
-    Member(usize),
+    Rows(Cut),
+    Member(Cut),
 }
 
 /// What a [`LazySeed`] read: a cut array, or a value with how many rows it leaves out.
@@ -285,7 +317,7 @@ struct CutArray {
     all_objects: bool,
 }
 
-struct CutSeed(usize);
+struct CutSeed(Cut);
 
 impl<'de> DeserializeSeed<'de> for CutSeed {
     type Value = CutArray;
@@ -306,7 +338,7 @@ impl<'de> Visitor<'de> for CutSeed {
             total: 0,
             all_objects: true,
         };
-        while cut.items.len() < self.0 {
+        while cut.items.len() < self.0.keep {
             let Some(item) = seq.next_element::<Value>()? else {
                 return Ok(cut);
             };
@@ -315,6 +347,9 @@ impl<'de> Visitor<'de> for CutSeed {
             cut.items.push(item);
         }
         while let Some(item) = seq.next_element::<&'de RawValue>()? {
+            if item.get().len() > self.0.longest {
+                return Err(give_up());
+            }
             cut.all_objects &= item.get().starts_with('{');
             cut.total += 1;
             cut.skipped += 1;

@@ -36,6 +36,9 @@
 //!   row with the block as an object (`{"value": block}` when it is not an object), so nothing
 //!   is silently lost.
 //!
+//! With `long_rows = "split"` (the default) a row longer than the budget on its own, a line, a
+//! block or an object row, is then cut into pieces that each fit ([`crate::text_rows`]).
+//!
 //! When `structuredContent` is present the `text`, `resource_link` and `resource` (text)
 //! blocks are not read (the specification has them carry the same data serialized); media
 //! blocks are still passed through, or described after the structured rows.
@@ -48,8 +51,12 @@
 //! Rows borrow from the outcome's `Value` and are produced lazily, so a huge result costs time
 //! proportional to its size (one scan, to count omitted rows) but allocates only what the budget
 //! lets through. Rows the proxy has to build (`{"value": V}`, a header row, a description)
-//! copy strings only up to `char_budget + 1` characters: such a row already exceeds the budget,
-//! so [`fill_rows`] leaves it out and its text never appears.
+//! copy strings only up to `char_budget + 1` characters when long rows are kept whole
+//! (`long_rows = "keep"`): such a row already exceeds the budget, so [`fill_rows`] leaves it
+//! out and its text never appears. With `long_rows = "split"` they are copied whole, since
+//! every piece of a row longer than the budget can be shown, and each object row is rendered up
+//! to the budget once more to tell whether it must be cut
+//! ([`crate::text_rows::SplitLongObjects`]).
 //!
 //! This module does no I/O.
 

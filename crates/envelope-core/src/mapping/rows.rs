@@ -2,7 +2,8 @@
 //! greedily within the tool's budget (the rules are listed in the [module docs](super)).
 //!
 //! Rows borrow from the result and are produced lazily; rows the proxy has to build copy strings
-//! only up to `budget + 1` characters ([`bounded_clone`]).
+//! only up to `budget + 1` characters ([`bounded_clone`]) when long rows are kept whole, in full
+//! when they are cut into pieces (`long_rows = "split"`, [`SplitLongObjects`]).
 
 use std::borrow::Cow;
 
@@ -11,11 +12,11 @@ use serde_json::{Map, Value};
 use super::errors::{error_mapped, map_tool_error, ErrorType};
 use super::media::{describe_media, media_block, passed_media, MediaMode};
 use super::{Mapped, MappingContext};
-use crate::budget::Budget;
+use crate::budget::{Budget, LongRows};
 use crate::envelope::{fill_rows_within, json_kind, Row, Status};
 use crate::message_cut::prefix_end;
 use crate::small_map;
-use crate::text_rows::{plain_text_rows, TextRules};
+use crate::text_rows::{plain_text_rows, SplitLongObjects, TextRules};
 
 /// A `CallToolResult` → envelope: results that are not plain tool results and envelopes
 /// behind an envelope first ([`super::nested`]), then the rules above; the
@@ -206,29 +207,37 @@ fn map_plain_result(
         return (map_tool_error(blocks, structured, ctx), 0);
     }
 
-    let budget = ctx.budget.unreachable_chars();
-    let mode = ctx.media;
     let rules = ctx.text_rules();
+    let split = rules.long_rows == LongRows::Split;
+    // Rows the proxy builds copy strings up to the budget, so that a row too long for it stays
+    // too long; when long rows are cut into pieces, every piece must be the value's own text.
+    let budget = match split {
+        true => usize::MAX,
+        false => ctx.budget.unreachable_chars(),
+    };
+    let mode = ctx.media;
     let media = match first_row {
         0 => passed_media(blocks, mode),
         _ => Vec::new(),
     };
     let skip = usize::try_from(first_row).unwrap_or(usize::MAX);
-    let filled = match structured {
+    let rows: Rows<'_> = match structured {
         Some(sc) => {
             let described = blocks
                 .iter()
                 .filter(move |_| mode == MediaMode::Describe)
                 .filter_map(move |b| describe_media(b, budget));
-            let rows = structured_rows(sc, budget, rules).chain(described);
-            fill_rows_within(rows.skip(skip), fill)
+            Box::new(structured_rows(sc, budget, rules).chain(described))
         }
-        None => {
-            let rows = blocks
+        None => Box::new(
+            blocks
                 .iter()
-                .flat_map(move |b| block_rows(b, mode, budget, rules));
-            fill_rows_within(rows.skip(skip), fill)
-        }
+                .flat_map(move |b| block_rows(b, mode, budget, rules)),
+        ),
+    };
+    let filled = match split {
+        true => fill_rows_within(SplitLongObjects::new(rows, ctx.budget).skip(skip), fill),
+        false => fill_rows_within(rows.skip(skip), fill),
     };
     let kept = filled.kept;
     let mapped = Mapped {

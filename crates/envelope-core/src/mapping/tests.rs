@@ -518,3 +518,104 @@ fn a_page_of_the_held_members_is_the_page_of_the_whole_result() {
         r#"{"structuredContent":{"rows":[{"a":1},{"a":2},{"a":3},{"a":4}]},"_meta":{"k":1}}"#
     );
 }
+
+// ---- object rows longer than the budget (`long_rows = "split"`) ------------------------
+
+fn split_ctx(budget: usize) -> MappingContext<'static> {
+    MappingContext {
+        text: crate::mapping::TextShape::default(),
+        ..ctx(budget, MediaMode::Passthrough)
+    }
+}
+
+/// Every page of `result` from row 0 on, as `(content, omitted)`.
+fn pages(result: &Value, ctx: &MappingContext<'_>) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut row = 0;
+    loop {
+        let (mapped, kept) = super::rows::map_result_from(result, ctx, row);
+        assert!(kept > 0, "a page never comes back empty while rows remain");
+        out.push((mapped.envelope.content.clone(), mapped.envelope.omitted));
+        row += kept;
+        if mapped.envelope.omitted == 0 {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn an_object_longer_than_the_budget_is_cut_into_pieces_not_left_out() {
+    let issue = json!({"title": "Crash on start", "body": "b".repeat(95), "number": 7});
+    let rendered = crate::envelope::render_row(&crate::envelope::Row::Object(
+        std::borrow::Cow::Borrowed(issue.as_object().unwrap()),
+    ));
+    assert_eq!(rendered.chars().count(), 130);
+    // As structuredContent, and as the JSON text of a text block.
+    for result in [
+        json!({"content": [], "structuredContent": issue}),
+        json!({"content": [text(&issue.to_string())]}),
+    ] {
+        let env = map_outcome(
+            &Outcome::Result {
+                result: result.clone(),
+            },
+            &split_ctx(50),
+        )
+        .envelope;
+        assert_eq!(env.status, Status::Truncated);
+        assert_eq!(env.content, rendered.chars().take(50).collect::<String>());
+        assert_eq!(env.omitted, 2, "130 characters are three pieces of 50");
+        let all = pages(&result, &split_ctx(50));
+        assert_eq!(all.len(), 3);
+        let joined: String = all.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(
+            joined, rendered,
+            "the pages join with no separator into the row"
+        );
+        // Kept whole, it is left out: the seed's rule.
+        let keep = map_outcome(
+            &Outcome::Result { result },
+            &ctx(50, MediaMode::Passthrough),
+        );
+        assert_eq!(
+            (keep.envelope.content.as_str(), keep.envelope.omitted),
+            ("", 1)
+        );
+    }
+}
+
+#[test]
+fn the_pieces_of_a_cut_object_row_are_joined_to_their_neighbours_as_an_object_row() {
+    let result = json!({"content": [], "structuredContent": [
+        {"a": 1},
+        {"long": "x".repeat(30)},
+        {"b": 2},
+    ]});
+    // Budget 20: "a=1" | "long=xxxxxxxxxxxxxxx" "xxxxxxxxxxxxxxxxxxx" | "b=2".
+    let all = pages(&result, &split_ctx(20));
+    let contents: Vec<&str> = all.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["a=1", "long=xxxxxxxxxxxxxxx", "xxxxxxxxxxxxxxx; b=2"],
+        "a piece starts its row after `; ` and the next row follows it after `; `"
+    );
+    assert_eq!(
+        all[0].1, 3,
+        "the first page leaves out both pieces and the last row"
+    );
+    // The whole result in one budget is the seed's rendering.
+    let whole = map_outcome(&Outcome::Result { result }, &split_ctx(100)).envelope;
+    assert_eq!(whole.content, format!("a=1; long={}; b=2", "x".repeat(30)));
+    assert_eq!(whole.status, Status::Ok);
+}
+
+#[test]
+fn a_long_value_the_proxy_wraps_is_split_from_its_whole_text() {
+    // An array item that is not an object becomes `{"value": item}`: under "split" its whole
+    // text is in the pieces (under "keep" it is copied only up to the budget, being left out).
+    let long = "y".repeat(45);
+    let result = json!({"content": [], "structuredContent": [long]});
+    let all = pages(&result, &split_ctx(20));
+    let joined: String = all.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(joined, format!("value={long}"));
+}

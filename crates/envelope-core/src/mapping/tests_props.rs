@@ -159,7 +159,11 @@ proptest! {
 
 // ---- raw results -----------------------------------------------------------------------
 
-fn raw_ctx(budget: usize, media: MediaMode) -> (String, MappingContext<'static>) {
+fn raw_ctx(
+    budget: usize,
+    media: MediaMode,
+    long_rows: crate::budget::LongRows,
+) -> (String, MappingContext<'static>) {
     (
         String::new(),
         MappingContext {
@@ -168,7 +172,7 @@ fn raw_ctx(budget: usize, media: MediaMode) -> (String, MappingContext<'static>)
             server: "s",
             budget: crate::budget::Budget::chars(budget),
             text: crate::mapping::TextShape {
-                long_rows: crate::budget::LongRows::Keep,
+                long_rows,
                 ..Default::default()
             },
             media,
@@ -176,9 +180,24 @@ fn raw_ctx(budget: usize, media: MediaMode) -> (String, MappingContext<'static>)
     )
 }
 
-/// `map_raw_result` of `text` equals `map_outcome` of the fully parsed result.
+/// `map_raw_result` of `text` equals `map_outcome` of the fully parsed result, whether long
+/// rows are kept whole or split.
 fn assert_raw_same(text: &str, budget: usize, media: MediaMode) {
-    let (_, ctx) = raw_ctx(budget, media);
+    for long_rows in [
+        crate::budget::LongRows::Keep,
+        crate::budget::LongRows::Split,
+    ] {
+        assert_raw_same_with(text, budget, media, long_rows);
+    }
+}
+
+fn assert_raw_same_with(
+    text: &str,
+    budget: usize,
+    media: MediaMode,
+    long_rows: crate::budget::LongRows,
+) {
+    let (_, ctx) = raw_ctx(budget, media, long_rows);
     let result: Value = serde_json::from_str(text).unwrap();
     let full = map_outcome(&Outcome::Result { result }, &ctx);
     let lazy = map_raw_result(text, &ctx);
@@ -197,7 +216,7 @@ fn assert_raw_same(text: &str, budget: usize, media: MediaMode) {
 
 #[test]
 fn raw_responses_that_are_not_plain_success_responses_are_given_up_on() {
-    let (_, ctx) = raw_ctx(100, MediaMode::Passthrough);
+    let (_, ctx) = raw_ctx(100, MediaMode::Passthrough, crate::budget::LongRows::Keep);
     let ok = r#"{"structuredContent":{"rows":[{"a":1},{"a":2}]}}"#;
     let good = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{ok}}}"#);
     assert_eq!(
@@ -320,7 +339,19 @@ proptest! {
 #[test]
 fn raw_mapping_edge_cases() {
     let rows: Vec<Value> = (0..500).map(|i| json!({"i": i})).collect();
+    // A long row among the rows only counted: split, it is several rows.
+    let mut long_late = rows.clone();
+    long_late[400] = json!({"text": "x".repeat(3000)});
+    let long_number = vec![json!({"n": 1}); 300]
+        .into_iter()
+        .chain([json!(1E15), json!({"a": [1E15, 1E15, 1E15]})])
+        .collect::<Vec<_>>();
     let cases = [
+        json!({"structuredContent": long_late}).to_string(),
+        json!({"structuredContent": {"rows": long_late, "n": 1}}).to_string(),
+        // Numbers written longer than their JSON text (`1E15` is `1000000000000000.0`).
+        r#"{"structuredContent": [{"n":1},{"n":2},{"n":3},{"n":4},1E15,{"a":[1E15,1E15,1E15,1E15]}]}"#.into(),
+        json!({"structuredContent": long_number}).to_string(),
         json!({"structuredContent": {"rows": rows}}).to_string(),
         json!({"structuredContent": {"rows": rows, "n": 500, "more": [1, 2]}}).to_string(),
         json!({"structuredContent": {"a": rows, "b": rows}}).to_string(),
