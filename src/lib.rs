@@ -32,6 +32,7 @@
 //! | [`redact`] | secrets out of text and arguments: secret-looking keys, a server's environment values | no |
 //! | [`tool_validation`] (core) | which tool definitions a server may offer: names, `inputSchema`, limits | no |
 //! | [`text_rows`] (core) | plain text → line or block rows; rows longer than the budget cut into pieces | no |
+//! | [`private_file`] | opening a transcript or log file for appending: no symlink, no FIFO, mode 0600 | opens files |
 //! | [`transcript`] | the writer thread and the file; reading; replay over a config (the record type and the replay comparison are the core's `record` and `replay`) | file I/O at the edge |
 //! | [`stats`] (core) | per tool over a transcript: calls, errors, truncation, sizes saved in characters and tokens, durations, suggested budgets; table, JSON, HTML | no |
 //! | [`drift`] (core; [`drift::compare`] over a config here) | `replay --live`: a recorded call against the same call made again | no |
@@ -91,6 +92,7 @@ pub(crate) mod mrtr;
 pub(crate) mod page_tool;
 pub mod paging;
 pub(crate) mod passthrough;
+pub(crate) mod private_file;
 pub(crate) mod proxy;
 pub(crate) mod redact;
 pub(crate) mod reload;

@@ -37,8 +37,6 @@ use crate::settings::{RecordedBudget, ToolSettings};
 pub use envelope_core::record::*;
 pub use envelope_core::replay::ReplayResult;
 
-mod file;
-
 /// Appends records to a transcript file from a background thread.
 #[derive(Debug, Clone)]
 pub struct TranscriptWriter {
@@ -238,8 +236,13 @@ fn record_line_with_raw_result(record: &CallRecord, response_line: &str) -> Vec<
 }
 
 fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
-    let mut file = match file::open_for_append(path) {
-        Ok(f) => Some(f),
+    let mut file = match crate::private_file::open_for_append(path) {
+        Ok((f, loose)) => {
+            if let Some(mode) = loose {
+                warn!(path = %path.display(), mode = format!("{mode:o}"), "the transcript could be read by others; its mode is now 0600");
+            }
+            Some(f)
+        }
         Err(e) => {
             warn!(path = %path.display(), error = %e, "cannot open the transcript; calls go on without recording");
             None

@@ -8,9 +8,10 @@ use crate::runtime::log_lines::LogWriter;
 use super::{GlobalArgs, LogLevel};
 
 /// Sets up logging at `--log-level` (else `default_level`; `RUST_LOG` overrides both): to
-/// `--log-file` when given, else to stderr (colours only on a terminal without `NO_COLOR`);
+/// `--log-file` when given (appended to; refused when it is a symlink or not a regular file,
+/// created or tightened to mode 0600, see `crate::private_file`), else to stderr (colours only on a terminal without `NO_COLOR`);
 /// never to stdout (it carries the protocol). Returns the guard that writes the lines still
-/// held when dropped. Errors when the log file cannot be opened.
+/// held when dropped. Errors when the log file cannot be opened (naming it and why).
 pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<LogGuard> {
     use tracing_subscriber::EnvFilter;
     let level = global.log_level.unwrap_or(default_level);
@@ -31,15 +32,16 @@ pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Res
         .fmt_fields(EscapedMessageFields);
     match &global.log_file {
         Some(path) => {
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
+            // Opened as a transcript is (`crate::private_file`): no symlink, mode 0600.
+            let (file, loose) = crate::private_file::open_for_append(path)
                 .with_context(|| format!("cannot open log file {}", path.display()))?;
             builder
                 .with_ansi(false)
                 .with_writer(LogWriter::new(Box::new(file)))
                 .init();
+            if let Some(mode) = loose {
+                tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "the log file could be read by others; its mode is now 0600");
+            }
         }
         // Colours only on a terminal: clients capture stderr into log files (issue 7).
         None => {

@@ -234,6 +234,33 @@ fn log_file_takes_the_logs() {
         "{logged}"
     );
     assert!(!logged.contains("\x1b["), "no ANSI colours in the file");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "a new log file is readable by its owner only");
+}
+
+#[test]
+fn a_log_file_that_is_a_symlink_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("elsewhere");
+    std::fs::write(&target, "").unwrap();
+    let link = dir.path().join("proxy.log");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = Command::new(bin())
+        .args(["--log-file", link.to_str().unwrap(), "config-schema"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot open log file") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "",
+        "nothing written through it"
+    );
 }
 
 #[test]

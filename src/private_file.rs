@@ -1,22 +1,23 @@
-//! Opening the transcript file safely.
+//! Opening a file that records may be appended to and that others must not read: the
+//! transcript (`--transcript`) and the log file (`--log-file`).
 //!
 //! - A symlink as the last component of the path is refused (`O_NOFOLLOW`): records must not
-//!   be appended to whatever file a link points at.
+//!   be appended to whatever file a link points at (a link planted in a shared directory such
+//!   as `/tmp` would otherwise redirect them).
 //! - Only a regular file is used: a FIFO or a device is refused (a FIFO nobody reads would
 //!   block the writer, and the records would pile up in memory). The open does not block
 //!   (`O_NONBLOCK`, cleared afterwards).
 //! - A new file gets mode 0600; an existing file that others may read or write is tightened to
-//!   0600, with a warning.
+//!   0600, and the caller is told the mode it had (to warn about it).
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use tracing::warn;
-
-/// Opens `path` for appending as described in the module doc; `Err` says why not.
-pub fn open_for_append(path: &Path) -> io::Result<File> {
+/// Opens `path` for appending as described in the module doc. Returns the file and, when its
+/// mode let others read or write it, that mode (it is 0600 now); `Err` says why not.
+pub fn open_for_append(path: &Path) -> io::Result<(File, Option<u32>)> {
     let file = OpenOptions::new()
         .create(true)
         .append(true)
@@ -28,7 +29,7 @@ pub fn open_for_append(path: &Path) -> io::Result<File> {
                 io::Error::other("the path is a symbolic link, which is not followed")
             }
             Some(libc::ENXIO) => io::Error::other(
-                "the path is a FIFO with no reader; a transcript must be a regular file",
+                "the path is a FIFO with no reader; only a regular file is written",
             ),
             _ => e,
         })?;
@@ -38,11 +39,11 @@ pub fn open_for_append(path: &Path) -> io::Result<File> {
     }
     clear_nonblocking(&file)?;
     let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        warn!(path = %path.display(), mode = format!("{mode:o}"), "the transcript could be read by others; its mode is now 0600");
+    if mode & 0o077 == 0 {
+        return Ok((file, None));
     }
-    Ok(file)
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    Ok((file, Some(mode)))
 }
 
 fn clear_nonblocking(file: &File) -> io::Result<()> {
@@ -82,11 +83,11 @@ mod tests {
         assert!(err.to_string().contains("FIFO"), "{err}");
 
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
-        open_for_append(&target).unwrap();
+        assert_eq!(open_for_append(&target).unwrap().1, Some(0o644));
         let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let fresh = dir.path().join("new.jsonl");
-        open_for_append(&fresh).unwrap();
+        assert_eq!(open_for_append(&fresh).unwrap().1, None);
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }
