@@ -22,6 +22,8 @@
 
 use std::borrow::Cow;
 
+use serde_json::{Map, Value};
+
 use crate::budget::RenderBound;
 use crate::budget::{Budget, LongRows, TextRows};
 use crate::envelope::{render_row, render_row_within, Row, RowKind};
@@ -113,8 +115,20 @@ impl<'a, I: Iterator<Item = Row<'a>>> SplitLongObjects<'a, I> {
         }
     }
 
-    /// Whether object row `row` fits the budget on its own.
+    /// Whether object row `row` fits the budget on its own: surely when an upper bound of its
+    /// rendered bytes, counted without rendering it, is within every limit (a character and a
+    /// token are each at least one byte); else by rendering it up to the budget.
     fn fits_alone(&mut self, row: &Row<'_>) -> bool {
+        let sure = self
+            .budget
+            .chars
+            .unwrap_or(usize::MAX)
+            .min(self.budget.tokens.map_or(usize::MAX, |t| t.limit));
+        if let Row::Object(map) = row {
+            if object_row_bytes_within(map, sure).is_some() {
+                return true;
+            }
+        }
         let bound = RenderBound {
             chars: self.budget.unreachable_chars(),
             bytes: usize::MAX,
@@ -123,6 +137,53 @@ impl<'a, I: Iterator<Item = Row<'a>>> SplitLongObjects<'a, I> {
             std::str::from_utf8(&self.scratch).is_ok_and(|text| self.budget.fits(text))
         })
     }
+}
+
+/// An upper bound of the bytes of an object row's rendering (`k=v` pairs joined by `,`, see
+/// [`crate::envelope::Row::Object`]) when it is at most `limit`; `None` as soon as it exceeds
+/// `limit` (the walk stops there, so a huge row costs at most `limit` of walking).
+fn object_row_bytes_within(map: &Map<String, Value>, limit: usize) -> Option<usize> {
+    let mut total = map.len().saturating_sub(1); // the commas
+    for (key, value) in map {
+        total += key.len() + 1;
+        total += match value {
+            // A row renders a string member as its text, unquoted and unescaped.
+            Value::String(s) => s.len(),
+            other => json_bytes_within(other, limit.checked_sub(total)?)?,
+        };
+        if total > limit {
+            return None;
+        }
+    }
+    Some(total)
+}
+
+/// An upper bound of the bytes of `value` written as compact JSON by serde_json, when at
+/// most `limit`: a string's bytes escaped at worst (`\u00XX`, six bytes for one), 24 for a
+/// number (the longest an `f64` or a 64-bit integer is written), with quotes, brackets,
+/// colons and commas counted.
+fn json_bytes_within(value: &Value, limit: usize) -> Option<usize> {
+    let bytes = match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(s) => s.len().checked_mul(6)?.checked_add(2)?,
+        Value::Array(items) => {
+            let mut total = 2 + items.len();
+            for item in items {
+                total += json_bytes_within(item, limit.checked_sub(total)?)?;
+            }
+            total
+        }
+        Value::Object(map) => {
+            let mut total = 2 + map.len();
+            for (key, item) in map {
+                total += key.len() * 6 + 3;
+                total += json_bytes_within(item, limit.checked_sub(total)?)?;
+            }
+            total
+        }
+    };
+    (bytes <= limit).then_some(bytes)
 }
 
 impl<'a, I: Iterator<Item = Row<'a>>> Iterator for SplitLongObjects<'a, I> {
@@ -213,6 +274,43 @@ mod tests {
     use super::*;
     use crate::budget::Tokenizer;
     use crate::envelope::{fill_rows_within, render_row};
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z\"\\\u{0}-\u{1f}é😀]{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec(("[a-z\"\u{1}]{0,3}", inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The bound counted without rendering is never below the rendering's bytes.
+        #[test]
+        fn the_object_row_bound_is_never_below_the_rendering(
+            members in prop::collection::vec(("[a-z=,é]{0,4}", json_value()), 0..5),
+            limit in 0usize..400,
+        ) {
+            let map: Map<String, Value> = members.into_iter().collect();
+            let rendered = render_row(&Row::Object(Cow::Borrowed(&map)));
+            match object_row_bytes_within(&map, limit) {
+                Some(bound) => {
+                    prop_assert!(bound >= rendered.len(), "{bound} < {}: {rendered}", rendered.len());
+                    prop_assert!(bound <= limit);
+                }
+                None => prop_assert!(object_row_bytes_within(&map, usize::MAX).unwrap() > limit),
+            }
+        }
+    }
 
     fn rows(text: &str, rules: TextRules) -> Vec<Row<'_>> {
         plain_text_rows(text, rules).collect()

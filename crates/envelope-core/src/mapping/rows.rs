@@ -221,23 +221,21 @@ fn map_plain_result(
         _ => Vec::new(),
     };
     let skip = usize::try_from(first_row).unwrap_or(usize::MAX);
-    let rows: Rows<'_> = match structured {
+    let filled = match structured {
         Some(sc) => {
             let described = blocks
                 .iter()
                 .filter(move |_| mode == MediaMode::Describe)
                 .filter_map(move |b| describe_media(b, budget));
-            Box::new(structured_rows(sc, budget, rules).chain(described))
+            let rows = structured_rows(sc, budget, rules).chain(described);
+            fill_from(rows, split, skip, fill, &ctx.budget)
         }
-        None => Box::new(
-            blocks
+        None => {
+            let rows = blocks
                 .iter()
-                .flat_map(move |b| block_rows(b, mode, budget, rules)),
-        ),
-    };
-    let filled = match split {
-        true => fill_rows_within(SplitLongObjects::new(rows, ctx.budget).skip(skip), fill),
-        false => fill_rows_within(rows.skip(skip), fill),
+                .flat_map(move |b| block_rows(b, mode, budget, rules));
+            fill_from(rows, split, skip, fill, &ctx.budget)
+        }
     };
     let kept = filled.kept;
     let mapped = Mapped {
@@ -246,6 +244,21 @@ fn map_plain_result(
         meta: None,
     };
     (mapped, kept)
+}
+
+/// The greedy fill of `rows` after the first `skip`, within `fill`, each object row longer
+/// than `budget` cut into pieces first when `split` ([`SplitLongObjects`]).
+fn fill_from<'a>(
+    rows: impl Iterator<Item = Row<'a>>,
+    split: bool,
+    skip: usize,
+    fill: &Budget,
+    budget: &Budget,
+) -> crate::envelope::Filled {
+    match split {
+        true => fill_rows_within(SplitLongObjects::new(rows, *budget).skip(skip), fill),
+        false => fill_rows_within(rows.skip(skip), fill),
+    }
 }
 
 pub(crate) type Rows<'a> = Box<dyn Iterator<Item = Row<'a>> + 'a>;
