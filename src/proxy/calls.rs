@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use jsonrpc_core::ErrorCode;
 use serde_json::{Map, Value};
 use tracing::info;
 
+use super::call_params::{call_params, Malformed};
 use super::multi_round::Flow;
 use super::session::Session;
 use super::unanswered::OpenCall;
@@ -18,7 +18,6 @@ use crate::config::ToolSettings;
 use crate::downstream::{CallError, RawResponse, ResultBody};
 use crate::envelope::Status;
 use crate::era::RequestMeta;
-use crate::jsonrpc;
 use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
 use crate::passthrough::results::is_url_elicitation_required;
 use crate::redact::SecretValues;
@@ -51,8 +50,9 @@ pub(super) enum CallOutcome {
     /// Answered by the cassette (`serve --cassette`), with the outcome it recorded.
     Replayed(Outcome),
     Raw(RawResponse),
-    /// Answered by the proxy itself (the page tool), with the outcome to record.
-    Mapped(Mapped, Outcome),
+    /// Answered by the proxy itself (the page tool), with the outcome to record. Boxed (rare):
+    /// inline, it made every call's state 176 bytes larger.
+    Mapped(Box<Mapped>, Outcome),
 }
 
 /// Who answered a call: the id, the name the client used, the server, the server's own name of
@@ -200,13 +200,20 @@ impl Core {
         let mut open = OpenCall::new(self, seq, call_id_of(call.id), name, params);
         let pager = self.pager_for(call.session);
         let arguments = small_map::get(&open.params, "arguments");
-        // Boxed (the page tool's answer is rare): the match below holds it across the await.
-        let paged = self
-            .page_call(pager, &open.name, &open.call_id, arguments)
-            .map(Box::new);
-        let route = match (&paged, self.catalog().route(&open.name).cloned()) {
-            (None, None) => self.route_once_started(&open.name).await,
-            (_, route) => Ok(route),
+        // What is known before the server is asked: a page (the page tool's answer) or an
+        // unrouted name, boxed (rare) so that the state held across the awaits below stays
+        // small (see `answer_request` in src/proxy/dispatch.rs).
+        let target = match self.page_call(pager, &open.name, &open.call_id, arguments) {
+            Some(page) => Err(Box::new(page)),
+            None => match self.catalog().route(&open.name).cloned() {
+                Some(route) => Ok(route),
+                // Boxed (rare: a server still starting), as `call_routed` below.
+                None => match Box::pin(self.route_once_started(&open.name)).await {
+                    Ok(Some(route)) => Ok(route),
+                    Ok(None) => Err(Box::new(self.unrouted(&open.name))),
+                    Err(timeout) => Err(Box::new(self.unrouted_waited(&open.name, timeout))),
+                },
+            },
         };
         let leg = Leg {
             seq,
@@ -214,37 +221,27 @@ impl Core {
             modern: call.modern,
             session: call.session,
         };
-        let (server, server_tool, settings, call_outcome) = match (paged, route) {
-            (Some(page), _) => *page,
-            (None, Err(timeout)) => self.unrouted_waited(&open.name, timeout),
-            (None, Ok(None)) => self.unrouted(&open.name),
-            (None, Ok(Some(route))) => match self.call_routed(&route, &mut open, &leg).await {
-                Ok(routed) => routed,
-                Err(NotEnveloped::Error(error)) => {
-                    open.refused(&error);
-                    return Err(NotEnveloped::Error(error));
-                }
-                Err(not_enveloped) => {
-                    open.answered();
-                    return Err(not_enveloped);
-                }
+        // One statement: what the server answered is a temporary, not a local whose room the
+        // state keeps across the await below.
+        let (facts, call_outcome) = call_facts(
+            match target {
+                Err(done) => *done,
+                // Boxed: held inline, its state made this future 1,456 bytes, past glibc's
+                // per-thread cache (dhat, 2026-12-03).
+                Ok(route) => match Box::pin(self.call_routed(&route, &mut open, &leg)).await {
+                    Ok(routed) => routed,
+                    Err(NotEnveloped::Error(error)) => {
+                        open.refused(&error);
+                        return Err(NotEnveloped::Error(error));
+                    }
+                    Err(not_enveloped) => {
+                        open.answered();
+                        return Err(not_enveloped);
+                    }
+                },
             },
-        };
-        // An unknown name is shown as `unrouted` gives it: one longer than any tool's, cut.
-        if let CallOutcome::Outcome(Outcome::NoSuchTool { .. }) = &call_outcome {
-            open.name.clone_from(&server_tool);
-        }
-        // A large result is still to be mapped on the blocking pool: a call cancelled then is
-        // recorded as cancelled (by `open`, which keeps its id and name until it is mapped).
-        let raw = matches!(call_outcome, CallOutcome::Raw(_));
-        let keep = |s: &mut String| if raw { s.clone() } else { std::mem::take(s) };
-        let facts = CallFacts {
-            call_id: keep(&mut open.call_id),
-            tool: keep(&mut open.name),
-            server,
-            server_tool,
-            settings,
-        };
+            &mut open,
+        );
         let replayed = matches!(call_outcome, CallOutcome::Replayed(_));
         let (mapped, payload, outcome) = match call_outcome {
             // Boxed: see `answer_request` (src/proxy/dispatch.rs).
@@ -253,7 +250,7 @@ impl Core {
                 let mapped = map_outcome(&outcome, &facts.mapping_context());
                 (mapped, None, Some(outcome))
             }
-            CallOutcome::Mapped(mapped, outcome) => (mapped, None, Some(outcome)),
+            CallOutcome::Mapped(mapped, outcome) => (*mapped, None, Some(outcome)),
         };
         // Answered and mapped: from here on the call has its outcome.
         open.answered();
@@ -276,7 +273,7 @@ impl Core {
         unless_url_elicitation(url_error, self.finish(pager, finished))
     }
 
-    /// Records a `tools/call` refused for its malformed params (see [`call_params`]) under
+    /// Records a `tools/call` refused for its malformed params (see [`call_params()`]) under
     /// the name it gave (empty when none) and the arguments it had (when an object), and
     /// returns the refusal. Nothing to record without a transcript.
     fn refuse_malformed(&self, id: &Value, seq: Option<u64>, refusal: Malformed) -> NotEnveloped {
@@ -513,36 +510,6 @@ pub(super) struct Leg<'a> {
     pub session: Option<&'a Arc<Session>>,
 }
 
-/// Malformed `tools/call` params: the -32602 error object for the client and the params as
-/// given (empty when not an object), for the call's record.
-pub(super) struct Malformed {
-    error: Value,
-    params: Map<String, Value>,
-}
-
-/// The params of a `tools/call` and its `name`; -32602 when malformed.
-pub(super) fn call_params(
-    params: Option<Value>,
-) -> Result<(Map<String, Value>, String), Box<Malformed>> {
-    let invalid = |msg: &str, params| {
-        Box::new(Malformed {
-            error: jsonrpc::error_object(ErrorCode::InvalidParams, msg, None),
-            params,
-        })
-    };
-    let Some(Value::Object(params)) = params else {
-        let msg = "`tools/call` needs params with a `name`";
-        return Err(invalid(msg, Map::new()));
-    };
-    let Some(Value::String(name)) = small_map::get(&params, "name").cloned() else {
-        return Err(invalid("`name` must be a string", params));
-    };
-    match small_map::get(&params, "arguments") {
-        None | Some(Value::Object(_)) => Ok((params, name)),
-        Some(_) => Err(invalid("`arguments` must be an object", params)),
-    }
-}
-
 /// The call's `answer` (the mapped outcome and its log line), or when `url_error` is given, that
 /// error for the client, the call logged here (see [`url_elicitation_error`]).
 fn unless_url_elicitation(
@@ -565,6 +532,30 @@ fn url_elicitation_error(outcome: Option<&Outcome>) -> Option<Value> {
         Outcome::RpcError { error } if is_url_elicitation_required(error) => Some(error.clone()),
         _ => None,
     }
+}
+
+/// The facts of a call its server (or the proxy) answered (the server, its name
+/// of the tool, the tool's settings, the outcome), and the outcome. An unknown name is shown
+/// as `unrouted` gives it (one longer than any tool's, cut). While a large result is still to
+/// be mapped on the blocking pool, `open` keeps its id and name (copied, not taken), so that
+/// a call cancelled then is recorded as cancelled.
+fn call_facts(
+    (server, server_tool, settings, call_outcome): (String, String, ToolSettings, CallOutcome),
+    open: &mut OpenCall<'_>,
+) -> (CallFacts, CallOutcome) {
+    if let CallOutcome::Outcome(Outcome::NoSuchTool { .. }) = &call_outcome {
+        open.name.clone_from(&server_tool);
+    }
+    let raw = matches!(call_outcome, CallOutcome::Raw(_));
+    let keep = |s: &mut String| if raw { s.clone() } else { std::mem::take(s) };
+    let facts = CallFacts {
+        call_id: keep(&mut open.call_id),
+        tool: keep(&mut open.name),
+        server,
+        server_tool,
+        settings,
+    };
+    (facts, call_outcome)
 }
 
 /// Maps a large raw response in one pass, on the blocking pool.

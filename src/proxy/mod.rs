@@ -45,6 +45,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod call_params;
 mod calls;
 mod calls_in_flight;
 mod cancelled_progress;
@@ -67,6 +68,8 @@ mod stdio;
 mod subscriptions;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_future_sizes;
 mod tools_list;
 mod unanswered;
 mod unrouted;

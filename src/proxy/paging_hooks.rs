@@ -42,7 +42,7 @@ impl Core {
             None => (String::new(), name.to_owned()),
         };
         let settings = self.tool_settings(&server, &tool);
-        let call_outcome = CallOutcome::Mapped(answer.mapped, answer.outcome);
+        let call_outcome = CallOutcome::Mapped(Box::new(answer.mapped), answer.outcome);
         Some((server, tool, settings, call_outcome))
     }
 

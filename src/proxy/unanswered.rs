@@ -196,7 +196,7 @@ impl Drop for Unstarted {
         // Malformed params: not recorded. Had the task run it would have answered -32602 and
         // recorded the refusal (`calls::refuse_malformed`); cancelled first, the client got no
         // answer and the transcript has no record of it (a known gap).
-        let Ok((params, name)) = super::calls::call_params(params) else {
+        let Ok((params, name)) = super::call_params::call_params(params) else {
             return;
         };
         let seq = self.seq.unwrap_or_else(|| core.next_seq());
