@@ -109,9 +109,12 @@ impl Session {
     /// multi-round call, the passthrough methods: kilobytes each) made every small
     /// `tools/call` one 5.4 kB allocation. glibc serves blocks above 1,032 bytes from its
     /// bins, not its per-thread cache, and merges its fast bins first (`malloc_consolidate`):
-    /// about 4,000 instructions per call (callgrind, 2026-12-02). So the `tools/call` path is
-    /// boxed at a few awaits (`call_tool_mapped`, `call_downstream`, `request_unredacted`), each
-    /// box under that size, and the rarer paths on their own.
+    /// about 4,000 instructions per call (callgrind, 2026-12-02). With many calls in flight the
+    /// cache runs dry and the limit is 1,000 bytes (a small bin's largest block). So the
+    /// `tools/call` path is boxed at a few awaits (`call_tool_mapped`, `call_routed`,
+    /// `call_downstream`, `request_unredacted`), each box under that size, and the rarer paths
+    /// on their own. This task's own future is 992 bytes (dhat, 2026-12-03): add state across
+    /// its awaits only boxed (`src/proxy/tests_future_sizes.rs` checks `call_tool_mapped`).
     async fn answer_request(
         self: Arc<Self>,
         request: Unstarted,
@@ -126,17 +129,23 @@ impl Session {
             .modern
             .as_ref()
             .and_then(|m: &Arc<RequestMeta>| self.listeners.log_interest(m.log_level.as_deref()));
-        let mut answer = self
+        // Taken apart at once: an `Answer` kept whole would hold its room (176 bytes) across
+        // the awaits below, beside the call summary taken out of it.
+        let Answer {
+            mut json,
+            call,
+            stamped,
+        } = self
             .handle_request(id, &method, params, slot, admission)
             .await;
-        if stamp && !answer.stamped {
-            answer.json = crate::era::stamp_response_json(&method, answer.json);
+        if stamp && !stamped {
+            json = crate::era::stamp_response_json(&method, json);
         }
         let still_ours = self.inflight.lock().unwrap().remove(&key).is_some();
         if still_ours {
-            Box::pin(self.send_json(answer.json)).await;
+            Box::pin(self.send_json(json)).await;
         }
-        if let Some(call) = answer.call {
+        if let Some(call) = call {
             // Let the writer send the answer before the log line is made.
             tokio::task::yield_now().await;
             call.log();
