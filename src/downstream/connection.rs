@@ -34,10 +34,11 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A connection to server `server` whose lines go to `outbox`.
-    pub fn new(server: &str, outbox: Outbox) -> Connection {
+    /// A connection to server `server` whose lines go to `outbox`; what the server sends that
+    /// is logged passes through `redactor` (see [`Peer::with_redactor`]).
+    pub fn new(server: &str, outbox: Outbox, redactor: crate::redact::Redactor) -> Connection {
         Connection {
-            peer: Peer::new(server, outbox),
+            peer: Peer::new(server, outbox).with_redactor(redactor),
             server_requests: Default::default(),
             tools_refresh: Default::default(),
             initialize_result: RwLock::new(Value::Null),

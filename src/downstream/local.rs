@@ -170,7 +170,11 @@ pub(super) async fn start(
     })?;
     let (stderr_done_tx, stderr_done_rx) = oneshot::channel();
     tokio::spawn(read_stderr(ds.clone(), spawned.stderr, stderr_done_tx));
-    let conn = Arc::new(Connection::new(&spec.name, spawned.outbox));
+    let conn = Arc::new(Connection::new(
+        &spec.name,
+        spawned.outbox,
+        ds.inner.redactor.clone(),
+    ));
     let (done_tx, done_rx) = oneshot::channel();
     let inbound = ServerInbound {
         ds: ds.clone(),

@@ -157,7 +157,11 @@ pub(super) async fn connect(
     })?;
     let transport = Arc::new(transport);
     let (outbox, writer_rx) = Outbox::channel();
-    let conn = Arc::new(Connection::new(&spec.name, outbox));
+    let conn = Arc::new(Connection::new(
+        &spec.name,
+        outbox,
+        ds.inner.redactor.clone(),
+    ));
     let inbound = ServerInbound {
         ds: ds.clone(),
         conn: conn.clone(),

@@ -283,7 +283,11 @@ mod tests {
     #[test]
     fn a_linked_request_belongs_to_the_call_that_sent_it_else_the_oldest() {
         let (outbox, _rx) = crate::transport::Outbox::channel();
-        let conn = Arc::new(crate::downstream::Connection::new("s", outbox));
+        let conn = Arc::new(crate::downstream::Connection::new(
+            "s",
+            outbox,
+            Default::default(),
+        ));
         let sent = |id| -> DownstreamSlot { Arc::new(Mutex::new(Some((conn.clone(), id)))) };
         let calls = CallsInFlight::default();
         let _a = calls.enter(3, "s", Some(1), None, Some(sent(40)));

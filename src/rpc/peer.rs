@@ -115,6 +115,9 @@ pub struct Peer {
     raw_waiting: AtomicUsize,
     next_id: AtomicU64,
     closed: AtomicBool,
+    /// Applied to text of the other side's that is logged (a line on its stdout that is not
+    /// JSON: a banner may print the secrets the server was given).
+    redactor: crate::redact::Redactor,
 }
 
 /// Why an answer matched no pending request ([`Peer::unmatched`]).
@@ -157,7 +160,15 @@ impl Peer {
             raw_waiting: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            redactor: crate::redact::Redactor::default(),
         }
+    }
+
+    /// This peer, with the other side's text it logs passed through `redactor` first (without
+    /// one, only values of secret-looking keys are redacted).
+    pub fn with_redactor(mut self, redactor: crate::redact::Redactor) -> Peer {
+        self.redactor = redactor;
+        self
     }
 
     /// The name given at creation.
@@ -448,9 +459,13 @@ async fn dispatch_in_order(peer: &Peer, handler: &dyn Handler, msg: Message) {
     }
 }
 
+/// Most characters (Unicode scalar values) of a line that is not JSON shown in its log line.
+const NOT_JSON_SHOWN_CHARS: usize = 200;
+
 /// A line that is not JSON: when it starts exactly like the answer to a pending request (or
 /// its outer members are readable: an error response nested too deep) it
-/// answers that request as invalid rather than leaving it to time out; else it is logged.
+/// answers that request as invalid rather than leaving it to time out; else it is logged,
+/// redacted (secrets a server was given must not reach the log) and cut.
 fn not_json(peer: &Peer, line: &[u8], error: String) {
     let id = crate::wire::head::response_head(&String::from_utf8_lossy(line));
     let id = id.or_else(|| {
@@ -465,7 +480,7 @@ fn not_json(peer: &Peer, line: &[u8], error: String) {
         }
     }
     let text = String::from_utf8_lossy(line);
-    let shown: String = text.chars().take(200).collect();
+    let shown = peer.redactor.redact_within(&text, NOT_JSON_SHOWN_CHARS);
     warn!(server = %peer.name, line = %shown, "non-JSON line on stdout skipped");
 }
 

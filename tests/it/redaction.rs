@@ -216,3 +216,37 @@ fn a_secret_the_server_writes_with_json_escapes_is_redacted() {
     let _ = std::fs::remove_file(&transcript);
     assert!(!recorded.contains("scribed"), "{recorded}");
 }
+
+/// A local server that prints a banner with the secrets it was given on stdout before it
+/// speaks JSON-RPC: the skipped line is logged with them replaced, as its stderr lines are.
+#[test]
+fn secrets_in_a_servers_non_json_stdout_line_are_redacted_in_the_log() {
+    let (token, password) = ("tok-SECRET-abc123", "hunter2hunter2");
+    let script = format!(
+        "echo \"connecting with token $API_TOKEN password=$DB_PASS\"; exec {:?} {:?} --name fx",
+        python().display().to_string(),
+        fixture().display().to_string()
+    );
+    let (_d, cfg) = write_config(&format!(
+        "[mcp_servers.fx]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n\
+         env = {{ API_TOKEN = {token:?}, DB_PASS = {password:?} }}\n"
+    ));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-11-25");
+    let tools = list_tools(&mut p);
+    assert!(tools.to_string().contains("echo"), "{tools}");
+    let stderr = p.stderr();
+    finish_session(p);
+    assert!(
+        stderr.contains("non-JSON line on stdout skipped"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("connecting with token [redacted]"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(token) && !stderr.contains(password),
+        "{stderr}"
+    );
+}
