@@ -11,7 +11,9 @@ use mcp_envelope::config::MediaMode;
 use mcp_envelope::envelope::{summarize_tool_result, ToolResult};
 use mcp_envelope::jsonrpc::LineReader;
 use mcp_envelope::outcome::TextShape;
-use mcp_envelope::outcome::{map_outcome, map_raw_response, MappingContext, Outcome};
+use mcp_envelope::outcome::{
+    map_outcome, map_raw_response, map_result_from, MappingContext, Outcome,
+};
 use mcp_envelope::paging::{PageKey, PageStore, StoredCall, DEFAULT_MAX_BYTES, DEFAULT_TTL};
 use serde_json::{json, Value};
 
@@ -229,6 +231,49 @@ fn token_budgets(c: &mut Criterion) {
     paging_store_memory();
 }
 
+/// One row far longer than the budget (`long_rows = "split"`): a 5 MB line of text and a 5 MB
+/// JSON object, cut into pieces of a 2,000-character or a 500-token budget. The whole row is
+/// cut to count the pieces left out, for the first answer and again for a page from piece 1,000.
+fn long_rows(c: &mut Criterion) {
+    let line = "A".repeat(5_000_000);
+    let results = [
+        ("line", json!({"content": [{"type": "text", "text": line}]})),
+        (
+            "object",
+            json!({"content": [], "structuredContent": {"data": line}}),
+        ),
+    ];
+    let mut group = c.benchmark_group("long_rows");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(line.len() as u64));
+    let budgets = [
+        ("chars_2000", Budget::chars(2_000)),
+        (
+            "o200k_500_tokens",
+            Budget::tokens(500, Tokenizer::O200kBase),
+        ),
+    ];
+    for (shape, result) in &results {
+        for (label, budget) in budgets {
+            let ctx = MappingContext {
+                call_id: "1",
+                tool: "t",
+                server: "s",
+                budget,
+                media: MediaMode::Passthrough,
+                text: TextShape::default(),
+            };
+            for first_row in [0, 1_000] {
+                let name = format!("5MB_{shape}_{label}_from_row_{first_row}");
+                group.bench_function(name, |b| {
+                    b.iter(|| black_box(map_result_from(black_box(result), &ctx, first_row)))
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
 /// Not a timing: the paging store's bytes and this process's resident memory after 1,000
 /// truncated results of 100 kB each are kept in a store of the default 32 MiB (printed).
 fn paging_store_memory() {
@@ -279,6 +324,7 @@ criterion_group!(
     envelope_core,
     result_mapping,
     message_lines,
-    token_budgets
+    token_budgets,
+    long_rows
 );
 criterion_main!(benches);
