@@ -193,6 +193,14 @@ impl Budget {
         self.chars.map(|n| n / 2 + 1)
     }
 
+    /// A length in bytes within which every text fits: the smaller of the character and token
+    /// limits, since a character and a token (of a byte-level BPE) are each at least one byte;
+    /// `usize::MAX` without limits.
+    pub fn surely_fitting_bytes(&self) -> usize {
+        let tokens = self.tokens.map_or(usize::MAX, |t| t.limit);
+        self.chars.unwrap_or(usize::MAX).min(tokens)
+    }
+
     /// A length in characters that no fitting text exceeds: the character limit, or for
     /// tokens `limit * max_token_bytes` (a text has at least as many bytes as characters, and
     /// at least `bytes / max_token_bytes` tokens); `usize::MAX` without limits.

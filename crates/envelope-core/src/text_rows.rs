@@ -90,9 +90,10 @@ pub fn plain_text_rows<'a>(
 /// long line is ([`Budget::split`]): the first a [`Row::Rendered`], the others
 /// [`Row::Continued`] of kind [`RowKind::Object`]. Every other row passes unchanged.
 ///
-/// Cost: each object row is rendered up to the budget's [`Budget::unreachable_chars`] to tell
-/// (into one buffer reused for every row); only a row that is cut is rendered in full, and its
-/// pieces are copied out one at a time as they are asked for.
+/// Cost: a bound of each object row's rendered bytes is counted without rendering it; only a
+/// row that may not fit is rendered, up to the budget's [`Budget::unreachable_chars`] (into one
+/// buffer reused for every row), and only a row that is cut is rendered in full, its pieces
+/// copied out one at a time as they are asked for.
 pub struct SplitLongObjects<'a, I> {
     rows: I,
     budget: Budget,
@@ -119,13 +120,8 @@ impl<'a, I: Iterator<Item = Row<'a>>> SplitLongObjects<'a, I> {
     /// rendered bytes, counted without rendering it, is within every limit (a character and a
     /// token are each at least one byte); else by rendering it up to the budget.
     fn fits_alone(&mut self, row: &Row<'_>) -> bool {
-        let sure = self
-            .budget
-            .chars
-            .unwrap_or(usize::MAX)
-            .min(self.budget.tokens.map_or(usize::MAX, |t| t.limit));
         if let Row::Object(map) = row {
-            if object_row_bytes_within(map, sure).is_some() {
+            if object_row_bytes_within(map, self.budget.surely_fitting_bytes()).is_some() {
                 return true;
             }
         }

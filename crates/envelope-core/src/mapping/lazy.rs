@@ -53,11 +53,7 @@ impl Cut {
             // quotes and braces and decodes escapes, but `{"value": …}` adds `value=` to an
             // item that is not an object, and serde_json writes a number such as `1E9` as
             // `1000000000.0`. A token is at least one byte, so bytes bound tokens too.
-            LongRows::Split => {
-                let tokens = budget.tokens.map_or(usize::MAX, |t| t.limit);
-                let room = budget.chars.unwrap_or(usize::MAX).min(tokens);
-                room.saturating_sub(6) / 5
-            }
+            LongRows::Split => budget.surely_fitting_bytes().saturating_sub(6) / 5,
         };
         Cut {
             keep: lazy_row_limit(budget),
