@@ -9,9 +9,10 @@ use super::{GlobalArgs, LogLevel};
 
 /// Sets up logging at `--log-level` (else `default_level`; `RUST_LOG` overrides both): to
 /// `--log-file` when given (appended to; refused when it is a symlink or not a regular file,
-/// created or tightened to mode 0600, see `crate::private_file`), else to stderr (colours only on a terminal without `NO_COLOR`);
-/// never to stdout (it carries the protocol). Returns the guard that writes the lines still
-/// held when dropped. Errors when the log file cannot be opened (naming it and why).
+/// created or tightened to mode 0600, see `crate::private_file`), else to stderr (colours
+/// only on a terminal without `NO_COLOR`); never to stdout (it carries the protocol). Returns
+/// the guard that writes the lines still held when dropped. Errors when the log file cannot be
+/// opened (naming it and why).
 pub fn init_logging(global: &GlobalArgs, default_level: LogLevel) -> anyhow::Result<LogGuard> {
     use tracing_subscriber::EnvFilter;
     let level = global.log_level.unwrap_or(default_level);
