@@ -16,9 +16,11 @@
 //! values) never reach logs, transcripts, envelopes or `check` output.
 
 mod documents;
+mod embedded;
 mod results;
 mod spelling;
 pub use documents::{parse_document, secrets_in_document};
+pub use embedded::embedded_secrets;
 pub use results::SecretValues;
 
 /// What a secret is replaced with.
@@ -144,8 +146,10 @@ pub(crate) fn cut_chars(text: String, max_chars: usize) -> String {
 /// whose name is secret-looking ([`key_is_secret`]: `--api-key sk-…`, `--token=…`), of a
 /// `KEY=value` or `Key: value` argument with such a key (`API_TOKEN=…`,
 /// `Authorization: Bearer …`, whose credential counts on its own too), and the password of a
-/// URL with credentials (`postgres://user:password@host/db`). The same rule as for
-/// environment values: what is passed to a server as a secret never reaches our output.
+/// URL with credentials (`postgres://user:password@host/db`), and the value of a secret
+/// `key=value` pair inside an argument ([`embedded_secrets`]: a query's `?token=…`, percent-
+/// decoded too; a connection string's `password=…`). The same rule as for environment values:
+/// what is passed to a server as a secret never reaches our output.
 pub fn secret_args(args: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     let mut after_secret_flag = false;
@@ -170,6 +174,13 @@ pub fn secret_args(args: &[String]) -> Vec<String> {
             }
             Some(_) => {}
             None => after_secret_flag = is_flag && key_is_secret(name),
+        }
+        for pair in embedded_secrets(arg) {
+            for value in [pair.value.to_owned(), percent_decoded(pair.value)] {
+                if !found.contains(&value) {
+                    found.push(value);
+                }
+            }
         }
     }
     found.retain(|v| !v.is_empty());
@@ -426,6 +437,8 @@ mod tests {
             "--max-tokens",
             "4096",
             "https://example.com/a:b@c",
+            "https://h/mcp?x=1&api_key=k%40y-1",
+            "host=db password='pw 55' dbname=x",
         ]
         .map(String::from)
         .to_vec();
@@ -437,7 +450,10 @@ mod tests {
                 "hunter22",
                 "abc-777777",
                 "Bearer abc-777777",
-                "ghp_4242"
+                "ghp_4242",
+                "k%40y-1",
+                "k@y-1",
+                "pw 55",
             ]
         );
         let r = Redactor::default().with_values(secret_args(&args));

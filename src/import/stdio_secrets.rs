@@ -69,6 +69,7 @@ pub(super) fn args(server: &str, args: Vec<String>, notes: &mut Vec<String>) -> 
             out.push(moved(server, &flag, i, &arg, &arg, &mut used, notes));
             continue;
         }
+        let arg = embedded_moved(server, i, arg, &mut used, notes);
         let mut found = crate::redact::secret_args(std::slice::from_ref(&arg));
         found.retain(|v| !v.contains("${"));
         if found.is_empty() {
@@ -90,14 +91,55 @@ pub(super) fn args(server: &str, args: Vec<String>, notes: &mut Vec<String>) -> 
     out
 }
 
+/// `arg` (the `index`th argument) with the value of each secret `key=value` pair inside it (a
+/// URL query's `token=…`, a connection string's `password=…`:
+/// [`crate::redact::embedded_secrets`]) replaced by a reference to a variable named after
+/// `server` and the key; a note for each says to set it. A value that holds a `${` reference
+/// already stays.
+fn embedded_moved(
+    server: &str,
+    index: usize,
+    arg: String,
+    used: &mut BTreeSet<String>,
+    notes: &mut Vec<String>,
+) -> String {
+    let pairs: Vec<_> = crate::redact::embedded_secrets(&arg)
+        .into_iter()
+        .filter(|pair| !pair.value.contains("${"))
+        .map(|pair| (pair.key.to_owned(), pair.span))
+        .collect();
+    if pairs.is_empty() {
+        return arg;
+    }
+    let mut out = arg.clone();
+    // From the last pair back, so the earlier spans still point at their values.
+    for (key, span) in pairs.into_iter().rev() {
+        let reference = reference_to_new_var(server, &key, index, used, notes);
+        out.replace_range(span, &reference);
+    }
+    out
+}
+
 /// `arg` (the `index`th argument) with `secret` in it replaced by a reference to the variable
-/// named after `server` and `suffix` (made unique among `used`), and the note saying to set it.
+/// named after `server` and `suffix` ([`reference_to_new_var`]).
 fn moved(
     server: &str,
     suffix: &str,
     index: usize,
     arg: &str,
     secret: &str,
+    used: &mut BTreeSet<String>,
+    notes: &mut Vec<String>,
+) -> String {
+    arg.replace(secret, &reference_to_new_var(server, suffix, index, used, notes))
+}
+
+/// `${VAR}` for a new variable named after `server` and `suffix` (made unique among `used`),
+/// with the note saying to set it to the secret that was written in `args[index]`.
+fn reference_to_new_var(
+    server: &str,
+    suffix: &str,
+    index: usize,
     used: &mut BTreeSet<String>,
     notes: &mut Vec<String>,
 ) -> String {
@@ -111,7 +153,7 @@ fn moved(
     notes.push(format!(
         "set {var} in the proxy's environment to the secret that was written in args[{index}] (not copied here)"
     ));
-    arg.replace(secret, &format!("${{{var}}}"))
+    format!("${{{var}}}")
 }
 
 #[cfg(test)]
@@ -157,6 +199,32 @@ mod tests {
             assert!(!all.contains(secret), "{all}");
         }
         assert!(notes[1].starts_with("set PG_TOKEN in the proxy's environment"));
+    }
+
+    #[test]
+    fn secrets_inside_query_strings_and_connection_strings_move_to_variables() {
+        let mut notes = Vec::new();
+        let given = [
+            "https://h/mcp?x=1&api_key=k-42&token=t-77",
+            "host=db password='pw 123' dbname=x",
+            "postgres://bob:pw-9@db/x?sslpassword=ssl-5",
+            "https://h/mcp?token=${KEPT}",
+        ];
+        let out = args("pg", given.map(String::from).to_vec(), &mut notes);
+        assert_eq!(
+            out,
+            [
+                "https://h/mcp?x=1&api_key=${PG_API_KEY}&token=${PG_TOKEN}",
+                "host=db password='${PG_PASSWORD}' dbname=x",
+                "postgres://bob:${PG_PASSWORD_2}@db/x?sslpassword=${PG_SSLPASSWORD}",
+                "https://h/mcp?token=${KEPT}",
+            ]
+        );
+        let all = notes.join("\n");
+        assert_eq!(notes.len(), 5, "{all}");
+        for secret in ["k-42", "t-77", "pw 123", "pw-9", "ssl-5"] {
+            assert!(!all.contains(secret), "{all}");
+        }
     }
 
     #[test]

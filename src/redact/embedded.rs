@@ -1,0 +1,127 @@
+//! Secrets written as `key=value` pairs inside one argument: a URL's query
+//! (`https://h/mcp?api_key=…&x=1`) and a libpq-style connection string
+//! (`host=db password=… dbname=x`, PostgreSQL "Connection Strings", keyword/value form).
+//!
+//! [`super::secret_args`] reads a whole argument as one `KEY=value`, so the `password` of a
+//! connection string or the `token` of a query went unseen: into the logs of the server they
+//! were passed to, and into the config `import` wrote. Pure; no I/O.
+
+use super::key_is_secret;
+
+/// One `key=value` pair inside an argument whose key is secret ([`key_is_secret`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedSecret<'a> {
+    /// The key as written (`password`, `api_key`).
+    pub key: &'a str,
+    /// The value as written, without the single quotes of a quoted connection-string value.
+    pub value: &'a str,
+    /// Byte range of `value` in the argument.
+    pub span: std::ops::Range<usize>,
+}
+
+/// Whether the byte before a key lets it start a pair: the start of the argument, a query's
+/// `?` or `&`, a `;`, or white space (connection strings separate pairs with spaces).
+fn starts_pair(before: Option<u8>) -> bool {
+    before.is_none_or(|b| matches!(b, b'?' | b'&' | b';') || b.is_ascii_whitespace())
+}
+
+/// Whether `b` may be part of a key.
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Every pair of `arg` whose key is secret, in order; pairs with an empty value are skipped.
+/// A value ends at `&`, `;`, `#` or white space; one that starts with `'` runs to the next `'`
+/// not escaped by `\` (or to the end of the argument when none closes it).
+pub fn embedded_secrets(arg: &str) -> Vec<EmbeddedSecret<'_>> {
+    let bytes = arg.as_bytes();
+    let mut found = Vec::new();
+    for (eq, _) in arg.match_indices('=') {
+        let key_start = bytes[..eq]
+            .iter()
+            .rposition(|&b| !is_key_byte(b))
+            .map_or(0, |i| i + 1);
+        let key = &arg[key_start..eq];
+        let before = key_start.checked_sub(1).map(|i| bytes[i]);
+        // A key written `--token=` is a flag's, which `secret_args` reads whole.
+        let flag = key.starts_with('-');
+        if key.is_empty() || flag || !starts_pair(before) || !key_is_secret(key) {
+            continue;
+        }
+        let span = value_span(bytes, eq + 1);
+        if !span.is_empty() {
+            found.push(EmbeddedSecret {
+                key,
+                value: &arg[span.clone()],
+                span,
+            });
+        }
+    }
+    found
+}
+
+/// The byte range of the value that starts at `start` (see [`embedded_secrets`]).
+fn value_span(bytes: &[u8], start: usize) -> std::ops::Range<usize> {
+    if bytes.get(start) == Some(&b'\'') {
+        let mut i = start + 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'\'' => return start + 1..i,
+                _ => i += 1,
+            }
+        }
+        return start + 1..bytes.len();
+    }
+    let end = bytes[start..]
+        .iter()
+        .position(|&b| matches!(b, b'&' | b';' | b'#') || b.is_ascii_whitespace())
+        .map_or(bytes.len(), |i| start + i);
+    start..end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(arg: &str) -> Vec<(&str, &str)> {
+        embedded_secrets(arg)
+            .into_iter()
+            .map(|s| (s.key, s.value))
+            .collect()
+    }
+
+    #[test]
+    fn query_parameters_and_connection_string_keywords_are_found() {
+        assert_eq!(
+            values("https://h/mcp?x=1&api_key=k%40y-1&token=t2#frag"),
+            [("api_key", "k%40y-1"), ("token", "t2")]
+        );
+        assert_eq!(
+            values("host=db port=5432 password=pw-123 dbname=x"),
+            [("password", "pw-123")]
+        );
+        assert_eq!(
+            values(r"host=db password='a b\'c' sslmode=require"),
+            [("password", r"a b\'c")]
+        );
+        assert_eq!(values("password='open"), [("password", "open")]);
+        assert_eq!(values("API_TOKEN=ghp_1"), [("API_TOKEN", "ghp_1")]);
+    }
+
+    #[test]
+    fn keys_inside_words_and_harmless_keys_are_not_pairs() {
+        // `--token=` is a flag: `secret_args` reads it whole.
+        assert!(values("--token=abc").is_empty());
+        assert!(values("https://h/x?max_tokens=4096&page=2").is_empty());
+        assert!(values("host=db password= dbname=x").is_empty());
+        assert!(values("a=b=c").is_empty());
+    }
+
+    #[test]
+    fn the_span_points_at_the_value() {
+        let arg = "user=bob password='s3cr3t x' db=y";
+        let found = embedded_secrets(arg);
+        assert_eq!(&arg[found[0].span.clone()], "s3cr3t x");
+    }
+}
