@@ -1,6 +1,10 @@
 //! A `tools/call` request's params checked before anything else (MCP 2025-11-25 "Tools:
 //! Calling Tools": `name` a string, `arguments` an object when given; JSON-RPC 2.0 -32602
-//! otherwise).
+//! otherwise), and a task augmentation dropped: the proxy declares no `tasks` capability, and
+//! "receivers that do not declare the task capability for a request type MUST process
+//! requests of that type normally, ignoring any task-augmentation metadata" (MCP 2025-11-25
+//! "Tasks: Behavior Requirements"). Forwarded, it made a task-capable server answer a
+//! `CreateTaskResult`, which the envelope read as a malformed result.
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{Map, Value};
@@ -16,7 +20,8 @@ pub(super) struct Malformed {
     pub params: Map<String, Value>,
 }
 
-/// The params of a `tools/call` and its `name`; -32602 when malformed.
+/// The params of a `tools/call` (without a `task` member) and its `name`; -32602 when
+/// malformed.
 pub(super) fn call_params(
     params: Option<Value>,
 ) -> Result<(Map<String, Value>, String), Box<Malformed>> {
@@ -26,7 +31,7 @@ pub(super) fn call_params(
             params,
         })
     };
-    let Some(Value::Object(params)) = params else {
+    let Some(Value::Object(mut params)) = params else {
         let msg = "`tools/call` needs params with a `name`";
         return Err(invalid(msg, Map::new()));
     };
@@ -34,7 +39,40 @@ pub(super) fn call_params(
         return Err(invalid("`name` must be a string", params));
     };
     match small_map::get(&params, "arguments") {
-        None | Some(Value::Object(_)) => Ok((params, name)),
+        None | Some(Value::Object(_)) => {
+            small_map::remove(&mut params, "task");
+            Ok((params, name))
+        }
         Some(_) => Err(invalid("`arguments` must be an object", params)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_task_augmentation_is_dropped_and_the_call_runs_normally() {
+        let given = json!({"name": "slow", "arguments": {"n": 1}, "task": {"ttl": 60000},
+                           "_meta": {"progressToken": 7}});
+        let Ok((params, name)) = call_params(Some(given)) else {
+            panic!("well-formed params refused");
+        };
+        assert_eq!(name, "slow");
+        assert_eq!(
+            Value::Object(params),
+            json!({"name": "slow", "arguments": {"n": 1}, "_meta": {"progressToken": 7}})
+        );
+    }
+
+    #[test]
+    fn malformed_params_are_refused_with_invalid_params() {
+        for given in [json!([1]), json!({"name": 3}), json!({"name": "x", "arguments": [1]})] {
+            let Err(refusal) = call_params(Some(given)) else {
+                panic!("malformed params accepted");
+            };
+            assert_eq!(refusal.error["code"], -32602);
+        }
     }
 }
