@@ -229,10 +229,13 @@ mod tests {
         assert_eq!((&*route.server, &*route.tool), ("c", "hello"));
         assert_eq!(&*catalog.route("b__greet").unwrap().tool, "greet");
         assert!(catalog.route("secret").is_none());
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(
-            warnings[0].starts_with("prompt name 'greet'"),
-            "{warnings:?}"
+        // One warning for the collision, naming both servers' names for it.
+        assert_eq!(
+            warnings,
+            [
+                "prompt name 'greet' is offered by more than one server; server 'a' exposes it as \
+              'a__greet', server 'b' exposes it as 'b__greet'"
+            ]
         );
     }
 }

@@ -260,12 +260,45 @@ fn collisions_are_warned_about_once_in_the_table() {
     ));
     let out = check(&config);
     let text = ok_stdout(&out);
-    let warning = "warning: tool name 'echo' is offered by more than one server; server 'b' exposes it as 'b__echo'\n";
+    let warning = "warning: tool name 'echo' is offered by more than one server; server 'a' \
+                   exposes it as 'a__echo', server 'b' exposes it as 'b__echo'\n";
     assert_eq!(text.matches(warning).count(), 1, "{text}");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "",
         "said in the table only"
+    );
+}
+
+/// `call` over three servers offering the same tools says each collision once, naming the
+/// three servers' names for it; it said each one three times, once per server.
+#[test]
+fn call_says_each_collision_once_for_all_servers() {
+    let (_dir, config) = write_config(&format!(
+        "{}{}{}",
+        fixture_server("a", &[], ""),
+        fixture_server("b", &[], ""),
+        fixture_server("c", &[], "")
+    ));
+    let out = std::process::Command::new(bin())
+        .args(["call", "--config"])
+        .arg(&config)
+        .args(["b__echo", r#"{"text":"hi"}"#])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(
+        log.matches("tool name 'echo' is offered").count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        log.contains(
+            "tool name 'echo' is offered by more than one server; server 'a' exposes it as \
+             'a__echo', server 'b' exposes it as 'b__echo', server 'c' exposes it as 'c__echo'"
+        ),
+        "{log}"
     );
 }
 

@@ -44,7 +44,7 @@ use crate::server_tool::ServerTool;
 
 mod new_name;
 mod parts;
-use new_name::NewTool;
+use new_name::{Collisions, NewTool};
 pub use parts::ToolsPart;
 
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
@@ -328,6 +328,7 @@ fn build_kept<I: Listed, T>(
     // No name given yet (the session's first catalog): no candidate has one, since each
     // (server, own name) is a candidate once, so none is looked up.
     let fresh = names.is_empty() && distinct(&server_names);
+    let mut collisions = Collisions::default();
     for (final_name, index, tool, own_name) in &candidates {
         let server = servers[*index].server;
         let colliding = counts[&**final_name] > 1;
@@ -347,6 +348,9 @@ fn build_kept<I: Listed, T>(
                     noun,
                 };
                 let name = new.name(&catalog.routes, names, &mut warnings);
+                if colliding {
+                    collisions.add(final_name, server, &name);
+                }
                 let own = tool.and_then(Listed::shared_name);
                 new.assign(own, name, names)
             }
@@ -373,6 +377,7 @@ fn build_kept<I: Listed, T>(
         catalog.names.push(exposed.clone());
         catalog.routes.insert(exposed, route);
     }
+    warnings.extend(collisions.warnings(noun));
     (catalog, warnings)
 }
 

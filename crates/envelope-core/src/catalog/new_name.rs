@@ -23,7 +23,8 @@ pub(super) struct NewTool<'a> {
 impl<'a> NewTool<'a> {
     /// Its name: the final name, or `<server>__<tool>` when another tool of the listing has
     /// the same final name; numbered when that was given to another tool (earlier in this
-    /// listing or before).
+    /// listing or before). A numbered name is warned about here; a collision is warned about
+    /// once for all its tools ([`Collisions`]).
     pub(super) fn name(
         &self,
         routes: &HashMap<Arc<str>, Route>,
@@ -33,17 +34,16 @@ impl<'a> NewTool<'a> {
         let taken = |name: &str| {
             routes.contains_key(name) || names.taken_by_other(name, self.server, self.own_name)
         };
-        let (server, final_name, noun) = (self.server, self.final_name, self.noun);
+        let (server, noun) = (self.server, self.noun);
         let exposed = if self.colliding {
             let renamed = format!(
                 "{}{COLLISION_SEPARATOR}{}",
                 name_safe(server),
                 self.own_name
             );
-            warnings.push(format!("{noun} name '{final_name}' is offered by more than one server; server '{server}' exposes it as '{renamed}'"));
             Cow::Owned(renamed)
         } else {
-            Cow::Borrowed(final_name)
+            Cow::Borrowed(self.final_name)
         };
         // A prefix (or a tool that arrived later) can recreate another tool's name: number it
         // rather than drop it.
@@ -80,6 +80,44 @@ impl NewTool<'_> {
         };
         names.assign_shared(self.server, &own, &name);
         (own, name)
+    }
+}
+
+/// The tools a catalog build renamed for a collision, by the final name they share, so that
+/// each collision is warned about once, naming every server's name for it (three servers
+/// offering `echo` gave three warnings that said the same thing).
+#[derive(Default)]
+pub(super) struct Collisions {
+    /// Each shared final name, in the order first met, with `(server, exposed name)` for each
+    /// tool named for it in this build.
+    shared: Vec<(String, Vec<(String, String)>)>,
+}
+
+impl Collisions {
+    /// Notes that `server`'s tool whose final name is `final_name` is exposed as `exposed`.
+    pub(super) fn add(&mut self, final_name: &str, server: &str, exposed: &str) {
+        let pair = (server.to_owned(), exposed.to_owned());
+        match self.shared.iter_mut().find(|(name, _)| name == final_name) {
+            Some((_, given)) => given.push(pair),
+            None => self.shared.push((final_name.to_owned(), vec![pair])),
+        }
+    }
+
+    /// One warning per shared final name, naming each server and the name it exposes.
+    pub(super) fn warnings(self, noun: &str) -> Vec<String> {
+        let shared = self.shared.into_iter();
+        shared
+            .map(|(final_name, given)| {
+                let each: Vec<String> = given
+                    .iter()
+                    .map(|(server, exposed)| format!("server '{server}' exposes it as '{exposed}'"))
+                    .collect();
+                format!(
+                    "{noun} name '{final_name}' is offered by more than one server; {}",
+                    each.join(", ")
+                )
+            })
+            .collect()
     }
 }
 

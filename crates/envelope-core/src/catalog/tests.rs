@@ -109,9 +109,35 @@ fn collisions_expose_both_with_server_names() {
     ]);
     let names: Vec<&str> = catalog.routes().into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["a__echo", "b__echo", "only_a"]);
-    assert_eq!(warnings.len(), 2);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("'echo'"));
     assert_eq!(&*catalog.route("b__echo").unwrap().tool, "echo");
+}
+
+/// Three servers offering `echo`: one warning for the collision, naming each server's name for
+/// it (it was three warnings, one per server, each saying the name is offered by more than one
+/// server, so `call` and `serve` printed the same collision three times).
+#[test]
+fn a_collision_of_three_servers_is_one_warning_naming_each() {
+    let echo = t([json!({"name": "echo"}), json!({"name": "add"})]);
+    let server = |name| ServerTools {
+        server: name,
+        prefix: "",
+        tools: &echo,
+        exposes: &all,
+        reserved: None,
+    };
+    let (catalog, warnings) = Catalog::build(&[server("a"), server("b"), server("c")]);
+    assert_eq!(catalog.len(), 6);
+    assert_eq!(
+        warnings,
+        [
+            "tool name 'echo' is offered by more than one server; server 'a' exposes it as \
+             'a__echo', server 'b' exposes it as 'b__echo', server 'c' exposes it as 'c__echo'",
+            "tool name 'add' is offered by more than one server; server 'a' exposes it as \
+             'a__add', server 'b' exposes it as 'b__add', server 'c' exposes it as 'c__add'",
+        ]
+    );
 }
 
 #[test]
