@@ -63,6 +63,31 @@ pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
     authority_host(rest).is_some_and(is_loopback_name)
 }
 
+/// The value of `--allow-origin`, checked: `*` (or any wildcard) would let every page call the
+/// endpoint, defeating the `Origin` check that protects it from DNS rebinding (MCP 2025-11-25
+/// "Transports: Security Warning"), and `null` is the `Origin` of sandboxed frames and `file:`
+/// pages, which any page can make; both are refused (a usage error, exit code 2). Errors:
+/// clap's message for the flag, saying what to give instead.
+pub fn parse_allowed_origin(text: &str) -> Result<String, String> {
+    let origin = text.trim();
+    if origin.contains('*') {
+        return Err(format!(
+            "'{origin}' would allow pages of any origin to call the endpoint, which defeats its \
+             Origin check (DNS rebinding protection); wildcards are not supported: give each \
+             origin, such as https://app.example.com, with its own --allow-origin"
+        ));
+    }
+    if origin.eq_ignore_ascii_case("null") {
+        return Err(
+            "'null' is the Origin of sandboxed frames and file: pages, which any page can \
+             create, so it cannot be allowed; serve the page from an http(s) origin and allow \
+             that one"
+                .to_owned(),
+        );
+    }
+    Ok(text.to_owned())
+}
+
 /// Why a request to an endpoint bound to a loopback address is refused by its `Host` check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostRefusal {
@@ -273,6 +298,24 @@ mod tests {
         for (origin, loopback) in cases {
             assert_eq!(origin_allowed(Some(origin), &none), loopback, "{origin}");
         }
+    }
+
+    /// `--allow-origin '*'` and `--allow-origin null` were accepted: `null` then let a
+    /// sandboxed page call the endpoint. Both are refused, saying why; a real origin passes.
+    #[test]
+    fn a_wildcard_or_null_allowed_origin_is_refused() {
+        for bad in ["*", " * ", "https://*.example.com", "null", "NULL"] {
+            let err = parse_allowed_origin(bad).unwrap_err();
+            assert!(err.contains("Origin"), "{bad}: {err}");
+        }
+        assert!(parse_allowed_origin("*")
+            .unwrap_err()
+            .contains("any origin"));
+        assert!(parse_allowed_origin("null")
+            .unwrap_err()
+            .contains("sandboxed"));
+        let ok = parse_allowed_origin("https://app.example.com").unwrap();
+        assert_eq!(ok, "https://app.example.com");
     }
 
     #[test]

@@ -53,7 +53,9 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use channel::Channel;
-pub use guard::{bearer_matches, check_bind, host_refusal, origin_allowed, HostRefusal};
+pub use guard::{
+    bearer_matches, check_bind, host_refusal, origin_allowed, parse_allowed_origin, HostRefusal,
+};
 pub use host::{CoreHost, Host};
 use sessions::{Full, SessionLimits, Sessions};
 
@@ -80,8 +82,9 @@ pub struct HttpArgs {
     #[arg(long, value_name = "NAME", requires = "http")]
     pub auth_token_env: Option<String>,
     /// An extra browser origin allowed to call the endpoint (for example
-    /// https://app.example.com); origins on localhost are always allowed. Repeatable.
-    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    /// https://app.example.com); origins on localhost are always allowed. Repeatable. `*` and
+    /// `null` are refused.
+    #[arg(long, value_name = "ORIGIN", requires = "http", value_parser = parse_allowed_origin)]
     pub allow_origin: Vec<String>,
     /// The largest request body accepted, in bytes; a larger one is answered with 413.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
@@ -313,7 +316,7 @@ pub(crate) fn unguessable() -> String {
 }
 
 /// Refuses, on a loopback bind, a `Host` not naming this machine (421; missing or repeated:
-/// 400), a foreign `Origin` (403), when a token is required a request without it (401 with
+/// 400), a foreign or repeated `Origin` (403), when a token is required a request without it (401 with
 /// `WWW-Authenticate: Bearer`), and after the stop signal every request (503).
 async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     if app.loopback {
@@ -323,12 +326,18 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
             return handlers::refuse(status, Value::Null, error);
         }
     }
-    let origin = request
-        .headers()
-        .get(header::ORIGIN)
-        .map(|v| v.to_str().unwrap_or(""));
-    if !origin_allowed(origin, &app.options.allowed_origins) {
-        let error = json!({"code": -32600, "message": "this Origin is not allowed"});
+    let mut origins = request.headers().get_all(header::ORIGIN).iter();
+    let origin = origins.next().map(|v| v.to_str().unwrap_or(""));
+    // A browser sends one Origin; a second one (which the check would not look at) is refused.
+    let message = if origins.next().is_some() {
+        Some("a request may carry at most one Origin header")
+    } else if !origin_allowed(origin, &app.options.allowed_origins) {
+        Some("this Origin is not allowed")
+    } else {
+        None
+    };
+    if let Some(message) = message {
+        let error = json!({"code": -32600, "message": message});
         return handlers::refuse(StatusCode::FORBIDDEN, Value::Null, error);
     }
     if let Some(token) = &app.options.auth_token {

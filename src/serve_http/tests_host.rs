@@ -83,6 +83,22 @@ async fn a_missing_repeated_or_overridden_host_is_refused_on_a_loopback_bind() {
     assert!(old.contains(" 200 "), "HTTP/1.0 has no Host: {old}");
 }
 
+/// Two `Origin` headers: only the first was checked, so a foreign second one got through
+/// (200); a request with more than one is refused as a bad origin is (403).
+#[tokio::test]
+async fn a_repeated_origin_is_refused_like_a_foreign_one() {
+    let server = start(defaults()).await;
+    let url = &server.url;
+    let head = "POST /mcp HTTP/1.1\r\nhost: localhost";
+    let one = raw_status(url, &format!("{head}\r\norigin: http://localhost")).await;
+    assert!(one.contains(" 200 "), "{one}");
+    for second in ["https://evil.example", "http://localhost"] {
+        let twice = format!("{head}\r\norigin: http://localhost\r\norigin: {second}");
+        let status = raw_status(url, &twice).await;
+        assert!(status.contains(" 403 "), "{second}: {status}");
+    }
+}
+
 #[tokio::test]
 async fn a_bind_that_is_not_loopback_does_not_check_host() {
     let mut options = defaults();

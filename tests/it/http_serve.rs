@@ -562,3 +562,22 @@ fn an_address_in_use_is_one_line_naming_it_and_exit_2() {
         format!("mcp-envelope serve: cannot listen on {addr}: the address is already in use (another program listens there: stop it, or choose another port)\n")
     );
 }
+
+/// `--allow-origin '*'` and `--allow-origin null` were accepted (`null` then let any sandboxed
+/// page call the endpoint): both are refused at start, saying why, exit 2.
+#[test]
+fn a_wildcard_or_null_allowed_origin_is_refused_at_start_with_exit_2() {
+    let (_dir, config) = write_config("");
+    for (origin, why) in [("*", "any origin"), ("null", "sandboxed")] {
+        let out = Command::new(bin())
+            .arg("--config")
+            .arg(&config)
+            .args(["serve", "--http", "127.0.0.1:0", "--allow-origin", origin])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{origin}: {stderr}");
+        assert!(stderr.contains("--allow-origin"), "{origin}: {stderr}");
+        assert!(stderr.contains(why), "{origin}: {stderr}");
+    }
+}
