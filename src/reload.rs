@@ -1,7 +1,9 @@
 //! Hot reload of the config while `serve` runs: the file is looked at every second (its size,
 //! modification time and inode, so an editor that replaces the file is seen too) and on
 //! SIGHUP. A changed text is loaded and validated as at start; an invalid one leaves the
-//! running config in place and logs a warning naming the file, line and key.
+//! running config in place and logs a warning naming the file, line and key. An empty or
+//! blank file (an editor mid-save) is not applied either: it is warned about, and the next
+//! text with content is.
 //!
 //! A valid new config applies at once ([`crate::proxy::Core::apply_config`]): budgets,
 //! timeouts, media, allow/deny lists, prefixes and tool tables from the next call and the next
@@ -103,7 +105,10 @@ struct Seen {
 
 impl Seen {
     /// Whether the file changed since last seen (`forced`: SIGHUP, look at the text anyway);
-    /// remembers what it saw.
+    /// remembers what it saw. A text that is empty or only whitespace, which an editor may
+    /// leave for a moment while it saves, is not a change: it would apply a config with no
+    /// servers and stop them all. It is warned about, and the last text with content is kept
+    /// to compare the next one with.
     fn changed(&mut self, path: &Path, forced: bool) -> bool {
         let now = stamp(path);
         if !forced && now == self.stamp {
@@ -111,6 +116,14 @@ impl Seen {
         }
         self.stamp = now;
         let text = std::fs::read_to_string(path).ok();
+        if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            warn!(
+                config = %path.display(),
+                "config file is empty or blank (an editor saving it?); not reloaded: the \
+                 running config stays until the file holds a config again"
+            );
+            return false;
+        }
         let changed = forced || text != self.text;
         self.text = text;
         changed
@@ -273,5 +286,34 @@ mod tests {
         assert!(!seen.changed(&path, false));
         assert!(seen.changed(&path, true), "SIGHUP reloads anyway");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An editor mid-save leaves the file empty (or blank) for a moment: that is no change to
+    /// apply (the old watcher reloaded it, stopping every server), SIGHUP included; the next
+    /// text with content is compared with the last one applied.
+    #[test]
+    fn an_empty_or_blank_file_is_not_a_change_and_the_next_real_one_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "a").unwrap();
+        let mut seen = Seen {
+            stamp: stamp(&path),
+            text: Some("a".into()),
+        };
+        for blank in ["", " \n\t\n", "\n"] {
+            std::fs::write(&path, blank).unwrap();
+            seen.stamp = None;
+            assert!(!seen.changed(&path, false), "{blank:?}");
+            assert!(!seen.changed(&path, true), "SIGHUP: {blank:?}");
+        }
+        std::fs::write(&path, "a").unwrap();
+        seen.stamp = None;
+        assert!(!seen.changed(&path, false), "the text applied before");
+        std::fs::write(&path, "").unwrap();
+        seen.stamp = None;
+        assert!(!seen.changed(&path, false));
+        std::fs::write(&path, "b").unwrap();
+        seen.stamp = None;
+        assert!(seen.changed(&path, false), "the next real change applies");
     }
 }

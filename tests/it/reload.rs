@@ -410,3 +410,34 @@ fn a_paging_edit_is_said_to_apply_at_the_next_start() {
     assert!(said, "{}", p.stderr());
     finish_session(p);
 }
+
+/// An editor mid-save leaves the config empty for a moment: the old proxy applied it (no
+/// servers: every tool gone). The running config stays, the log warns, and the next save with
+/// content applies.
+#[test]
+fn an_empty_config_mid_save_keeps_the_running_config_and_the_next_save_applies() {
+    let (_dir, config, mut p) = serving(&fx(100));
+    let mut id = 0;
+    let env = call_until(&mut p, &mut id, |_| true);
+    assert_eq!(env["content"], "0123456789");
+    let server = children_of(p.pid());
+    for (times, blank) in [(1, ""), (2, "  \n\n")] {
+        std::fs::write(&config, blank).unwrap();
+        let said = || p.stderr().matches("config file is empty or blank").count();
+        assert!(wait_until(|| said() >= times), "{}", p.stderr());
+    }
+    assert!(!p.stderr().contains("config reloaded"), "{}", p.stderr());
+    let env = call_until(&mut p, &mut id, |_| true);
+    assert_eq!(
+        env["content"], "0123456789",
+        "the tool is still there: {env}"
+    );
+    assert_eq!(children_of(p.pid()), server, "no server stopped");
+    std::fs::write(&config, fx(4)).unwrap();
+    let env = call_until(&mut p, &mut id, |e| e["status"] == "truncated");
+    assert_eq!(
+        env["status"], "truncated",
+        "the next real save applies: {env}"
+    );
+    finish_session(p);
+}
