@@ -246,10 +246,16 @@ impl<'de> Deserialize<'de> for ToolPrefix {
     }
 }
 
+/// The shortest time a seconds key (`tool_timeout_sec`, `startup_timeout_sec`) takes: one
+/// nanosecond, the resolution of a timer; a smaller positive value is refused, naming it.
+pub(super) const MIN_SECONDS: f64 = 1e-9;
+
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         const EXPECTED: &str = "a positive number of seconds, at most 1000000000";
+        const TOO_SHORT: &str = "a positive number of seconds of at least 0.000000001 (1 \
+                                 nanosecond, the smallest timeout), at most 1000000000";
         impl serde::de::Visitor<'_> for V {
             type Value = Seconds;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -274,15 +280,18 @@ impl<'de> Deserialize<'de> for Seconds {
                 Ok(Seconds(Duration::from_secs(v)))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Seconds, E> {
+                let value = serde::de::Unexpected::Float(v);
                 if !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS as f64) {
-                    return Err(E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED));
+                    return Err(E::invalid_value(value, &EXPECTED));
                 }
-                // A value that rounds to no time at all (1e-300) is as unusable as 0.
+                // Positive, but less than the smallest time there is (1e-10 was told it was
+                // not "a positive number"): the message names the bound.
+                if v < MIN_SECONDS {
+                    return Err(E::invalid_value(value, &TOO_SHORT));
+                }
                 Duration::try_from_secs_f64(v)
-                    .ok()
-                    .filter(|d| !d.is_zero())
                     .map(Seconds)
-                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Float(v), &EXPECTED))
+                    .map_err(|_| E::invalid_value(value, &EXPECTED))
             }
         }
         d.deserialize_any(V)
@@ -295,9 +304,9 @@ impl schemars::JsonSchema for Seconds {
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A positive number of seconds (integer or float), at most 1000000000.",
+            "description": "A positive number of seconds (integer or float), at least 0.000000001 (1 nanosecond), at most 1000000000.",
             "type": "number",
-            "exclusiveMinimum": 0,
+            "minimum": MIN_SECONDS,
             "maximum": 1_000_000_000u64
         })
     }

@@ -194,6 +194,42 @@ fn bad_timeouts() {
     assert_eq!(ok.servers[0].tool_timeout, Some(Duration::from_millis(250)));
 }
 
+/// `tool_timeout_sec = 1e-10` is positive, yet the error said it expected "a positive number
+/// of seconds": a value below the smallest timeout (1 nanosecond) is told that bound, under
+/// its file, line and key; 1 nanosecond itself is taken.
+#[test]
+fn a_timeout_below_one_nanosecond_names_the_bound() {
+    let bound = "expected a positive number of seconds of at least 0.000000001 (1 nanosecond";
+    for (table, key) in [
+        ("[defaults]\n", "defaults"),
+        (GIT, "mcp_servers.git"),
+        (
+            &format!("{GIT}[mcp_servers.git.tools.t]\n") as &str,
+            "mcp_servers.git.tools.t",
+        ),
+    ] {
+        let line = table.lines().count() + 1;
+        for (value, shown) in [("1e-10", "`0.0000000001`"), ("5e-10", "`0.0000000005`")] {
+            assert_error(
+                &format!("{table}tool_timeout_sec = {value}\n"),
+                line,
+                20,
+                &format!("{key}.tool_timeout_sec"),
+                &format!("invalid value: floating point {shown}, {bound}"),
+            );
+        }
+    }
+    assert_error(
+        "[defaults]\nstartup_timeout_sec = 1e-12\n",
+        2,
+        23,
+        "defaults.startup_timeout_sec",
+        bound,
+    );
+    let ok = parse(&format!("{GIT}tool_timeout_sec = 1e-9\n")).unwrap();
+    assert_eq!(ok.servers[0].tool_timeout, Some(Duration::from_nanos(1)));
+}
+
 #[test]
 fn zero_max_message_bytes() {
     assert_error(
