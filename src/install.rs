@@ -268,8 +268,8 @@ pub fn plan_install(input: &InstallInput<'_>) -> Result<InstallPlan, InstallErro
     }
     record.uses = uses.into_iter().collect();
     Ok(InstallPlan {
-        client_after: moved_part.client_after,
-        envelope_after: merged.text,
+        client_after: keep_line_endings(input.client_text, moved_part.client_after),
+        envelope_after: keep_line_endings(input.envelope_text, merged.text),
         moved: moved_part.moved,
         added: merged.added,
         left: moved_part.left,
@@ -294,7 +294,7 @@ pub fn plan_uninstall(
     let (client_after, exact) = if same_as_backup {
         (backup.map(str::to_owned), true)
     } else {
-        (Some(restored), false)
+        (Some(keep_line_endings(client_text, restored)), false)
     };
     let removable: Vec<String> = record
         .added
@@ -304,7 +304,13 @@ pub fn plan_uninstall(
         .collect();
     let (envelope_after, removed) = match envelope_text {
         None => (None, Vec::new()),
-        Some(text) => envelope::remove(text, &removable, record.envelope_created)?,
+        Some(text) => {
+            let (after, removed) = envelope::remove(text, &removable, record.envelope_created)?;
+            (
+                after.map(|after| keep_line_endings(Some(text), after)),
+                removed,
+            )
+        }
     };
     Ok(UninstallPlan {
         client_after,
@@ -332,6 +338,27 @@ pub fn handed_over_backup(
     }
     .ok()?;
     (same && later_backup != backup).then(|| backup.to_owned())
+}
+
+/// `edited` (a file's new text, whose added lines end in LF) with the line endings of
+/// `original`, the file's text before: when its first line ends in CRLF, every line of
+/// `edited` does (a CRLF file written on Windows stayed CRLF only where install did not touch
+/// it); otherwise `edited` as it is.
+fn keep_line_endings(original: Option<&str>, edited: String) -> String {
+    let crlf = original
+        .and_then(|text| text.split_once('\n'))
+        .is_some_and(|(first, _)| first.ends_with('\r'));
+    if !crlf {
+        return edited;
+    }
+    let mut out = String::with_capacity(edited.len() + edited.len() / 16);
+    for (i, line) in edited.split('\n').enumerate() {
+        if i > 0 {
+            out.push_str("\r\n");
+        }
+        out.push_str(line.strip_suffix('\r').unwrap_or(line));
+    }
+    out
 }
 
 /// The part of an install plan that depends on the client's format.

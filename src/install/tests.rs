@@ -460,3 +460,37 @@ fn default_paths_follow_the_environment() {
     }
     assert!(Client::Cursor.default_config_path(&|_| None).is_err());
 }
+
+/// A client file with CRLF line endings (written on Windows, or by an editor set so) stays
+/// CRLF: install wrote the lines it added with LF, leaving the file with mixed line endings.
+/// Its proxy config, when it has CRLF, too; uninstall gives the original bytes back.
+#[test]
+fn a_crlf_file_keeps_crlf_line_endings() {
+    let lone_lf = |text: &str| text.replace("\r\n", "").contains('\n');
+    for (client, original) in [
+        (Client::ClaudeDesktop, CLAUDE_DESKTOP),
+        (Client::Codex, CODEX),
+    ] {
+        let crlf = original.replace('\n', "\r\n");
+        let plan = round_trip(client, &crlf);
+        assert!(!plan.moved.is_empty(), "{client:?}");
+        assert!(plan.client_after.contains("\r\n"), "{client:?}");
+        assert!(
+            !lone_lf(&plan.client_after),
+            "{client:?}: {:?}",
+            plan.client_after
+        );
+        let existing = "# mine\r\n[defaults]\r\nchar_budget = 900\r\n";
+        let l = launcher();
+        let merged = plan_install(&input(client, Some(&crlf), Some(existing), &l, None)).unwrap();
+        assert!(merged.envelope_after.starts_with(existing), "{client:?}");
+        assert!(
+            !lone_lf(&merged.envelope_after),
+            "{:?}",
+            merged.envelope_after
+        );
+    }
+    // A file with LF keeps LF.
+    let plan = round_trip(Client::ClaudeDesktop, CLAUDE_DESKTOP);
+    assert!(!plan.client_after.contains('\r'));
+}
