@@ -30,6 +30,7 @@ mod envelope;
 pub mod files;
 mod json;
 mod json_text;
+mod records;
 
 /// The name of the entry that starts mcp-envelope in a client's config.
 pub const ENTRY_NAME: &str = "mcp-envelope";
@@ -171,6 +172,10 @@ pub struct Record {
     pub uses: Vec<String>,
     /// The proxy's config file did not exist before the first install.
     pub envelope_created: bool,
+    /// The proxy's config file the servers were moved into (`None` in a record made before
+    /// records said it: the config beside the record's folder).
+    #[serde(default)]
+    pub envelope_config: Option<PathBuf>,
 }
 
 /// Everything `install` needs, as read by the caller.
@@ -251,8 +256,12 @@ pub fn plan_install(input: &InstallInput<'_>) -> Result<InstallPlan, InstallErro
             added: Vec::new(),
             uses: Vec::new(),
             envelope_created: input.envelope_text.is_none(),
+            envelope_config: None,
         },
     };
+    record
+        .envelope_config
+        .get_or_insert_with(|| PathBuf::from(&input.launcher.config));
     for (k, v) in moved_part.moved_json {
         record.moved_json.insert(k, v);
     }

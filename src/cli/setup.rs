@@ -88,6 +88,7 @@ pub(super) fn run_install(
         project,
         envelope_config,
         client_config_given: args.client_config.is_some(),
+        installs: files::installs_dir(&env).map_err(usage)?,
     };
     let mut stdout = std::io::stdout().lock();
     if install {

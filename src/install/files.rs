@@ -1,16 +1,18 @@
 //! The file side of `install` / `uninstall`: reading the client's and the proxy's configs,
 //! backups and install records, atomic writes, and the printed diffs and summaries.
 //!
-//! Records live in `installs/` next to the proxy's config (directory mode 0700): for each
-//! client file (and Claude Code project) one `<client>-<hash>.json` record and, when the file
-//! existed, one `<client>-<hash>.orig` backup of its bytes before the first install (mode 0600:
-//! client configs hold tokens). A file is replaced by writing a temporary file beside it and
-//! renaming it over the original (a symlink is followed, so the link stays a link); an existing
-//! file keeps its permissions, a new one gets 0600.
+//! Records live in `installs/` in mcp-envelope's own config folder, whatever `--config` names
+//! (directory mode 0700; [`super::records`]): for each client file (and Claude Code project,
+//! and proxy config) one `<client>-<hash>.json` record and, when the file existed, one
+//! `<client>-<hash>.orig` backup of its bytes before the first install. Both are private
+//! (mode 0600 from their creation, [`crate::private_file::create_private`]): client configs
+//! hold tokens. A file is replaced by writing a temporary file (mode 0600 from its creation)
+//! beside it and renaming it over the original (a symlink is followed, so the link stays a
+//! link); an existing client or proxy config keeps its permissions, a new one gets 0600.
 
 use std::collections::BTreeSet;
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{plan_install, plan_uninstall, Client, InstallError, InstallInput, Launcher, Record};
@@ -29,6 +31,8 @@ pub struct Target {
     /// Whether the client's config file was given (`--client-config`) rather than found in its
     /// usual place: the printed undo command then names it too.
     pub client_config_given: bool,
+    /// The folder of install records and backups ([`installs_dir`]).
+    pub installs: PathBuf,
 }
 
 /// The proxy's default config file: `$XDG_CONFIG_HOME/mcp-envelope/config.toml`, else
@@ -46,6 +50,20 @@ pub fn default_envelope_config(
     Ok(base.join("mcp-envelope").join("config.toml"))
 }
 
+/// The folder of every install's record and backup: `installs/` beside the proxy's default
+/// config ([`default_envelope_config`]), whatever `--config` names, so that a backup of a
+/// client's file (which holds its tokens) stays in the user's own config folder.
+pub fn installs_dir(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, InstallError> {
+    let config = default_envelope_config(env).map_err(|_| {
+        InstallError(
+            "HOME is not set: install keeps the backup of the client's config in \
+             ~/.config/mcp-envelope/installs; set HOME (or XDG_CONFIG_HOME)"
+                .into(),
+        )
+    })?;
+    Ok(config.with_file_name("installs"))
+}
+
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> InstallError {
     InstallError(format!("cannot {what} {}: {e}", path.display()))
 }
@@ -61,16 +79,30 @@ fn read(path: &Path) -> Result<Option<String>, InstallError> {
 
 /// Replaces (or creates) `path` with `text` atomically; see the module doc.
 fn write(path: &Path, text: &str) -> Result<(), InstallError> {
+    write_file(path, text, false)
+}
+
+/// [`write`] for a record or backup: mode 0600 whatever the file had.
+fn write_private(path: &Path, text: &str) -> Result<(), InstallError> {
+    write_file(path, text, true)
+}
+
+fn write_file(path: &Path, text: &str, private: bool) -> Result<(), InstallError> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
-    let mode = std::fs::metadata(&path).map_or(0o600, |m| m.permissions().mode());
+    let mode = match std::fs::metadata(&path) {
+        Ok(m) if !private => m.permissions().mode(),
+        _ => 0o600,
+    };
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".mcp-envelope-tmp");
     let tmp = dir.join(tmp_name);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        let mut f = crate::private_file::create_private(&tmp)?;
+        if mode & 0o7777 != 0o600 {
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         std::fs::rename(&tmp, &path)
@@ -86,29 +118,6 @@ fn delete(path: &Path) -> Result<(), InstallError> {
         Err(e) if e.kind() != ErrorKind::NotFound => Err(io_error("remove", path, e)),
         _ => Ok(()),
     }
-}
-
-/// `installs/` beside the proxy's config.
-fn records_dir(target: &Target) -> PathBuf {
-    target
-        .envelope_config
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join("installs")
-}
-
-/// `<client>-<16 hex digits>`: FNV-1a of the client file's path and the project.
-fn record_stem(target: &Target) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let key = format!(
-        "{}\0{}",
-        target.client_config.display(),
-        target.project.as_deref().unwrap_or("")
-    );
-    for b in key.bytes() {
-        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{}-{hash:016x}", target.client.id())
 }
 
 /// Gives `record`'s backup to each other install into the same client file whose backup
@@ -141,7 +150,7 @@ fn hand_over_backup(
             continue;
         };
         if let Some(bytes) = super::handed_over_backup(record, backup, &later_backup) {
-            write(&later_backup_path, &bytes)?;
+            write_private(&later_backup_path, &bytes)?;
         }
     }
     Ok(())
@@ -159,8 +168,9 @@ fn read_record(path: &Path) -> Result<Option<Record>, InstallError> {
     }
 }
 
-/// The servers that the other install records (not `stem`) rely on.
-fn used_by_others(dir: &Path, stem: &str) -> Result<BTreeSet<String>, InstallError> {
+/// The servers that the other install records (not `stem`) into `config` rely on (a record
+/// that does not name its proxy's config counts: it was made before records said it).
+fn used_by_others(dir: &Path, stem: &str, config: &Path) -> Result<BTreeSet<String>, InstallError> {
     let mut used = BTreeSet::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(used);
@@ -170,7 +180,9 @@ fn used_by_others(dir: &Path, stem: &str) -> Result<BTreeSet<String>, InstallErr
         let is_other =
             p.extension().is_some_and(|e| e == "json") && p.file_stem().is_some_and(|s| s != stem);
         if is_other {
-            if let Some(r) = read_record(&p)? {
+            let record = read_record(&p)?;
+            let same = |r: &Record| r.envelope_config.as_ref().is_none_or(|c| c == config);
+            if let Some(r) = record.filter(same) {
                 used.extend(r.uses);
             }
         }
@@ -262,7 +274,7 @@ type Texts<'a> = (Option<&'a str>, Option<&'a str>);
 
 /// The command that undoes an install of `target` with the binary at `program`: every path
 /// absolute (the binary's too: it need not be on `PATH`), so that it works from any directory
-/// and finds the same record (kept beside the proxy's config).
+/// and finds the same record (named after the proxy's config, [`super::records`]).
 fn undo_command(target: &Target, program: &str) -> String {
     let mut undo = format!(
         "{program} uninstall {} --config {}",
@@ -319,9 +331,8 @@ pub fn install(
 ) -> Result<(), InstallError> {
     let client_text = read(&target.client_config)?;
     let envelope_text = read(&target.envelope_config)?;
-    let dir = records_dir(target);
-    let stem = record_stem(target);
-    let record_path = dir.join(format!("{stem}.json"));
+    let place = super::records::place(target);
+    let (dir, record_path) = (&place.dir, place.record());
     let previous = read_record(&record_path)?;
     let stripped = match (&client_text, target.client) {
         // Only a file strict JSON cannot read has comments or trailing commas to strip.
@@ -365,16 +376,20 @@ pub fn install(
         );
         return print(out, &done);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| io_error("create", &dir, e))?;
-    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-    let backup = dir.join(format!("{stem}.orig"));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| io_error("create", dir, e))?;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let backup = place.backup();
     if previous.is_none() {
         if let Some(original) = &client_text {
-            write(&backup, original)?;
+            write_private(&backup, original)?;
         }
     }
     let record = serde_json::to_string_pretty(&plan.record).expect("a record serializes");
-    write(&record_path, &record)?;
+    write_private(&record_path, &record)?;
     write(&target.envelope_config, &plan.envelope_after)?;
     write(&target.client_config, &plan.client_after)?;
     let backup = match client_text {
@@ -398,9 +413,8 @@ pub fn install(
 /// The install record of `target` and its backup's text (`None` when the client's file did
 /// not exist before the install). Errors: no record, or its backup is missing.
 fn recorded(target: &Target) -> Result<(Record, Option<String>), InstallError> {
-    let dir = records_dir(target);
-    let stem = record_stem(target);
-    let record_path = dir.join(format!("{stem}.json"));
+    let place = super::records::place(target);
+    let record_path = place.record();
     let Some(record) = read_record(&record_path)? else {
         return Err(InstallError(format!(
             "no install of {} into {} is recorded (looked for {})",
@@ -409,7 +423,7 @@ fn recorded(target: &Target) -> Result<(Record, Option<String>), InstallError> {
             record_path.display()
         )));
     };
-    let backup_path = dir.join(format!("{stem}.orig"));
+    let backup_path = place.backup();
     if record.original_absent {
         return Ok((record, None));
     }
@@ -426,12 +440,12 @@ fn recorded(target: &Target) -> Result<(Record, Option<String>), InstallError> {
 /// exact bytes when nothing else changed since), removes the servers install added from the
 /// proxy's config unless another install uses them, and deletes the record and backup.
 pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<(), InstallError> {
-    let dir = records_dir(target);
-    let stem = record_stem(target);
+    let place = super::records::place(target);
+    let (dir, stem) = (&place.dir, &place.stem);
     let (record, backup) = recorded(target)?;
     let client_text = read(&target.client_config)?;
     let envelope_text = read(&target.envelope_config)?;
-    let others = used_by_others(&dir, &stem)?;
+    let others = used_by_others(dir, stem, &target.envelope_config)?;
     let plan = plan_uninstall(
         &record,
         client_text.as_deref(),
@@ -470,9 +484,9 @@ pub fn uninstall(target: &Target, dry_run: bool, out: &mut dyn Write) -> Result<
             None => delete(&target.envelope_config)?,
         }
     }
-    hand_over_backup(&dir, &stem, &record, backup.as_deref())?;
-    delete(&dir.join(format!("{stem}.json")))?;
-    delete(&dir.join(format!("{stem}.orig")))?;
-    let _ = std::fs::remove_dir(&dir);
+    hand_over_backup(dir, stem, &record, backup.as_deref())?;
+    delete(&place.record())?;
+    delete(&place.backup())?;
+    let _ = std::fs::remove_dir(dir);
     print(out, &summary)
 }

@@ -354,3 +354,41 @@ fn a_dry_run_diff_shows_no_secret_values() {
     let file = std::fs::read_to_string(home.path().join(".claude.json")).unwrap();
     assert_eq!(file, original, "the dry run wrote nothing");
 }
+
+/// `--config ./x.toml` put the backup of the client's file (its tokens) and the record in
+/// `./installs/` beside it: they go to `~/.config/mcp-envelope/installs/` (0700), each file
+/// 0600, and the undo command finds them.
+#[test]
+fn the_backup_goes_to_the_config_folder_private_whatever_config_names() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let (file, original) = cursor_config(home.path());
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let in_work = |args: &[&str]| {
+        bin_in_home(home.path())
+            .current_dir(&work)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let text = ok(&in_work(&["--config", "./x.toml", "install", "cursor"]));
+    assert!(!work.join("installs").exists(), "{text}");
+    let installs = home.path().join(".config/mcp-envelope/installs");
+    let backup = text
+        .lines()
+        .find_map(|l| l.strip_prefix("backup: "))
+        .unwrap_or_else(|| panic!("no backup line: {text}"));
+    assert!(Path::new(backup).starts_with(&installs), "{text}");
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&installs), 0o700);
+    for entry in std::fs::read_dir(&installs).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    let undone = ok(&in_work(&["--config", "./x.toml", "uninstall", "cursor"]));
+    assert!(undone.contains("restored byte for byte"), "{undone}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    assert!(!installs.exists(), "the emptied folder is removed");
+}
