@@ -209,6 +209,9 @@ pub struct InstallPlan {
     /// `(name in the client, name in the proxy's config)` for servers added this time;
     /// names differ when one of that name with other settings was already there.
     pub added: Vec<(String, String)>,
+    /// Lines to show after the summary: servers elsewhere in the file that this install does
+    /// not move, and how to move them (Claude Code's local scope).
+    pub notes: Vec<String>,
     /// Entries left in the client, each `name: why`.
     pub left: Vec<String>,
     /// The record to keep.
@@ -282,6 +285,7 @@ pub fn plan_install(input: &InstallInput<'_>) -> Result<InstallPlan, InstallErro
         moved: moved_part.moved,
         added: merged.added,
         left: moved_part.left,
+        notes: moved_part.notes,
         record,
     })
 }
@@ -381,6 +385,8 @@ struct MovedPart {
     original_order: Vec<String>,
     moved_json: serde_json::Map<String, serde_json::Value>,
     moved_toml: String,
+    /// What the user should know beyond what moved ([`InstallPlan::notes`]).
+    notes: Vec<String>,
 }
 
 /// Whether a command starts mcp-envelope (its file name is `mcp-envelope`): such an entry is

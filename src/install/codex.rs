@@ -192,6 +192,7 @@ pub(super) fn plan(input: &InstallInput<'_>) -> Result<MovedPart, InstallError> 
         original_order,
         moved_json: serde_json::Map::new(),
         moved_toml: moved_doc.to_string(),
+        notes: Vec::new(),
     })
 }
 

@@ -315,6 +315,9 @@ fn install_summary(target: &Target, plan: &super::InstallPlan) -> String {
     for why in &plan.left {
         summary.push_str(&format!("left in the client: {why}\n"));
     }
+    for note in &plan.notes {
+        summary.push_str(&format!("{note}\n"));
+    }
     summary
 }
 

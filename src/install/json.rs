@@ -119,23 +119,75 @@ fn place_entry(servers: &mut Map<String, Value>, entry: Value) -> bool {
     }
 }
 
+/// Each entry of a servers object as [`sort_servers`] sees it.
+fn entry_views(servers: &Map<String, Value>) -> impl Iterator<Item = super::EntryView<'_>> {
+    servers.iter().map(|(name, entry)| {
+        let view = entry
+            .as_object()
+            .map(|obj| (obj.get("command").and_then(Value::as_str), is_remote(obj)));
+        (name.as_str(), view)
+    })
+}
+
+/// Claude Code's user scope (no `--project`) moves the top-level `mcpServers` only: when the
+/// file's projects have local-scope servers (`projects.DIR.mcpServers`) that an install with
+/// `--project DIR` would move, notes saying how many, where, and the command that moves them
+/// (an install of a file with only such servers registered an empty proxy, without a word).
+fn local_scope_notes(input: &InstallInput<'_>, doc: &Value) -> Vec<String> {
+    let projects = doc.get("projects").and_then(Value::as_object);
+    let (Client::ClaudeCode, None, Some(projects)) = (input.client, input.project, projects) else {
+        return Vec::new();
+    };
+    let found: Vec<(&String, Vec<String>)> = projects
+        .iter()
+        .filter_map(|(dir, project)| {
+            let servers = project.get("mcpServers")?.as_object()?;
+            let (movable, _) = sort_servers(entry_views(servers), "object");
+            (!movable.is_empty()).then_some((dir, movable))
+        })
+        .collect();
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let total: usize = found.iter().map(|(_, names)| names.len()).sum();
+    let mut notes = vec![format!(
+        "note: found {total} local-scope server(s) in {} Claude Code project(s), which an install \
+         without --project leaves where they are; to move a project's servers behind the proxy:",
+        found.len()
+    )];
+    for (dir, names) in found {
+        notes.push(format!(
+            "  {dir} ({}): mcp-envelope install claude-code --project {} --config {}",
+            names.join(", "),
+            shell_word(dir),
+            shell_word(&input.launcher.config)
+        ));
+    }
+    notes
+}
+
+/// `word` as one shell word: as it is when it has no character the shell treats specially,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@%,~".contains(c);
+    if !word.is_empty() && word.chars().all(plain) && !word.starts_with('~') {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 /// Plans the JSON side of an install (see the module doc).
 pub(super) fn plan(input: &InstallInput<'_>) -> Result<MovedPart, InstallError> {
     let path = input.client_path.display().to_string();
     let text = input.client_text.unwrap_or("");
     let mut doc = parse(text, &path)?;
+    let notes = local_scope_notes(input, &doc);
     let inputs = doc.get("inputs").cloned();
     let keys = input.client.servers_path(input.project);
     let (servers, created) = servers_object(&mut doc, &keys, true)?;
     let servers = servers.expect("created");
     let original_order: Vec<String> = servers.keys().cloned().collect();
-    let entries = servers.iter().map(|(name, entry)| {
-        let view = entry
-            .as_object()
-            .map(|obj| (obj.get("command").and_then(Value::as_str), is_remote(obj)));
-        (name.as_str(), view)
-    });
-    let (names, left) = sort_servers(entries, "object");
+    let (names, left) = sort_servers(entry_views(servers), "object");
     let moved: Map<String, Value> = names
         .into_iter()
         .map(|name| {
@@ -177,6 +229,7 @@ pub(super) fn plan(input: &InstallInput<'_>) -> Result<MovedPart, InstallError> 
         original_order,
         moved_json: moved,
         moved_toml: String::new(),
+        notes,
     })
 }
 

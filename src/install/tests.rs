@@ -494,3 +494,45 @@ fn a_crlf_file_keeps_crlf_line_endings() {
     let plan = round_trip(Client::ClaudeDesktop, CLAUDE_DESKTOP);
     assert!(!plan.client_after.contains('\r'));
 }
+
+/// Claude Code's file with servers in projects only (local scope): the user-scope install
+/// moves none, and said nothing of them (an empty proxy, no hint). It notes how many it found,
+/// in which projects, and the `--project` command that moves each; once a project is
+/// installed, it is no longer noted. Projects without servers to move are not named.
+#[test]
+fn local_scope_servers_left_by_a_user_scope_install_are_noted_with_the_command() {
+    let git = r#"{"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]}"#;
+    let text = format!(
+        r#"{{"projects": {{"/src/app": {{"mcpServers": {{"git": {git}, "t": {git}}}}}, "/src/my web": {{"mcpServers": {{"w": {git}, "r": {{"url": "https://x.invalid/mcp"}}}}}}, "/src/none": {{"mcpServers": {{}}}}}}}}"#
+    );
+    let l = launcher();
+    let user = plan_install(&input(Client::ClaudeCode, Some(&text), None, &l, None)).unwrap();
+    assert!(user.moved.is_empty());
+    let config = "/home/u/.config/mcp-envelope/config.toml";
+    assert_eq!(
+        user.notes,
+        [
+            "note: found 3 local-scope server(s) in 2 Claude Code project(s), which an install \
+             without --project leaves where they are; to move a project's servers behind the \
+             proxy:"
+                .to_owned(),
+            format!("  /src/app (git, t): mcp-envelope install claude-code --project /src/app --config {config}"),
+            format!("  /src/my web (w): mcp-envelope install claude-code --project '/src/my web' --config {config}"),
+        ]
+    );
+    let mut project = in_project(&user, &l, "/src/app");
+    project.previous = None;
+    let app = plan_install(&project).unwrap();
+    assert!(app.notes.is_empty(), "{:?}", app.notes);
+    let after = input(Client::ClaudeCode, Some(&app.client_after), None, &l, None);
+    let again = plan_install(&after).unwrap();
+    assert_eq!(again.notes.len(), 2, "{:?}", again.notes);
+    assert!(
+        again.notes[1].contains("/src/my web (w)"),
+        "{:?}",
+        again.notes
+    );
+    // Other clients have no local scope.
+    let desktop = input(Client::ClaudeDesktop, Some(&text), None, &l, None);
+    assert!(plan_install(&desktop).unwrap().notes.is_empty());
+}
