@@ -270,6 +270,16 @@ fn collisions_are_warned_about_once_in_the_table() {
     );
 }
 
+/// `mcp-envelope call --config CONFIG TOOL ARGS`, run to its end.
+fn call(config: &std::path::Path, tool: &str, args: &str) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(["call", "--config"])
+        .arg(config)
+        .args([tool, args])
+        .output()
+        .unwrap()
+}
+
 /// `call` over three servers offering the same tools says each collision once, naming the
 /// three servers' names for it; it said each one three times, once per server.
 #[test]
@@ -280,12 +290,7 @@ fn call_says_each_collision_once_for_all_servers() {
         fixture_server("b", &[], ""),
         fixture_server("c", &[], "")
     ));
-    let out = std::process::Command::new(bin())
-        .args(["call", "--config"])
-        .arg(&config)
-        .args(["b__echo", r#"{"text":"hi"}"#])
-        .output()
-        .unwrap();
+    let out = call(&config, "b__echo", r#"{"text":"hi"}"#);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     assert_eq!(
@@ -481,4 +486,29 @@ fn call_starts_only_the_servers_a_name_two_allowlists_give_can_be_of() {
          tool is named after its server; did you mean 'a__echo' or 'b__echo'?",
         "{env}"
     );
+}
+
+/// A prefix that recreates a collision's name: `c`'s `echo` under `tool_prefix = "a__"` is
+/// `a__echo`, which `a`'s `echo` gets when `b` (no list) offers `echo` too. `call a__echo`
+/// started `b` and `c` and answered a false `unavailable` for `a`; it starts `a` and answers
+/// with `a`'s tool, as `serve` does.
+#[test]
+fn call_starts_the_server_a_collision_gives_a_prefixed_name_to() {
+    let (_dir, config) = write_config(&format!(
+        "{}{}{}",
+        fixture_server("a", &[], "enabled_tools = [\"echo\"]"),
+        fixture_server("b", &[], ""),
+        fixture_server(
+            "c",
+            &[],
+            "tool_prefix = \"a__\"\nenabled_tools = [\"echo\"]"
+        ),
+    ));
+    let out = call(&config, "a__echo", r#"{"text":"from a"}"#);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{log}");
+    let envelope: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(envelope["status"], "ok", "{envelope}");
+    assert_eq!(envelope["content"], "from a", "{envelope}");
 }

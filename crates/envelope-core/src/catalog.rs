@@ -50,6 +50,13 @@ pub use parts::ToolsPart;
 /// The separator between server and tool in a disambiguated name (`<server>__<tool>`).
 pub const COLLISION_SEPARATOR: &str = "__";
 
+/// The name a tool of `server` whose own name is `tool` is given when its name under its
+/// server's prefix collides with another server's (module doc): `<server>__<tool>`, with each
+/// character of the server's config name that a tool name may not have made `_`.
+pub fn collision_name(server: &str, tool: &str) -> String {
+    format!("{}{COLLISION_SEPARATOR}{tool}", new_name::name_safe(server))
+}
+
 /// A boxed allow/deny filter over a server's own item names.
 pub type NameFilter<'a> = Box<dyn Fn(&str) -> bool + 'a>;
 

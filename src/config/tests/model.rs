@@ -369,3 +369,22 @@ fn a_name_two_allowlists_give_is_named_by_the_catalogs_collision_rule() {
     assert_eq!(started(text, "echo"), names(&[]));
     assert_eq!(started(text, "c__sum"), names(&[]));
 }
+
+/// `c`'s prefix `a__` makes its `echo` `a__echo`, the name `a`'s `echo` gets when it collides;
+/// `b` has no list, and when up it offers `echo` too, so `a`'s `echo` is `a__echo` and `c`'s
+/// `a__echo__2`. `call a__echo` started `b` and `c` only (the lists alone give `a__echo` to
+/// `c`) and answered `unavailable: server 'a' ... not started`: `a` is started too.
+#[test]
+fn a_name_a_collision_may_give_another_listed_server_starts_it_too() {
+    let text = "[mcp_servers.a]\ncommand = \"x\"\nenabled_tools = [\"echo\"]\n\
+         [mcp_servers.b]\ncommand = \"x\"\n\
+         [mcp_servers.c]\ncommand = \"x\"\ntool_prefix = \"a__\"\nenabled_tools = [\"echo\"]\n\
+         [mcp_servers.d]\ncommand = \"x\"\nenabled_tools = [\"sum\"]\n";
+    assert_eq!(started(text, "a__echo"), names(&["a", "b", "c"]));
+    assert_eq!(started(text, "a__echo__2"), None);
+    // d's names cannot be these: it is not started.
+    assert_eq!(started(text, "sum"), names(&["b", "d"]));
+    // With every list known the lists alone name the tools: `a__echo` is c's, a not started.
+    let listed = text.replace("[mcp_servers.b]\ncommand = \"x\"\n", "");
+    assert_eq!(started(&listed, "a__echo"), names(&["c"]));
+}

@@ -36,11 +36,7 @@ impl<'a> NewTool<'a> {
         };
         let (server, noun) = (self.server, self.noun);
         let exposed = if self.colliding {
-            let renamed = format!(
-                "{}{COLLISION_SEPARATOR}{}",
-                name_safe(server),
-                self.own_name
-            );
+            let renamed = super::collision_name(server, self.own_name);
             Cow::Owned(renamed)
         } else {
             Cow::Borrowed(self.final_name)
@@ -124,7 +120,7 @@ impl Collisions {
 /// `server` with each character a tool name may not have (MCP 2025-11-25 "Tool names": ASCII
 /// letters, digits, `_`, `-`, `.`) made `_`, for the `<server>__<tool>` name of a collision
 /// (a config name may be any TOML key: `"my server"`, `"ünï"`).
-fn name_safe(server: &str) -> Cow<'_, str> {
+pub(super) fn name_safe(server: &str) -> Cow<'_, str> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
     if server.chars().all(allowed) {
         return Cow::Borrowed(server);
