@@ -18,6 +18,8 @@
 //!
 //! This module does no I/O.
 
+mod prefix;
+
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -226,8 +228,9 @@ impl Budget {
     }
 
     /// The first pieces of `text` that each fit this budget on their own, cut at character
-    /// boundaries: `text` itself when it fits, else the longest prefix that fits (found by
-    /// bisection for tokens), then the same for the rest. A piece is never empty; a single
+    /// boundaries: `text` itself when it fits, else the longest prefix that fits (for tokens,
+    /// searched near a guess the incremental encoder gives: `budget/prefix.rs`), then the same
+    /// for the rest. A piece is never empty; a single
     /// character that does not fit alone (a budget smaller than one character's tokens)
     /// becomes a piece of its own.
     pub fn split<'t>(&self, text: &'t str) -> Vec<&'t str> {
@@ -240,67 +243,6 @@ impl Budget {
         }
         pieces
     }
-
-    /// Byte length of the longest prefix of `text` that fits (at least one character). Looks
-    /// at no more of `text` than a fitting text can have (the character limit, then
-    /// `limit * max_token_bytes` bytes for tokens): cutting a long text into pieces costs time
-    /// linear in its length, not in its length times the number of pieces.
-    fn longest_fitting_prefix(&self, text: &str) -> usize {
-        let mut hi = match self.chars {
-            Some(n) => text.char_indices().nth(n).map_or(text.len(), |(i, _)| i),
-            None => text.len(),
-        };
-        if let Some(t) = self.tokens {
-            hi = floor_char_boundary(
-                text,
-                hi.min(t.limit.saturating_mul(t.tokenizer.max_token_bytes())),
-            );
-            if t.tokenizer.count_within(&text[..hi], t.limit).is_none() {
-                // A token is at least one byte: a prefix of `limit` bytes fits. From there the
-                // bound doubles until a prefix does not fit, so each count is of about the
-                // piece's own length, not of the whole window.
-                let mut lo = floor_char_boundary(text, t.limit.min(hi));
-                loop {
-                    let next = floor_char_boundary(text, lo.saturating_mul(2).max(lo + 1));
-                    if next >= hi || next <= lo {
-                        break;
-                    }
-                    if t.tokenizer.count_within(&text[..next], t.limit).is_none() {
-                        hi = next;
-                        break;
-                    }
-                    lo = next;
-                }
-                // Invariant: the prefix of `lo` bytes fits, that of `hi` does not.
-                while lo < hi {
-                    let mid = floor_char_boundary(text, lo + (hi - lo).div_ceil(2));
-                    if mid <= lo {
-                        break;
-                    }
-                    if t.tokenizer.count_within(&text[..mid], t.limit).is_some() {
-                        lo = mid;
-                    } else {
-                        hi = floor_char_boundary(text, mid - 1);
-                    }
-                }
-                hi = lo;
-            }
-        }
-        if hi == 0 {
-            text.chars().next().map_or(0, char::len_utf8)
-        } else {
-            hi
-        }
-    }
-}
-
-/// The largest char boundary of `s` at or below `i`.
-fn floor_char_boundary(s: &str, i: usize) -> usize {
-    let mut i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Where a fill may cut the count when `row` is appended after `separator`: the byte offset
