@@ -64,11 +64,13 @@ pub enum Incoming {
     ParseError(String),
 }
 
-/// Whether `id` is a valid MCP request id: a string or an integer ("Basic: Requests").
+/// Whether `id` is a valid MCP request id: a string or an integer ("Basic: Requests") of any
+/// size (`-0` and a 30-digit integer are kept and echoed as written:
+/// [`envelope_core::numbers`]).
 pub fn is_valid_id(id: &Value) -> bool {
     match id {
         Value::String(_) => true,
-        Value::Number(n) => n.is_i64() || n.is_u64(),
+        Value::Number(n) => envelope_core::numbers::is_integer(n),
         _ => false,
     }
 }
@@ -96,7 +98,9 @@ pub fn meta_error(params: Option<&Value>) -> Option<Value> {
     let message = match meta.as_object() {
         None => "`_meta` must be an object".to_owned(),
         Some(meta) => match meta.get("progressToken") {
-            Some(token) if !(token.is_string() || token.is_i64() || token.is_u64()) => {
+            Some(Value::String(_)) => return None,
+            Some(Value::Number(n)) if envelope_core::numbers::is_integer(n) => return None,
+            Some(_) => {
                 "`_meta.progressToken` must be a string or an integer".to_owned()
             }
             _ => return None,
@@ -445,6 +449,28 @@ mod tests {
         match classify(line.as_bytes()) {
             Incoming::Single(Message::Request { id: got, .. }) => assert_eq!(got, json!(id)),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn integer_ids_of_any_size_are_kept_as_written() {
+        for id in ["-0", "123456789012345678901234567890", "-99999999999999999999"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            match classify(line.as_bytes()) {
+                Incoming::Single(Message::Request { id: got, .. }) => {
+                    let answer = to_line(&response(got, json!({})));
+                    let want = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+                    assert_eq!(String::from_utf8(answer).unwrap().trim_end(), want);
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+        for id in ["1.5", "1e3"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert!(
+                matches!(classify(line.as_bytes()), Incoming::Single(Message::Invalid { .. })),
+                "{id}"
+            );
         }
     }
 

@@ -58,7 +58,7 @@ impl Members {
             Key::Params => &mut self.params,
             Key::Result => &mut self.result,
             Key::Error => &mut self.error,
-            Key::Other => return None,
+            Key::Other | Key::Number => return None,
         })
     }
 }
@@ -72,6 +72,9 @@ enum Key {
     Result,
     Error,
     Other,
+    /// The whole line is a number that is not a 64-bit integer
+    /// ([`envelope_core::numbers::NUMBER_TOKEN`]).
+    Number,
 }
 
 impl<'de> Deserialize<'de> for Key {
@@ -97,6 +100,7 @@ impl Visitor<'_> for KeyVisitor {
             "params" => Key::Params,
             "result" => Key::Result,
             "error" => Key::Error,
+            envelope_core::numbers::NUMBER_TOKEN => Key::Number,
             _ => Key::Other,
         })
     }
@@ -189,6 +193,10 @@ impl<'de> Visitor<'de> for TopLevelSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
         while let Some(key) = map.next_key::<Key>()? {
+            if matches!(key, Key::Number) {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                return Ok(TopLevel::Other);
+            }
             let value = map.next_value::<Value>()?;
             if let Some(slot) = self.0.slot(key) {
                 *slot = Some(value);
@@ -235,6 +243,9 @@ mod tests {
             String::new(),
             "[1,{\"a\":2}]".to_owned(),
             "42".to_owned(),
+            "1.5".to_owned(),
+            "123456789012345678901234567890".to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"n":0.12345678901234567890123}}"#.to_owned(),
             "\"s\"".to_owned(),
             "null".to_owned(),
         ];

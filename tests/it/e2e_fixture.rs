@@ -314,3 +314,28 @@ fn error_results_map_to_their_types() {
     assert_eq!(env["retryable"], false);
     finish_session(p);
 }
+
+/// Numbers cross the proxy as written, both ways: an id and an argument beyond 64 bits reach
+/// the server and come back exact, and so do the figures of a JSON result. They used to become
+/// the nearest `f64` (`1.2345678901234568e29`) under status `ok`.
+#[test]
+fn numbers_beyond_64_bits_and_long_decimals_are_kept_exactly() {
+    let (_d, cfg) = write_config(&fixture_server("fx", &[], ""));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-06-18");
+    let big = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+    let id = big("123456789012345678901234567890");
+    let answer = p.call(id.clone(), "add", json!({"a": id, "b": 1}), LONG);
+    assert_eq!(answer["id"].to_string(), "123456789012345678901234567890");
+    let env = envelope_of(&answer);
+    assert_eq!(env["call_id"], "123456789012345678901234567890");
+    assert_eq!(env["content"], "123456789012345678901234567891", "{env}");
+    let table = r#"{"total":98765432109876543210987654321,"share":0.12345678901234567890123}"#;
+    let env = envelope_of(&p.call(json!(2), "echo", json!({"text": table}), LONG));
+    assert_eq!(
+        env["content"], "share=0.12345678901234567890123,total=98765432109876543210987654321",
+        "{env}"
+    );
+    assert_eq!(env["status"], "ok");
+    finish_session(p);
+}

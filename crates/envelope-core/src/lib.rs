@@ -22,6 +22,7 @@
 //! | [`text_rows`] | plain text → line or block rows; rows longer than the budget cut into pieces |
 //! | [`exposed_names`] | the names given to tools, kept for the session |
 //! | [`era`] | what differs between the protocol eras: a request's era and its 2026-07-28 `_meta`, the stamps a modern result needs, versions and error codes |
+//! | [`numbers`] | numbers kept as written (serde_json's `arbitrary_precision`) and the one trap that feature sets for a map visitor |
 //! | [`mrtr`] | multi-round-trip requests across eras: which client capability an input request needs, `requestState` keys, `InputRequiredResult` and retry params |
 //! | [`trajectory`] | transcript records → the numbered lines a summarizer reads, within a group-atomic budget |
 //! | [`server_tool`] | one tool as its server listed it: its JSON text, the members read, the client's tool spliced from it |
@@ -37,6 +38,7 @@ pub mod exposed_names;
 pub mod mapping;
 pub mod message_cut;
 pub mod mrtr;
+pub mod numbers;
 pub mod record;
 pub mod replay;
 pub mod server_tool;

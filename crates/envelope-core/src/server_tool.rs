@@ -248,12 +248,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for SchemaHead<'a> {
 /// is skipped unread (`None`: the value is not an object).
 struct SchemaVisitor;
 
-/// A schema object's member names: `type`, or any other (matched without allocating).
+/// A schema object's member names: `type`, or any other (matched without allocating), or
+/// the token of a number that is no map ([`crate::numbers::NUMBER_TOKEN`]).
 #[derive(Deserialize)]
 #[serde(field_identifier)]
 enum SchemaKey {
     #[serde(rename = "type")]
     Type,
+    #[serde(rename = "$serde_json::private::Number")]
+    Number,
     #[serde(other)]
     Other,
 }
@@ -278,6 +281,11 @@ impl<'de> serde::de::Visitor<'de> for SchemaVisitor {
                 }
                 SchemaKey::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                // A number such as `1.5`: no object.
+                SchemaKey::Number => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    return Ok(None);
                 }
             }
         }

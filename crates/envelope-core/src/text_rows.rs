@@ -155,13 +155,13 @@ fn object_row_bytes_within(map: &Map<String, Value>, limit: usize) -> Option<usi
 }
 
 /// An upper bound of the bytes of `value` written as compact JSON by serde_json, when at
-/// most `limit`: a string's bytes escaped at worst (`\u00XX`, six bytes for one), 24 for a
-/// number (the longest an `f64` or a 64-bit integer is written), with quotes, brackets,
-/// colons and commas counted.
+/// most `limit`: a string's bytes escaped at worst (`\u00XX`, six bytes for one), a number's
+/// text as written ([`crate::numbers::written_len`]), with quotes, brackets, colons and commas
+/// counted.
 fn json_bytes_within(value: &Value, limit: usize) -> Option<usize> {
     let bytes = match value {
         Value::Null | Value::Bool(_) => 5,
-        Value::Number(_) => 24,
+        Value::Number(n) => crate::numbers::written_len(n),
         Value::String(s) => s.len().checked_mul(6)?.checked_add(2)?,
         Value::Array(items) => {
             let mut total = 2 + items.len();

@@ -278,7 +278,9 @@ impl<'de> Visitor<'de> for LazySeed {
         // The object rule: rows come from its one non-empty array of objects, if exactly one.
         let mut members: Vec<(String, Lazy)> = Vec::new();
         while let Some(key) = access.next_key::<String>()? {
-            if members.iter().any(|(k, _)| *k == key) {
+            // A number (not an object): the full parse reads it.
+            let number = crate::numbers::is_number_token(&key);
+            if number || members.iter().any(|(k, _)| *k == key) {
                 return Err(give_up());
             }
             let value = access.next_value_seed(LazySeed::Member(keep))?;

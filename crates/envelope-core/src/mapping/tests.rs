@@ -619,3 +619,21 @@ fn a_long_value_the_proxy_wraps_is_split_from_its_whole_text() {
     let joined: String = all.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(joined, format!("value={long}"));
 }
+
+/// Numbers reach the envelope as the server wrote them: an integer beyond 64 bits and a
+/// decimal longer than an `f64` keeps were rounded (`1.2345678901234568e29`) under status `ok`
+/// (found by the fresh-user tester). Both the full parse and the lazy large-result path.
+#[test]
+fn numbers_are_rendered_as_written() {
+    let sc = r#"{"rows":[{"id":123456789012345678901234567890,"amount":0.12345678901234567890123,"e":1E400},{"id":-0,"amount":12345678901234567.89,"e":5}]}"#;
+    let raw = format!(r#"{{"content":[{{"type":"text","text":"x"}}],"structuredContent":{sc}}}"#);
+    // serde_json writes an exponent as `e+400`: the same number, every digit kept.
+    let want = "amount=0.12345678901234567890123,e=1e+400,id=123456789012345678901234567890; \
+                amount=12345678901234567.89,e=5,id=-0";
+    let full = ok(serde_json::from_str(&raw).unwrap(), 2000);
+    assert_eq!(full.content, want);
+    let lazy = crate::mapping::lazy::map_raw_result(&raw, &ctx(2000, MediaMode::Passthrough));
+    assert_eq!(lazy.envelope.content, want);
+    let as_text = ok(json!({"content": [text(sc)]}), 2000);
+    assert_eq!(as_text.content, want);
+}
