@@ -131,7 +131,10 @@ fn moved(
     used: &mut BTreeSet<String>,
     notes: &mut Vec<String>,
 ) -> String {
-    arg.replace(secret, &reference_to_new_var(server, suffix, index, used, notes))
+    arg.replace(
+        secret,
+        &reference_to_new_var(server, suffix, index, used, notes),
+    )
 }
 
 /// `${VAR}` for a new variable named after `server` and `suffix` (made unique among `used`),

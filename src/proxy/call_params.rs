@@ -68,7 +68,11 @@ mod tests {
 
     #[test]
     fn malformed_params_are_refused_with_invalid_params() {
-        for given in [json!([1]), json!({"name": 3}), json!({"name": "x", "arguments": [1]})] {
+        for given in [
+            json!([1]),
+            json!({"name": 3}),
+            json!({"name": "x", "arguments": [1]}),
+        ] {
             let Err(refusal) = call_params(Some(given)) else {
                 panic!("malformed params accepted");
             };

@@ -100,9 +100,7 @@ pub fn meta_error(params: Option<&Value>) -> Option<Value> {
         Some(meta) => match meta.get("progressToken") {
             Some(Value::String(_)) => return None,
             Some(Value::Number(n)) if envelope_core::numbers::is_integer(n) => return None,
-            Some(_) => {
-                "`_meta.progressToken` must be a string or an integer".to_owned()
-            }
+            Some(_) => "`_meta.progressToken` must be a string or an integer".to_owned(),
             _ => return None,
         },
     };
@@ -454,7 +452,11 @@ mod tests {
 
     #[test]
     fn integer_ids_of_any_size_are_kept_as_written() {
-        for id in ["-0", "123456789012345678901234567890", "-99999999999999999999"] {
+        for id in [
+            "-0",
+            "123456789012345678901234567890",
+            "-99999999999999999999",
+        ] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
             match classify(line.as_bytes()) {
                 Incoming::Single(Message::Request { id: got, .. }) => {
@@ -468,7 +470,10 @@ mod tests {
         for id in ["1.5", "1e3"] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
             assert!(
-                matches!(classify(line.as_bytes()), Incoming::Single(Message::Invalid { .. })),
+                matches!(
+                    classify(line.as_bytes()),
+                    Incoming::Single(Message::Invalid { .. })
+                ),
                 "{id}"
             );
         }

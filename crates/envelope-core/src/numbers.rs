@@ -67,7 +67,10 @@ mod tests {
     #[test]
     fn the_token_is_serde_jsons() {
         assert_eq!(first_key("1.5").as_deref(), Some(NUMBER_TOKEN));
-        assert_eq!(first_key("123456789012345678901234567890").as_deref(), Some(NUMBER_TOKEN));
+        assert_eq!(
+            first_key("123456789012345678901234567890").as_deref(),
+            Some(NUMBER_TOKEN)
+        );
         assert_eq!(first_key("7"), None);
         assert!(is_number_token(NUMBER_TOKEN) && !is_number_token("n"));
     }
@@ -83,7 +86,13 @@ mod tests {
     #[test]
     fn integers_are_told_by_their_text() {
         let n = |t: &str| serde_json::from_str::<serde_json::Number>(t).unwrap();
-        for t in ["0", "-0", "42", "123456789012345678901234567890", "-99999999999999999999"] {
+        for t in [
+            "0",
+            "-0",
+            "42",
+            "123456789012345678901234567890",
+            "-99999999999999999999",
+        ] {
             assert!(is_integer(&n(t)), "{t}");
         }
         for t in ["1.0", "1e3", "-1.5E-7"] {

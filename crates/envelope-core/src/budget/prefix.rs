@@ -61,13 +61,27 @@ impl Budget {
             None => text.len(),
         };
         if let Some(t) = self.tokens {
-            end = floor_char_boundary(
+            let most = floor_char_boundary(
                 text,
                 end.min(t.limit.saturating_mul(t.tokenizer.max_token_bytes())),
             );
-            if let Err(guess) = t.tokenizer.crossing(&text[..end], t.limit) {
-                end = search_near(text, guess.min(end), end, t);
-            }
+            // A window of `FIRST_WINDOW_BYTES_PER_TOKEN` bytes a token first, four times larger
+            // while it all fits: the pre-tokenizer scans the whole window, and ordinary text
+            // has far fewer bytes a token than the longest token.
+            let mut window = floor_char_boundary(
+                text,
+                most.min(t.limit.saturating_mul(FIRST_WINDOW_BYTES_PER_TOKEN)),
+            );
+            end = loop {
+                match t.tokenizer.crossing(&text[..window], t.limit) {
+                    Err(guess) => break search_near(text, guess.min(window), window, t),
+                    Ok(_) if window >= most => break most,
+                    Ok(_) => {
+                        let wider = window.saturating_mul(4).max(window + 1);
+                        window = ceil_char_boundary(text, wider).min(most);
+                    }
+                }
+            };
         }
         if end == 0 {
             text.chars().next().map_or(0, char::len_utf8)
@@ -76,6 +90,11 @@ impl Budget {
         }
     }
 }
+
+/// Bytes a token of the first window [`Budget::longest_fitting_prefix`] looks at: ordinary
+/// prose, code and JSON have a few bytes a token, so the first window nearly always holds
+/// the cut.
+const FIRST_WINDOW_BYTES_PER_TOKEN: usize = 16;
 
 /// The longest prefix of `text[..window]` within `t`, given that the whole window is not and
 /// that the answer is near `guess`: from the guess, steps that double in length up (when the
