@@ -126,14 +126,14 @@ impl Connection {
         on_sent: &mut (dyn FnMut(u64) + Send),
         raw: bool,
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        let line = |id: &Value| match self.era() {
+        let line = |id: u64| match self.era() {
             Some(ServerEra::Modern(stamp)) => {
                 let stamped = super::stamped::Stamped { params, stamp };
-                jsonrpc::request_line_of(id, method, Some(&stamped), params)
+                jsonrpc::request_line_of(&id, method, Some(&stamped), params)
             }
             era => {
                 let prepared = handshake::prepare_params(era, params);
-                jsonrpc::request_line(id, method, prepared.as_ref().or(params))
+                jsonrpc::request_line(&id, method, prepared.as_ref().or(params))
             }
         };
         self.peer.request_by(line, timeout, on_sent, raw).await

@@ -192,7 +192,7 @@ impl Peer {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        let line = |id: &Value| jsonrpc::request_line(id, method, params);
+        let line = |id: u64| jsonrpc::request_line(&id, method, params);
         self.request_by(line, timeout, on_sent, false).await
     }
 
@@ -203,7 +203,7 @@ impl Peer {
     /// error answer is parsed as usual.
     pub async fn request_by(
         &self,
-        line: impl FnOnce(&Value) -> Vec<u8>,
+        line: impl FnOnce(u64) -> Vec<u8>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
         raw: bool,
@@ -226,7 +226,7 @@ impl Peer {
             id,
             raw,
         };
-        let line = line(&Value::from(id));
+        let line = line(id);
         let closed = || CallError::Exited("its stdin is closed".into());
         // Queued at once when there is room, the usual case, without a timer (a timer read the
         // clock and was set up and dropped on every request).

@@ -35,7 +35,7 @@ async fn only_the_raw_request_gets_its_small_answer_unparsed() {
     let peer = Peer::new("t", outbox);
     let handler = Nothing(Mutex::new(0));
     let (mut a, mut b, mut c) = (|_| {}, |_| {}, |_| {});
-    let list = |id: &Value| jsonrpc::request_line(id, "tools/list", None);
+    let list = |id: u64| jsonrpc::request_line(&id, "tools/list", None);
     let page = peer.request_by(list, TIMEOUT, &mut a, true);
     let call = peer.request("tools/call", None, TIMEOUT, &mut b);
     let refused = peer.request_by(list, TIMEOUT, &mut c, true);

@@ -233,24 +233,29 @@ pub fn request(id: Value, method: &str, params: Option<Value>) -> Value {
 }
 
 /// The line (with its `\n`) of the request `{"jsonrpc":"2.0","id":…,"method":…,"params"?:…}`,
-/// serialized from borrowed parts (no intermediate [`Value`]).
-pub fn request_line(id: &Value, method: &str, params: Option<&Value>) -> Vec<u8> {
+/// serialized from borrowed parts (no intermediate [`Value`]); `id` is any serializable id (a
+/// `u64` of ours is written without a `serde_json::Number`, which holds its text).
+pub fn request_line<I: serde::Serialize + ?Sized>(
+    id: &I,
+    method: &str,
+    params: Option<&Value>,
+) -> Vec<u8> {
     request_line_of(id, method, params, params)
 }
 
 /// Like [`request_line`], with `params` written from any serializable view of them (the
 /// params of a modern server's request, stamped as they are written); `exact` is the request's
 /// own params, whose marked `arguments` text is spliced in (`exact_args.rs`).
-pub fn request_line_of<P: serde::Serialize + ?Sized>(
-    id: &Value,
+pub fn request_line_of<I: serde::Serialize + ?Sized, P: serde::Serialize + ?Sized>(
+    id: &I,
     method: &str,
     params: Option<&P>,
     exact: Option<&Value>,
 ) -> Vec<u8> {
     #[derive(serde::Serialize)]
-    struct Request<'a, P: ?Sized> {
+    struct Request<'a, I: ?Sized, P: ?Sized> {
         jsonrpc: &'static str,
-        id: &'a Value,
+        id: &'a I,
         method: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         params: Option<&'a P>,
