@@ -39,7 +39,8 @@ pub struct InitParams<'a> {
 /// Errors: a JSON-RPC error object with code -32602 whose message names what is wrong:
 /// no `params`, `params` not an object, a missing member (all missing ones named, and listed in
 /// `data.missing`), or `protocolVersion` not a string, `capabilities` or `clientInfo` not an
-/// object.
+/// object, or a `_meta` that is not an object or whose `progressToken` is neither a string nor
+/// an integer ([`jsonrpc::meta_error`]).
 pub fn check(params: Option<&Value>) -> Result<InitParams<'_>, Value> {
     let members = match params {
         None => return Err(missing(&REQUIRED, "has no `params`")),
@@ -72,11 +73,16 @@ pub fn check(params: Option<&Value>) -> Result<InitParams<'_>, Value> {
             )))
         }
     };
-    Ok(InitParams {
+    let checked = InitParams {
         protocol_version,
         capabilities: object("capabilities")?,
         client_info: object("clientInfo")?,
-    })
+    };
+    // The `_meta` rule every other request is held to (MCP 2025-11-25 "Basic: `_meta`").
+    match jsonrpc::meta_error(params) {
+        Some(err) => Err(err),
+        None => Ok(checked),
+    }
 }
 
 /// -32602 naming the `absent` members; `what` says where they are missing (`params`, or
@@ -127,6 +133,20 @@ mod tests {
         let mut params = full();
         params["protocolVersion"] = json!("2026-07-28");
         assert_eq!(check(Some(&params)).unwrap().protocol_version, "2026-07-28");
+    }
+
+    #[test]
+    fn a_malformed_meta_is_invalid_params_like_on_any_other_request() {
+        for meta in [json!(5), json!([]), json!({"progressToken": 1.5})] {
+            let mut params = full();
+            params["_meta"] = meta.clone();
+            let (code, message, _) = refused(Some(&params));
+            assert_eq!(code, -32602, "{meta}");
+            assert!(message.contains("`_meta"), "{meta}: {message}");
+        }
+        let mut params = full();
+        params["_meta"] = json!({"progressToken": "p"});
+        assert!(check(Some(&params)).is_ok());
     }
 
     #[test]
