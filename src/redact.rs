@@ -347,8 +347,17 @@ fn redact_keyed_values(text: &str, documents: bool) -> String {
             rest = tail;
             continue;
         }
-        let mut end = value.find(ends_value).unwrap_or(value.len());
-        let quoted = after[..lead].contains(['"', '\'']);
+        // A quoted value runs to its closing quote (`password="two words"`), else to the end
+        // of the word.
+        let quote = after[..lead]
+            .chars()
+            .rev()
+            .find(|c| matches!(c, '"' | '\''));
+        let mut end = match quote.and_then(|q| value.find(q)) {
+            Some(close) => close,
+            None => value.find(ends_value).unwrap_or(value.len()),
+        };
+        let quoted = quote.is_some();
         if documents && !quoted && is_typed_literal(&value[..end]) {
             rest = after;
             continue;
@@ -462,6 +471,17 @@ mod tests {
             r.redact(line),
             "connecting with [redacted] to db as bob:[redacted] on 8080, token [redacted]"
         );
+    }
+
+    #[test]
+    fn a_quoted_keyed_value_goes_whole() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.redact(r#"arg: host=db password="dq secret 77" dbname=x"#),
+            r#"arg: host=db password="[redacted]" dbname=x"#
+        );
+        assert_eq!(r.redact("token='a b' next"), "token='[redacted]' next");
+        assert_eq!(r.redact("password=\"open end"), "password=\"[redacted] end");
     }
 
     #[test]

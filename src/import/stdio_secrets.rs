@@ -212,6 +212,9 @@ mod tests {
             "host=db password='pw 123' dbname=x",
             "postgres://bob:pw-9@db/x?sslpassword=ssl-5",
             "https://h/mcp?token=${KEPT}",
+            r#"host=db password="dq secret 77" dbname=x"#,
+            "password = SpacedPW66 host=db",
+            "Server=x;UID=u;PWD=OdbcPwd999;",
         ];
         let out = args("pg", given.map(String::from).to_vec(), &mut notes);
         assert_eq!(
@@ -221,11 +224,23 @@ mod tests {
                 "host=db password='${PG_PASSWORD}' dbname=x",
                 "postgres://bob:${PG_PASSWORD_2}@db/x?sslpassword=${PG_SSLPASSWORD}",
                 "https://h/mcp?token=${KEPT}",
+                r#"host=db password="${PG_PASSWORD_3}" dbname=x"#,
+                "password = ${PG_PASSWORD_4} host=db",
+                "Server=x;UID=u;PWD=${PG_PWD};",
             ]
         );
         let all = notes.join("\n");
-        assert_eq!(notes.len(), 5, "{all}");
-        for secret in ["k-42", "t-77", "pw 123", "pw-9", "ssl-5"] {
+        assert_eq!(notes.len(), 8, "{all}");
+        for secret in [
+            "k-42",
+            "t-77",
+            "pw 123",
+            "pw-9",
+            "ssl-5",
+            "secret 77",
+            "Spaced",
+            "Odbc",
+        ] {
             assert!(!all.contains(secret), "{all}");
         }
     }

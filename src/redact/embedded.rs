@@ -30,25 +30,47 @@ fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
-/// Every pair of `arg` whose key is secret, in order; pairs with an empty value are skipped.
-/// A value ends at `&`, `;`, `#` or white space; one that starts with `'` runs to the next `'`
-/// not escaped by `\` (or to the end of the argument when none closes it).
+/// Keys that name a secret inside a connection string or a query, though not as a variable or
+/// flag name ([`key_is_secret`] leaves them out there: `PWD` is the shell's working directory):
+/// ODBC's and SQL Server's `PWD`, MySQL's `pass`, a Google API `key`, a signed URL's `sig`
+/// (Azure SAS) and any key ending in `signature` (`X-Amz-Signature`), compared ignoring case,
+/// `_`, `-` and `.`.
+const EMBEDDED_SECRET_KEYS: [&str; 5] = ["pwd", "pass", "key", "sig", "signature"];
+
+/// Whether `key`, written inside an argument, names a secret.
+fn is_secret_key(key: &str) -> bool {
+    let normal = super::normalize(key);
+    key_is_secret(key)
+        || normal.ends_with("signature")
+        || EMBEDDED_SECRET_KEYS.contains(&normal.as_str())
+}
+
+/// Every pair of `arg` whose key is secret ([`is_secret_key`]), in order; pairs with an empty
+/// value are skipped. Spaces may stand around the `=` (libpq allows them). A value ends at
+/// `&`, `;`, `#` or white space; one that starts with `'` or `"` runs to the next such quote
+/// not escaped by `\`, one that starts with `{` (ODBC) to the next `}` not doubled, or to the
+/// end of the argument when none closes it.
 pub fn embedded_secrets(arg: &str) -> Vec<EmbeddedSecret<'_>> {
     let bytes = arg.as_bytes();
     let mut found = Vec::new();
     for (eq, _) in arg.match_indices('=') {
-        let key_start = bytes[..eq]
+        let key_end = bytes[..eq]
+            .iter()
+            .rposition(|&b| b != b' ')
+            .map_or(0, |i| i + 1);
+        let key_start = bytes[..key_end]
             .iter()
             .rposition(|&b| !is_key_byte(b))
             .map_or(0, |i| i + 1);
-        let key = &arg[key_start..eq];
+        let key = &arg[key_start..key_end];
         let before = key_start.checked_sub(1).map(|i| bytes[i]);
         // A key written `--token=` is a flag's, which `secret_args` reads whole.
         let flag = key.starts_with('-');
-        if key.is_empty() || flag || !starts_pair(before) || !key_is_secret(key) {
+        if key.is_empty() || flag || !starts_pair(before) || !is_secret_key(key) {
             continue;
         }
-        let span = value_span(bytes, eq + 1);
+        let start = eq + 1 + bytes[eq + 1..].iter().take_while(|&&b| b == b' ').count();
+        let span = value_span(bytes, start);
         if !span.is_empty() {
             found.push(EmbeddedSecret {
                 key,
@@ -62,12 +84,19 @@ pub fn embedded_secrets(arg: &str) -> Vec<EmbeddedSecret<'_>> {
 
 /// The byte range of the value that starts at `start` (see [`embedded_secrets`]).
 fn value_span(bytes: &[u8], start: usize) -> std::ops::Range<usize> {
-    if bytes.get(start) == Some(&b'\'') {
+    let close = match bytes.get(start) {
+        Some(b'\'') => Some(b'\''),
+        Some(b'"') => Some(b'"'),
+        Some(b'{') => Some(b'}'),
+        _ => None,
+    };
+    if let Some(close) = close {
         let mut i = start + 1;
         while i < bytes.len() {
             match bytes[i] {
-                b'\\' => i += 2,
-                b'\'' => return start + 1..i,
+                b'\\' if close != b'}' => i += 2,
+                b'}' if close == b'}' && bytes.get(i + 1) == Some(&b'}') => i += 2,
+                b if b == close => return start + 1..i,
                 _ => i += 1,
             }
         }
@@ -106,6 +135,30 @@ mod tests {
             [("password", r"a b\'c")]
         );
         assert_eq!(values("password='open"), [("password", "open")]);
+        assert_eq!(
+            values(r#"host=db password="dq secret 77" dbname=x"#),
+            [("password", "dq secret 77")]
+        );
+        assert_eq!(
+            values("Server=x;UID=u;PWD={a;b}}c};Database=d"),
+            [("PWD", "a;b}}c")]
+        );
+        assert_eq!(
+            values("password = SpacedPW66 host=db"),
+            [("password", "SpacedPW66")]
+        );
+        assert_eq!(
+            values("https://maps/?key=AIza-1&sig=s1g&X-Amz-Signature=abc&keyboard=1"),
+            [
+                ("key", "AIza-1"),
+                ("sig", "s1g"),
+                ("X-Amz-Signature", "abc")
+            ]
+        );
+        assert_eq!(
+            values("Server=x;UID=u;PWD=OdbcPwd999;"),
+            [("PWD", "OdbcPwd999")]
+        );
         assert_eq!(values("API_TOKEN=ghp_1"), [("API_TOKEN", "ghp_1")]);
     }
 
@@ -114,7 +167,7 @@ mod tests {
         // `--token=` is a flag: `secret_args` reads it whole.
         assert!(values("--token=abc").is_empty());
         assert!(values("https://h/x?max_tokens=4096&page=2").is_empty());
-        assert!(values("host=db password= dbname=x").is_empty());
+        assert!(values("host=db password='' dbname=x").is_empty());
         assert!(values("a=b=c").is_empty());
     }
 
