@@ -87,6 +87,17 @@ fn write_private(path: &Path, text: &str) -> Result<(), InstallError> {
     write_file(path, text, true)
 }
 
+/// [`write`] for the proxy's config, which takes the moved servers' `env` and `args`, secrets
+/// among them: mode 0600 whatever the file had. Returns the mode it had when that let others
+/// read or write it (for the note saying so).
+fn write_owner_only(path: &Path, text: &str) -> Result<Option<u32>, InstallError> {
+    let before = std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o777);
+    write_file(path, text, true)?;
+    Ok(before.filter(|mode| mode & 0o077 != 0))
+}
+
 fn write_file(path: &Path, text: &str, private: bool) -> Result<(), InstallError> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -393,7 +404,7 @@ pub fn install(
     }
     let record = serde_json::to_string_pretty(&plan.record).expect("a record serializes");
     write_private(&record_path, &record)?;
-    write(&target.envelope_config, &plan.envelope_after)?;
+    let narrowed = write_owner_only(&target.envelope_config, &plan.envelope_after)?;
     write(&target.client_config, &plan.client_after)?;
     let backup = match client_text {
         Some(_) => backup.display().to_string(),
@@ -402,13 +413,17 @@ pub fn install(
     print(
         out,
         &format!(
-            "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {backup}\nundo: {}\ncheck: {} check --config {}\n",
+            "{summary}{} now starts mcp-envelope ({}) with --config {}\nbackup: {backup}\nundo: {}\ncheck: {} check --config {}\n{}",
             target.client_config.display(),
             launcher.program,
             launcher.config,
             undo_command(target, &launcher.program),
             launcher.program,
             launcher.config,
+            narrowed.map_or(String::new(), |mode| format!(
+                "note: {} was mode {mode:04o}, readable by others; it is 0600 now, as it holds the moved servers' env and args\n",
+                target.envelope_config.display()
+            )),
         ),
     )
 }

@@ -392,3 +392,30 @@ fn the_backup_goes_to_the_config_folder_private_whatever_config_names() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
     assert!(!installs.exists(), "the emptied folder is removed");
 }
+
+/// The proxy's config takes the moved servers' secrets: one that others could read is made
+/// 0600, and the install says so (found by a fresh-user tester: an existing 0644 config kept
+/// its mode with a password and a token written into it).
+#[test]
+fn an_existing_config_readable_by_others_is_made_private_and_the_install_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    cursor_config(home.path());
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let config = work.join("x.toml");
+    std::fs::write(&config, "# mine\n").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = bin_in_home(home.path())
+        .current_dir(&work)
+        .args(["--config", "./x.toml", "install", "cursor"])
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{text}");
+    assert!(
+        text.contains("was mode 0644, readable by others; it is 0600 now"),
+        "{text}"
+    );
+}
