@@ -105,10 +105,10 @@ struct Seen {
 
 impl Seen {
     /// Whether the file changed since last seen (`forced`: SIGHUP, look at the text anyway);
-    /// remembers what it saw. A text that is empty or only whitespace, which an editor may
-    /// leave for a moment while it saves, is not a change: it would apply a config with no
-    /// servers and stop them all. It is warned about, and the last text with content is kept
-    /// to compare the next one with.
+    /// remembers what it saw. A text that is empty or only whitespace (after a byte order
+    /// mark), which an editor may leave for a moment while it saves, is not a change: it would
+    /// apply a config with no servers and stop them all. It is warned about, and the last text
+    /// with content is kept to compare the next one with.
     fn changed(&mut self, path: &Path, forced: bool) -> bool {
         let now = stamp(path);
         if !forced && now == self.stamp {
@@ -116,7 +116,9 @@ impl Seen {
         }
         self.stamp = now;
         let text = std::fs::read_to_string(path).ok();
-        if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        // A byte order mark alone is what an editor saving "UTF-8 with BOM" writes first.
+        let blank = |t: &str| t.trim_start_matches('\u{feff}').trim().is_empty();
+        if text.as_deref().is_some_and(blank) {
             warn!(
                 config = %path.display(),
                 "config file is empty or blank (an editor saving it?); not reloaded: the \
@@ -300,7 +302,7 @@ mod tests {
             stamp: stamp(&path),
             text: Some("a".into()),
         };
-        for blank in ["", " \n\t\n", "\n"] {
+        for blank in ["", " \n\t\n", "\n", "\u{feff}", "\u{feff}\n"] {
             std::fs::write(&path, blank).unwrap();
             seen.stamp = None;
             assert!(!seen.changed(&path, false), "{blank:?}");
