@@ -66,7 +66,10 @@ pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
 /// The value of `--allow-origin`, checked: `*` (or any wildcard) would let every page call the
 /// endpoint, defeating the `Origin` check that protects it from DNS rebinding (MCP 2025-11-25
 /// "Transports: Security Warning"), and `null` is the `Origin` of sandboxed frames and `file:`
-/// pages, which any page can make; both are refused (a usage error, exit code 2). Errors:
+/// pages, which any page can make; both are refused (a usage error, exit code 2). So is a
+/// value that is not an origin, `http(s)://host[:port]` (a path, a list, no scheme), which no
+/// browser's `Origin` could match. Returned as a browser writes it (RFC 6454 section 6.1):
+/// lower case, no trailing `/`, no default port (`:443` for https, `:80` for http). Errors:
 /// clap's message for the flag, saying what to give instead.
 pub fn parse_allowed_origin(text: &str) -> Result<String, String> {
     let origin = text.trim();
@@ -85,7 +88,22 @@ pub fn parse_allowed_origin(text: &str) -> Result<String, String> {
                 .to_owned(),
         );
     }
-    Ok(text.to_owned())
+    let lower = origin.trim_end_matches('/').to_ascii_lowercase();
+    let (scheme, default_port) = match lower.split_once("://") {
+        Some(("https", _)) => ("https", ":443"),
+        Some(("http", _)) => ("http", ":80"),
+        _ => ("", ""),
+    };
+    let authority = &lower[(scheme.len() + 3).min(lower.len())..];
+    let plain = !authority.is_empty() && !authority.contains([',', ' ', '\t']);
+    if scheme.is_empty() || !plain || authority_host(authority).is_none_or(str::is_empty) {
+        return Err(format!(
+            "'{origin}' is not an origin a browser sends: give scheme://host[:port] with no \
+             path, such as https://app.example.com, and one --allow-origin for each origin"
+        ));
+    }
+    let authority = authority.strip_suffix(default_port).unwrap_or(authority);
+    Ok(format!("{scheme}://{authority}"))
 }
 
 /// Why a request to an endpoint bound to a loopback address is refused by its `Host` check.
@@ -316,6 +334,38 @@ mod tests {
             .contains("sandboxed"));
         let ok = parse_allowed_origin("https://app.example.com").unwrap();
         assert_eq!(ok, "https://app.example.com");
+    }
+
+    /// Values no browser `Origin` can match were accepted silently (fresh-user tester): they
+    /// are refused, and the spellings of one origin are written as a browser sends it.
+    #[test]
+    fn an_allowed_origin_is_checked_and_written_as_a_browser_sends_it() {
+        for (given, want) in [
+            ("https://APP.example.com:443", "https://app.example.com"),
+            ("https://app.example.com/", "https://app.example.com"),
+            ("http://app.example.com:80", "http://app.example.com"),
+            ("http://app.example.com:8080", "http://app.example.com:8080"),
+            ("https://[::1]:8443", "https://[::1]:8443"),
+        ] {
+            assert_eq!(parse_allowed_origin(given).unwrap(), want, "{given}");
+        }
+        for bad in [
+            "app.example.com",
+            "https://a.com,https://b.com",
+            "javascript:alert(1)",
+            "file://",
+            "https://app.example.com/path",
+            "https://user@app.example.com",
+            "ftp://app.example.com",
+            "https://app.example.com:port",
+        ] {
+            let err = parse_allowed_origin(bad).unwrap_err();
+            assert!(err.contains("scheme://host[:port]"), "{bad}: {err}");
+        }
+        assert!(origin_allowed(
+            Some("https://app.example.com"),
+            &[parse_allowed_origin("https://App.Example.com:443").unwrap()]
+        ));
     }
 
     #[test]
