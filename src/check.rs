@@ -214,8 +214,11 @@ fn server_report(
         startup: ds.startup_duration(),
         offered: Default::default(),
         stderr_tail: ds.stderr_tail(),
+        warnings: server_warnings(server, ds)
+            .into_iter()
+            .chain(tools.iter().filter_map(tiny_token_budget))
+            .collect(),
         tools,
-        warnings: server_warnings(server, ds),
         errors: ds.tools().map_or_else(Vec::new, |listed| {
             let offered: Vec<&str> = listed.iter().map(|t| t.name()).collect();
             server.unknown_tool_messages(&offered)
@@ -245,6 +248,23 @@ fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolRepor
             })
         })
         .collect()
+}
+
+/// A warning for a tool whose `token_budget` is under
+/// [`envelope_core::budget::TOKENS_OF_ANY_CHARACTER`]: a character that takes more tokens
+/// than the budget cannot be shown, even cut into pieces (`long_rows = "split"`), so a result
+/// made of such characters answers an empty `content` and its page an error.
+fn tiny_token_budget(tool: &ToolReport) -> Option<String> {
+    let budget = tool.budget_rules.token_budget.as_ref()?.value;
+    let least = envelope_core::budget::TOKENS_OF_ANY_CHARACTER;
+    (budget < least).then(|| {
+        format!(
+            "tool '{}': token_budget {budget} is under {least}: one character can take up to \
+             {least} tokens, and text made of such characters cannot be shown (not even cut \
+             into pieces)",
+            tool.name
+        )
+    })
 }
 
 /// What is wrong with a server's tools: tools that need task-augmented execution, and the

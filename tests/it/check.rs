@@ -512,3 +512,21 @@ fn call_starts_the_server_a_collision_gives_a_prefixed_name_to() {
     assert_eq!(envelope["status"], "ok", "{envelope}");
     assert_eq!(envelope["content"], "from a", "{envelope}");
 }
+
+/// A token budget under the most tokens one character takes cannot show some text, even
+/// cut into pieces: `check` says so for that tool only (a fresh-user tester got an empty
+/// first answer and no word why).
+#[test]
+fn a_token_budget_too_small_for_a_character_is_a_check_warning() {
+    let (_dir, config) = write_config(&format!(
+        "{}\n[mcp_servers.fx.tools.echo]\ntoken_budget = 1\n[mcp_servers.fx.tools.rows]\ntoken_budget = 4\n",
+        fixture_server("fx", &[], "")
+    ));
+    let out = check(&config);
+    let text = ok_stdout(&out);
+    assert!(
+        text.contains("tool 'echo': token_budget 1 is under 4"),
+        "{text}"
+    );
+    assert!(!text.contains("tool 'rows': token_budget"), "{text}");
+}

@@ -24,6 +24,11 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+/// At most how many tokens one character takes in a byte-level BPE (the tokenizers here):
+/// one a UTF-8 byte at worst. A token budget of at least this fits every character alone, so
+/// a long row cut into pieces shows all of it; a smaller one cannot show some characters.
+pub const TOKENS_OF_ANY_CHARACTER: usize = 4;
+
 /// A named tokenizer whose tokens a [`Budget`] can count.
 ///
 /// Config and transcript spelling: `"o200k_base"` (the default; GPT-4o, GPT-4.1, o-series and
@@ -510,6 +515,17 @@ mod tests {
         }
         assert_eq!(Budget::chars(3).split("abcdefg"), ["abc", "def", "g"]);
         assert_eq!(Budget::chars(3).split("ab"), ["ab"]);
+    }
+
+    #[test]
+    fn every_character_fits_its_most_tokens() {
+        let hard = ["👨", "🇵", "\u{10FFFF}", "\u{1F9D1}", "ﷺ", "𒐫", "\u{E0001}"];
+        for t in Tokenizer::ALL {
+            for c in hard {
+                let n = t.count(c);
+                assert!((1..=TOKENS_OF_ANY_CHARACTER).contains(&n), "{t} {c:?}: {n}");
+            }
+        }
     }
 
     #[test]
