@@ -300,19 +300,17 @@ impl Peer {
 
     /// Whether our request `id` still waits for its answer.
     pub fn is_pending(&self, id: &Value) -> bool {
-        let id = id.as_u64();
-        id.is_some_and(|id| self.pending.lock().unwrap().contains_key(&id))
+        jsonrpc::u64_id(id).is_some_and(|id| self.pending.lock().unwrap().contains_key(&id))
     }
 
     /// Whether our pending request `id` wants its answer unparsed ([`Peer::request_by`] with `raw`).
     fn wants_raw(&self, id: &Value) -> bool {
-        let id = id.as_u64();
-        id.is_some_and(|id| self.raw_wanted.lock().unwrap().contains(&id))
+        jsonrpc::u64_id(id).is_some_and(|id| self.raw_wanted.lock().unwrap().contains(&id))
     }
 
     /// Fills the slot of pending request `id` with `reply`; `false` when none is pending.
     pub fn deliver(&self, id: &Value, reply: Reply) -> bool {
-        let Some(id) = id.as_u64() else { return false };
+        let Some(id) = jsonrpc::u64_id(id) else { return false };
         let tx = self.pending.lock().unwrap().remove(&id);
         match tx {
             Some(tx) => {
@@ -348,9 +346,7 @@ impl Peer {
     fn unmatched(&self, id: &Value) -> Unmatched {
         if self.is_closed() {
             Unmatched::AfterClose
-        } else if id
-            .as_u64()
-            .is_some_and(|n| n >= 1 && n < self.next_id.load(Ordering::Relaxed))
+        } else if jsonrpc::u64_id(id).is_some_and(|n| n >= 1 && n < self.next_id.load(Ordering::Relaxed))
         {
             Unmatched::Late
         } else {

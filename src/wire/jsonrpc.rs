@@ -65,14 +65,27 @@ pub enum Incoming {
 }
 
 /// Whether `id` is a valid MCP request id: a string or an integer ("Basic: Requests") of any
-/// size (`-0` and a 30-digit integer are kept and echoed as written:
-/// [`envelope_core::numbers`]).
+/// size, written as JSON Schema's `integer` allows (`-0`, a 30-digit integer, `1.0`, `1e2`;
+/// kept and echoed as written: [`envelope_core::numbers`]).
 pub fn is_valid_id(id: &Value) -> bool {
     match id {
         Value::String(_) => true,
-        Value::Number(n) => envelope_core::numbers::is_integer(n),
+        Value::Number(n) => envelope_core::numbers::is_integral(n),
         _ => false,
     }
+}
+
+/// `id` as a `u64` when it is a non-negative integer in value: `3`, and `3.0` or `3e0` as a
+/// peer may write it back (JSON Schema's `integer` allows them). Our own request ids are
+/// `u64`s; an answer spelling one as `3.0` was left unmatched and its call waited out its
+/// timeout (found by a fresh-user tester).
+pub fn u64_id(id: &Value) -> Option<u64> {
+    let n = id.as_number()?;
+    n.as_u64().or_else(|| {
+        let f = n.as_f64()?;
+        // Exact below 2^53; our ids never come near it.
+        (f.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&f)).then_some(f as u64)
+    })
 }
 
 /// The -32602 error for a request of `method` whose `params` are by position (an array), or
@@ -472,7 +485,15 @@ mod tests {
                 other => panic!("{id}: {other:?}"),
             }
         }
-        for id in ["1.5", "1e3"] {
+        // serde_json writes an exponent with its sign.
+        for (id, written) in [("1.0", "1.0"), ("1e3", "1e+3")] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let Incoming::Single(Message::Request { id: got, .. }) = classify(line.as_bytes()) else {
+                panic!("{id} refused");
+            };
+            assert_eq!(got.to_string(), written);
+        }
+        for id in ["1.5", "1E400"] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
             assert!(
                 matches!(
@@ -481,6 +502,21 @@ mod tests {
                 ),
                 "{id}"
             );
+        }
+    }
+
+    #[test]
+    fn an_id_written_as_an_integral_float_is_the_same_u64() {
+        for (id, want) in [
+            (json!(3), Some(3)),
+            (serde_json::from_str("3.0").unwrap(), Some(3)),
+            (serde_json::from_str("3e0").unwrap(), Some(3)),
+            (json!(3.5), None),
+            (json!(-1), None),
+            (json!("3"), None),
+            (serde_json::from_str("1e400").unwrap(), None),
+        ] {
+            assert_eq!(u64_id(&id), want, "{id}");
         }
     }
 

@@ -30,6 +30,13 @@ pub fn is_integer(n: &serde_json::Number) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Whether `n` is an integer in value: written as one ([`is_integer`]), or a finite number with
+/// no fraction (`1.0`, `1e2`), which JSON Schema's `integer` type accepts too (JSON Schema
+/// 2020-12 Validation, section 6.1.1); MCP's schema types an id as `string | integer`.
+pub fn is_integral(n: &serde_json::Number) -> bool {
+    is_integer(n) || n.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
 /// The bytes of `n` as serde_json writes it: its text as read (or as made from a Rust
 /// number).
 pub fn written_len(n: &serde_json::Number) -> usize {
@@ -99,5 +106,11 @@ mod tests {
             assert!(!is_integer(&n(t)), "{t}");
         }
         assert_eq!(written_len(&n("0.12345678901234567890123")), 25);
+        for t in ["1.0", "1e2", "-3.00", "1E300"] {
+            assert!(is_integral(&n(t)), "{t}");
+        }
+        for t in ["1.5", "1e-2", "1E400"] {
+            assert!(!is_integral(&n(t)), "{t}");
+        }
     }
 }
