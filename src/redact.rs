@@ -162,16 +162,13 @@ pub fn secret_args(args: &[String]) -> Vec<String> {
         let name = arg.trim_start_matches('-');
         let is_flag = name.len() < arg.len();
         match name.split_once(['=', ':']) {
-            Some((key, value)) if key_is_secret(key.trim()) => {
-                let value = value.trim();
-                if let Some((scheme, credential)) = value.split_once(' ') {
-                    if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic")
-                    {
-                        found.push(credential.trim().to_owned());
-                    }
-                }
-                found.push(value.to_owned());
-            }
+            Some((key, value)) if key_is_secret(key.trim()) => push_keyed(value, &mut found),
+            // `--header=Authorization: Bearer …` in one argument (mcp-remote's style): the
+            // flag's value is itself `Key: value`.
+            Some((_, header)) if is_flag => match header.split_once(':') {
+                Some((key, value)) if key_is_secret(key.trim()) => push_keyed(value, &mut found),
+                _ => {}
+            },
             Some(_) => {}
             None => after_secret_flag = is_flag && key_is_secret(name),
         }
@@ -185,6 +182,18 @@ pub fn secret_args(args: &[String]) -> Vec<String> {
     }
     found.retain(|v| !v.is_empty());
     found
+}
+
+/// Adds the value of a secret `KEY=value` / `Key: value` to `found`, and the credential alone
+/// when the value is `Bearer …` or `Basic …`.
+fn push_keyed(value: &str, found: &mut Vec<String>) {
+    let value = value.trim();
+    if let Some((scheme, credential)) = value.split_once(' ') {
+        if is_scheme(scheme) {
+            found.push(credential.trim().to_owned());
+        }
+    }
+    found.push(value.to_owned());
 }
 
 /// A server's `command` as written, for a message: the secrets of its words
@@ -448,6 +457,10 @@ mod tests {
             "https://example.com/a:b@c",
             "https://h/mcp?x=1&api_key=k%40y-1",
             "host=db password='pw 55' dbname=x",
+            "--header=Authorization: Bearer hdr-12345",
+            "--header=X-Api-Key: xk-999",
+            "--header=Accept: text/plain",
+            "https://app/cb#token=frag-777",
         ]
         .map(String::from)
         .to_vec();
@@ -463,6 +476,10 @@ mod tests {
                 "k%40y-1",
                 "k@y-1",
                 "pw 55",
+                "hdr-12345",
+                "Bearer hdr-12345",
+                "xk-999",
+                "frag-777",
             ]
         );
         let r = Redactor::default().with_values(secret_args(&args));

@@ -215,6 +215,8 @@ mod tests {
             r#"host=db password="dq secret 77" dbname=x"#,
             "password = SpacedPW66 host=db",
             "Server=x;UID=u;PWD=OdbcPwd999;",
+            "--header=Authorization: Bearer hdr-12345",
+            "https://app/cb#access_token=frag-777",
         ];
         let out = args("pg", given.map(String::from).to_vec(), &mut notes);
         assert_eq!(
@@ -227,10 +229,12 @@ mod tests {
                 r#"host=db password="${PG_PASSWORD_3}" dbname=x"#,
                 "password = ${PG_PASSWORD_4} host=db",
                 "Server=x;UID=u;PWD=${PG_PWD};",
+                "--header=Authorization: ${PG_HEADER}",
+                "https://app/cb#access_token=${PG_ACCESS_TOKEN}",
             ]
         );
         let all = notes.join("\n");
-        assert_eq!(notes.len(), 8, "{all}");
+        assert_eq!(notes.len(), 10, "{all}");
         for secret in [
             "k-42",
             "t-77",
@@ -240,6 +244,8 @@ mod tests {
             "secret 77",
             "Spaced",
             "Odbc",
+            "hdr-1",
+            "frag-7",
         ] {
             assert!(!all.contains(secret), "{all}");
         }

@@ -20,9 +20,10 @@ pub struct EmbeddedSecret<'a> {
 }
 
 /// Whether the byte before a key lets it start a pair: the start of the argument, a query's
-/// `?` or `&`, a `;`, or white space (connection strings separate pairs with spaces).
+/// `?` or `&`, a fragment's `#` (OAuth's `#access_token=…`), a `;`, or white space
+/// (connection strings separate pairs with spaces).
 fn starts_pair(before: Option<u8>) -> bool {
-    before.is_none_or(|b| matches!(b, b'?' | b'&' | b';') || b.is_ascii_whitespace())
+    before.is_none_or(|b| matches!(b, b'?' | b'&' | b'#' | b';') || b.is_ascii_whitespace())
 }
 
 /// Whether `b` may be part of a key.

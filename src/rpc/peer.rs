@@ -310,7 +310,9 @@ impl Peer {
 
     /// Fills the slot of pending request `id` with `reply`; `false` when none is pending.
     pub fn deliver(&self, id: &Value, reply: Reply) -> bool {
-        let Some(id) = jsonrpc::u64_id(id) else { return false };
+        let Some(id) = jsonrpc::u64_id(id) else {
+            return false;
+        };
         let tx = self.pending.lock().unwrap().remove(&id);
         match tx {
             Some(tx) => {
@@ -346,7 +348,8 @@ impl Peer {
     fn unmatched(&self, id: &Value) -> Unmatched {
         if self.is_closed() {
             Unmatched::AfterClose
-        } else if jsonrpc::u64_id(id).is_some_and(|n| n >= 1 && n < self.next_id.load(Ordering::Relaxed))
+        } else if jsonrpc::u64_id(id)
+            .is_some_and(|n| n >= 1 && n < self.next_id.load(Ordering::Relaxed))
         {
             Unmatched::Late
         } else {

@@ -488,7 +488,8 @@ mod tests {
         // serde_json writes an exponent with its sign.
         for (id, written) in [("1.0", "1.0"), ("1e3", "1e+3")] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
-            let Incoming::Single(Message::Request { id: got, .. }) = classify(line.as_bytes()) else {
+            let Incoming::Single(Message::Request { id: got, .. }) = classify(line.as_bytes())
+            else {
                 panic!("{id} refused");
             };
             assert_eq!(got.to_string(), written);

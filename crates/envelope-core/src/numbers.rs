@@ -34,7 +34,9 @@ pub fn is_integer(n: &serde_json::Number) -> bool {
 /// no fraction (`1.0`, `1e2`), which JSON Schema's `integer` type accepts too (JSON Schema
 /// 2020-12 Validation, section 6.1.1); MCP's schema types an id as `string | integer`.
 pub fn is_integral(n: &serde_json::Number) -> bool {
-    is_integer(n) || n.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+    is_integer(n)
+        || n.as_f64()
+            .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
 }
 
 /// The bytes of `n` as serde_json writes it: its text as read (or as made from a Rust
