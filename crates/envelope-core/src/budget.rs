@@ -19,6 +19,7 @@
 //! This module does no I/O.
 
 mod prefix;
+mod remembered;
 
 use std::sync::OnceLock;
 
@@ -238,13 +239,26 @@ impl Budget {
     /// for the rest. A piece is never empty; a single
     /// character that does not fit alone (a budget smaller than one character's tokens)
     /// becomes a piece of its own.
+    ///
+    /// The last cut of a text of 256 KiB or more under a token budget is remembered and reused
+    /// for an equal text (`budget/remembered.rs`): the pages of one long row cut it again and
+    /// again.
     pub fn split<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let remember = self.tokens.is_some() && text.len() >= remembered::MIN_BYTES;
+        if remember {
+            if let Some(pieces) = remembered::recall(self, text) {
+                return pieces;
+            }
+        }
         let mut pieces = Vec::new();
         let mut rest = text;
         while !rest.is_empty() {
             let end = self.longest_fitting_prefix(rest);
             pieces.push(&rest[..end]);
             rest = &rest[end..];
+        }
+        if remember {
+            remembered::remember(self, text, &pieces);
         }
         pieces
     }
