@@ -108,6 +108,14 @@ pub enum NotKept {
         /// The store's size.
         max_bytes: usize,
     },
+    /// The session already has a truncated result under this `call_id` whose rows are still
+    /// being paged: JSON-RPC ids `5` and `"5"` are two requests but one `call_id`. The first
+    /// keeps its rows; replacing them would hand its pages another result's rows.
+    #[error("call_id '{call_id}' already names an earlier truncated result of this session, whose rows the page tool still returns")]
+    CallIdInUse {
+        /// The `call_id` both results have.
+        call_id: String,
+    },
 }
 
 /// The text block (`{"type": "text", "text": …}`) that follows the envelope's in the answer of
@@ -175,8 +183,9 @@ impl PageStore {
         self.slots.is_empty()
     }
 
-    /// Keeps `call`, of which the last `remaining` rows are still to be delivered, replacing an
-    /// entry of the same key, evicting least recently used entries until it fits.
+    /// Keeps `call`, of which the last `remaining` rows are still to be delivered, evicting
+    /// least recently used entries until it fits. Errors: [`NotKept::TooLarge`], and
+    /// [`NotKept::CallIdInUse`] when an entry of the same key is still held (its rows stay).
     pub fn insert(
         &mut self,
         key: PageKey,
@@ -185,7 +194,11 @@ impl PageStore {
         now: Instant,
     ) -> Result<(), NotKept> {
         self.expire(now);
-        self.remove(&key);
+        if self.slots.contains_key(&key) {
+            return Err(NotKept::CallIdInUse {
+                call_id: key.call_id,
+            });
+        }
         let mut call = call;
         call.result_json.shrink_to_fit();
         let bytes = entry_bytes(&key, &call);
@@ -330,6 +343,30 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!("the result needs about {bytes} bytes of the paging store, which holds {} ([paging] max_bytes)", bytes - 1)
+        );
+    }
+
+    /// Ids `5` and `"5"` of one session share call_id "5": the second truncated result used to
+    /// replace the first silently, so the first's next page showed the second's rows. Now the
+    /// second is not kept, saying why, and the first pages on.
+    #[test]
+    fn a_call_id_still_paged_keeps_its_rows_and_a_second_result_is_not_kept() {
+        let mut store = PageStore::new(1 << 20, DEFAULT_TTL);
+        let now = Instant::now();
+        store.insert(key(1, "5"), call(100), 3, now).unwrap();
+        let second = store.insert(key(1, "5"), call(200), 9, now).unwrap_err();
+        assert!(
+            second
+                .to_string()
+                .contains("call_id '5' already names an earlier truncated result"),
+            "{second}"
+        );
+        let (kept, cursor) = store.get(&key(1, "5"), now).unwrap();
+        assert_eq!(kept.result_json.len(), call(100).result_json.len());
+        assert_eq!(cursor, Cursor::Remaining(3));
+        assert!(
+            store.insert(key(2, "5"), call(200), 9, now).is_ok(),
+            "another session"
         );
     }
 
