@@ -87,14 +87,17 @@ impl Connection {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
     ) -> Result<Result<Value, Value>, CallError> {
-        match self.request_body(method, params, timeout, on_sent).await? {
+        match self
+            .request_body(method, params, timeout, on_sent, false)
+            .await?
+        {
             Ok(body) => body.into_result().await,
             Err(error) => Ok(Err(error)),
         }
     }
 
     /// Like [`Connection::request`], but a large `result` may come back unparsed
-    /// ([`ResultBody::Raw`]). The params get the era's `_meta` ([`handshake::prepare_params`];
+    /// ([`ResultBody::Raw`]); with `raw`, a successful one of any size does. The params get the era's `_meta` ([`handshake::prepare_params`];
     /// a modern server's are written with it straight from `params`, see `stamped.rs`).
     pub async fn request_body(
         &self,
@@ -102,8 +105,9 @@ impl Connection {
         params: Option<&Value>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(u64) + Send),
+        raw: bool,
     ) -> Result<Result<ResultBody, Value>, CallError> {
-        self.send(method, params, timeout, on_sent, false).await
+        self.send(method, params, timeout, on_sent, raw).await
     }
 
     /// [`Connection::request_body`] whose successful answer comes back unparsed whatever its

@@ -392,8 +392,25 @@ impl Downstream {
         timeout: Duration,
         on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
     ) -> Result<Result<ResultBody, Value>, CallError> {
+        self.request_with(method, params, timeout, on_sent, false)
+            .await
+    }
+
+    /// [`Downstream::request`]; with `raw`, a successful answer of any size comes back
+    /// unparsed ([`ResultBody::Raw`]) unless it holds a secret of the server's (then it is
+    /// parsed to take them out): for a `tools/call` whose result is mapped from its text
+    /// (`envelope_core::mapping::fast`) and not recorded.
+    pub async fn request_with(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+        on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
+        raw: bool,
+    ) -> Result<Result<ResultBody, Value>, CallError> {
         // Boxed: see `answer_request` (src/proxy/dispatch.rs).
-        let answer = Box::pin(self.request_unredacted(method, params, timeout, on_sent)).await?;
+        let unredacted = self.request_unredacted(method, params, timeout, on_sent, raw);
+        let answer = Box::pin(unredacted).await?;
         let secrets = &self.inner.secrets;
         if secrets.is_empty() {
             return Ok(answer);
@@ -430,6 +447,7 @@ impl Downstream {
         params: Option<&Value>,
         timeout: Duration,
         on_sent: &mut (dyn FnMut(&Arc<Connection>, u64) + Send),
+        raw: bool,
     ) -> Result<Result<ResultBody, Value>, CallError> {
         let deadline = tokio::time::Instant::now() + timeout;
         let conn = self.wait_ready(deadline).await.map_err(|e| match e {
@@ -440,12 +458,18 @@ impl Downstream {
         // Counted while it runs: a retired instance drains until its count is 0.
         let _in_flight = conn.in_flight.enter();
         let conn2 = conn.clone();
-        conn.request_body(method, params, remaining, &mut |id| on_sent(&conn2, id))
-            .await
-            .map_err(|e| match e {
-                CallError::Timeout(_) => CallError::Timeout(timeout),
-                other => other,
-            })
+        conn.request_body(
+            method,
+            params,
+            remaining,
+            &mut |id| on_sent(&conn2, id),
+            raw,
+        )
+        .await
+        .map_err(|e| match e {
+            CallError::Timeout(_) => CallError::Timeout(timeout),
+            other => other,
+        })
     }
 
     pub(crate) fn set_state(&self, state: ServerState) {

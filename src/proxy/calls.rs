@@ -18,6 +18,7 @@ use crate::config::ToolSettings;
 use crate::downstream::{CallError, RawResponse, ResultBody};
 use crate::envelope::Status;
 use crate::era::RequestMeta;
+use crate::offload::OFFLOAD_MIN_BYTES;
 use crate::outcome::{map_outcome, map_raw_response, Mapped, MappingContext, Outcome};
 use crate::passthrough::results::is_url_elicitation_required;
 use crate::redact::SecretValues;
@@ -546,7 +547,8 @@ fn call_facts(
     if let CallOutcome::Outcome(Outcome::NoSuchTool { .. }) = &call_outcome {
         open.name.clone_from(&server_tool);
     }
-    let raw = matches!(call_outcome, CallOutcome::Raw(_));
+    // Only a result mapped off the runtime thread leaves room for a cancel meanwhile.
+    let raw = matches!(&call_outcome, CallOutcome::Raw(r) if r.len() >= OFFLOAD_MIN_BYTES);
     let keep = |s: &mut String| if raw { s.clone() } else { std::mem::take(s) };
     let facts = CallFacts {
         call_id: keep(&mut open.call_id),
@@ -564,6 +566,11 @@ async fn map_raw_off_thread(
     facts: &CallFacts,
 ) -> (Mapped, Option<RawResponse>, Option<Outcome>) {
     let timeout = facts.settings.tool_timeout.value;
+    if raw.len() < OFFLOAD_MIN_BYTES {
+        // Mapped right here (`cpu_bound` would run it inline too), without copying the facts.
+        let (mapped, parsed) = map_raw(&raw, &facts.mapping_context(), timeout);
+        return (mapped, Some(raw), parsed);
+    }
     let facts = facts.clone();
     let work = crate::offload::cpu_bound(raw.len(), move || {
         #[cfg(test)]

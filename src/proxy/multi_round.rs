@@ -237,7 +237,9 @@ impl Core {
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
             // enveloped as an error).
-            return Flow::Done(request_lent(ds, params, timeout, slot).await);
+            // Unrecorded, its result is mapped from its text (no tree: see `request_lent`).
+            let raw = self.transcript.is_none();
+            return Flow::Done(request_lent(ds, params, timeout, slot, raw).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return Box::pin(self.resume(state, responses, meta, tool, leg)).await;
@@ -409,8 +411,8 @@ impl Core {
         let mut forwarded = None;
         for _round in 0..=MAX_ROUNDS {
             let result = match &forwarded {
-                None => request_lent(ds, params, timeout, slot).await,
-                Some(retry) => start_request_bounded(ds, retry, timeout, slot).await,
+                None => request_lent(ds, params, timeout, slot, false).await,
+                Some(retry) => start_request_bounded(ds, retry, timeout, slot, false).await,
             };
             let interim = match &result {
                 Ok(Ok(ResultBody::Value(r))) if mrtr::is_input_required(r) => r.clone(),
@@ -512,20 +514,24 @@ fn start_request(
     slot: &DownstreamSlot,
 ) -> CallFuture {
     let (ds, params, slot) = (ds.clone(), Value::Object(params.clone()), slot.clone());
-    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot).await })
+    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot, false).await })
 }
 
 /// [`start_request_bounded`] with `params` lent to the request (taken and put back), not
 /// copied. They are put back also when the call is dropped while it waits (its client
-/// cancelled it): its transcript record needs its arguments ([`Lent`]).
+/// cancelled it): its transcript record needs its arguments ([`Lent`]). With `raw`, a
+/// successful result comes back as its text ([`Downstream::request_with`]), which the call maps
+/// without a `Value` tree when it is small and of a common shape
+/// (`envelope_core::mapping::fast`): half of a small call's instructions were that tree.
 async fn request_lent(
     ds: &Downstream,
     params: &mut Map<String, Value>,
     timeout: Duration,
     slot: &DownstreamSlot,
+    raw: bool,
 ) -> CallResult {
     let lent = Lent::take(params);
-    start_request_bounded(ds, &lent.value, timeout, slot).await
+    start_request_bounded(ds, &lent.value, timeout, slot, raw).await
 }
 
 /// A call's params lent to its request: put back where they were taken from when dropped.
@@ -554,14 +560,16 @@ async fn start_request_bounded(
     params: &Value,
     timeout: Duration,
     slot: &DownstreamSlot,
+    raw: bool,
 ) -> CallResult {
-    ds.request(
+    ds.request_with(
         "tools/call",
         Some(params),
         timeout,
         &mut |conn, downstream_id| {
             *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
         },
+        raw,
     )
     .await
 }

@@ -65,9 +65,18 @@ impl Core {
         };
         let (call_id, tool) = (&facts.call_id, &facts.tool);
         let media = facts.settings.media.value;
+        // A raw result below this is small enough to be held as a parsed one is.
+        const SMALL: usize = crate::rpc::body::RAW_RESULT_MIN_BYTES;
         let result_json = || match (outcome, raw) {
             (Some(Outcome::Result { result }), _) => {
                 Some(crate::outcome::paged_result_json(result, media))
+            }
+            // A small result mapped from its text (`envelope_core::mapping::fast`) is held as
+            // a parsed one is: without the text blocks its rows do not come from.
+            (None, Some(raw)) if raw.len() < SMALL => {
+                let result = crate::transcript::result_of_response(raw.as_str())?;
+                let result: Value = serde_json::from_str(result.get()).ok()?;
+                Some(crate::outcome::paged_result_json(&result, media))
             }
             (None, Some(raw)) => {
                 crate::transcript::result_of_response(raw.as_str()).map(|r| r.get().to_owned())
@@ -78,10 +87,12 @@ impl Core {
         let truncated = mapped.envelope.status == crate::envelope::Status::Truncated;
         let kept = match raw {
             // A raw line at least as long as the store cannot fit: not copied to find out.
-            Some(r) if truncated && r.len() >= pager.max_bytes() => Err(NotKept::TooLarge {
-                bytes: r.len() + crate::paging::ENTRY_OVERHEAD_BYTES,
-                max_bytes: pager.max_bytes(),
-            }),
+            Some(r) if truncated && r.len() >= pager.max_bytes().max(SMALL) => {
+                Err(NotKept::TooLarge {
+                    bytes: r.len() + crate::paging::ENTRY_OVERHEAD_BYTES,
+                    max_bytes: pager.max_bytes(),
+                })
+            }
             _ => pager.keep(&ctx, &facts.server_tool, &mapped.envelope, result_json),
         };
         if let Err(why) = kept {

@@ -299,6 +299,11 @@ pub enum Row<'a> {
     /// [`crate::text_rows::SplitLongObjects`]). Joined to its neighbours as an
     /// [`Row::Object`] is.
     Rendered(Cow<'a, str>),
+    /// A whole object row given as its rendered text, exactly what the [`Row::Object`] of the
+    /// same members renders (the small-result path renders rows straight from the result's
+    /// JSON text: [`crate::mapping::fast`]). Filled, joined and cut (`long_rows = "split"`) as
+    /// that object row would be.
+    Whole(Cow<'a, str>),
     /// A line of plain text (from a text content block): rendered as the line itself. Two
     /// consecutive line rows are joined with `\n` instead of `; ` (issue 3's mapping contract).
     Line(Cow<'a, str>),
@@ -317,14 +322,18 @@ impl Row<'_> {
     pub fn text(&self) -> Option<&str> {
         match self {
             Row::Object(_) => None,
-            Row::Rendered(t) | Row::Line(t) | Row::Block(t) | Row::Continued(t, _) => Some(t),
+            Row::Rendered(t)
+            | Row::Whole(t)
+            | Row::Line(t)
+            | Row::Block(t)
+            | Row::Continued(t, _) => Some(t),
         }
     }
 
     /// What the row is for the separators around it.
     pub fn kind(&self) -> RowKind {
         match self {
-            Row::Object(_) | Row::Rendered(_) => RowKind::Object,
+            Row::Object(_) | Row::Rendered(_) | Row::Whole(_) => RowKind::Object,
             Row::Line(_) => RowKind::Line,
             Row::Block(_) => RowKind::Block,
             Row::Continued(_, kind) => *kind,
@@ -531,9 +540,11 @@ pub(crate) fn render_row_within(
         limit,
     };
     let ok = match row {
-        Row::Rendered(text) | Row::Line(text) | Row::Block(text) | Row::Continued(text, _) => {
-            out.push(text.as_bytes()).is_ok()
-        }
+        Row::Rendered(text)
+        | Row::Whole(text)
+        | Row::Line(text)
+        | Row::Block(text)
+        | Row::Continued(text, _) => out.push(text.as_bytes()).is_ok(),
         Row::Object(map) => render_object_row(map, &mut out).is_ok(),
     };
     ok.then_some(out.chars)

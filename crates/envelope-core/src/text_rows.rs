@@ -85,7 +85,7 @@ pub fn plain_text_rows<'a>(
     )
 }
 
-/// `long_rows = "split"` for object rows: the rows of an iterator, each [`Row::Object`] that
+/// `long_rows = "split"` for object rows: the rows of an iterator, each [`Row::Object`] (or [`Row::Whole`]) that
 /// does not fit the budget on its own replaced by the pieces of its rendered text, cut as a
 /// long line is ([`Budget::split`]): the first a [`Row::Rendered`], the others
 /// [`Row::Continued`] of kind [`RowKind::Object`]. Every other row passes unchanged.
@@ -195,7 +195,7 @@ impl<'a, I: Iterator<Item = Row<'a>>> Iterator for SplitLongObjects<'a, I> {
             self.cut = None;
         }
         let row = self.rows.next()?;
-        if !matches!(row, Row::Object(_)) || self.fits_alone(&row) {
+        if !matches!(row, Row::Object(_) | Row::Whole(_)) || self.fits_alone(&row) {
             return Some(row);
         }
         let text = render_row(&row);

@@ -97,6 +97,10 @@ fn lazy_mapped(
 /// unknown or repeated member), or its result needs parsing in full; the caller then parses
 /// the line in full and maps it as usual.
 pub fn map_raw_response(line: &str, ctx: &MappingContext<'_>) -> Option<Mapped> {
+    // A small line of a common shape: no tree at all.
+    if let Some(mapped) = super::fast::map_small_response(line, ctx) {
+        return Some(mapped);
+    }
     let mut de = serde_json::Deserializer::from_str(line);
     let cut = Cut::of(ctx);
     let (substitute, skipped) = ResponseSeed(cut).deserialize(&mut de).ok()?;

@@ -69,6 +69,7 @@ use crate::text_rows::TextRules;
 
 mod answer;
 pub mod errors;
+pub mod fast;
 mod http_status;
 mod lazy;
 pub mod media;

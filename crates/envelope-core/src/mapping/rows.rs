@@ -113,7 +113,7 @@ pub fn paged_result_json(result: &Value, media: MediaMode) -> String {
 /// comes from the proxy, which stamps its own for 2026-07-28 clients, and the 2025 revisions
 /// reserve the `io.modelcontextprotocol/` prefix without defining the key (2025-11-25 "Basic:
 /// `_meta`"). `None` for `null` and for a `_meta` that held nothing else.
-fn kept_meta(meta: &Value) -> Option<Value> {
+pub(crate) fn kept_meta(meta: &Value) -> Option<Value> {
     match meta {
         Value::Null => None,
         Value::Object(map) if map.contains_key(crate::era::META_SERVER_INFO) => {
@@ -248,7 +248,7 @@ fn map_plain_result(
 
 /// The greedy fill of `rows` after the first `skip`, within `fill`, each object row longer
 /// than `budget` cut into pieces first when `split` ([`SplitLongObjects`]).
-fn fill_from<'a>(
+pub(crate) fn fill_from<'a>(
     rows: impl Iterator<Item = Row<'a>>,
     split: bool,
     skip: usize,
@@ -403,7 +403,7 @@ fn owned_item_row<'a>(item: Value) -> Row<'a> {
 
 /// A text block's rows: the JSON rule when the whole text is a JSON object or array, else
 /// its plain-text rows ([`plain_text_rows`]: lines or blocks, long ones split).
-fn text_rows(text: &str, rules: TextRules) -> Rows<'_> {
+pub(crate) fn text_rows(text: &str, rules: TextRules) -> Rows<'_> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         if let Ok(value @ (Value::Object(_) | Value::Array(_))) =

@@ -417,6 +417,8 @@ fn huge_borrowed_scalars_are_left_out_without_being_copied_whole() {
 
 #[path = "tests_errors.rs"]
 mod errors;
+#[path = "tests_fast.rs"]
+mod fast;
 #[path = "tests_props.rs"]
 mod props;
 

@@ -278,7 +278,7 @@ fn structured() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn raw_result_value() -> impl Strategy<Value = Value> {
+pub(super) fn raw_result_value() -> impl Strategy<Value = Value> {
     let block = prop_oneof![
         "[a-z\n{}\\[\\]]{0,10}".prop_map(|t| json!({"type": "text", "text": t})),
         Just(json!({"type": "image", "mimeType": "image/png", "data": "TWFu"})),
