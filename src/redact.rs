@@ -17,10 +17,12 @@
 
 mod documents;
 mod embedded;
+mod json_arg;
 mod results;
 mod spelling;
 pub use documents::{parse_document, secrets_in_document};
 pub use embedded::embedded_secrets;
+pub use json_arg::json_secrets;
 pub use results::SecretValues;
 
 /// What a secret is replaced with.
@@ -146,10 +148,12 @@ pub(crate) fn cut_chars(text: String, max_chars: usize) -> String {
 /// whose name is secret-looking ([`key_is_secret`]: `--api-key sk-…`, `--token=…`), of a
 /// `KEY=value` or `Key: value` argument with such a key (`API_TOKEN=…`,
 /// `Authorization: Bearer …`, whose credential counts on its own too), and the password of a
-/// URL with credentials (`postgres://user:password@host/db`), and the value of a secret
-/// `key=value` pair inside an argument ([`embedded_secrets`]: a query's `?token=…`, percent-
-/// decoded too; a connection string's `password=…`). The same rule as for environment values:
-/// what is passed to a server as a secret never reaches our output.
+/// URL with credentials (`postgres://user:password@host/db`), the value of a secret
+/// `key=value` pair inside an argument ([`embedded_secrets`]: a query's `?token=…` or
+/// `?api%5Fkey=…`, percent-decoded too; a connection string's `password=…`), and the strings
+/// of secret members of a JSON argument ([`json_secrets`]: `{"apiKey":"…"}`, decoded and as
+/// written). The same rule as for environment values: what is passed to a server as a secret
+/// never reaches our output.
 pub fn secret_args(args: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     let mut after_secret_flag = false;
@@ -172,11 +176,15 @@ pub fn secret_args(args: &[String]) -> Vec<String> {
             Some(_) => {}
             None => after_secret_flag = is_flag && key_is_secret(name),
         }
-        for pair in embedded_secrets(arg) {
-            for value in [pair.value.to_owned(), percent_decoded(pair.value)] {
-                if !found.contains(&value) {
-                    found.push(value);
-                }
+        let embedded = embedded_secrets(arg)
+            .into_iter()
+            .flat_map(|pair| [pair.value.to_owned(), percent_decoded(pair.value)]);
+        let in_json = json_secrets(arg)
+            .into_iter()
+            .flat_map(|secret| [arg[secret.span].to_owned(), secret.value]);
+        for value in embedded.chain(in_json) {
+            if !found.contains(&value) {
+                found.push(value);
             }
         }
     }
@@ -241,7 +249,7 @@ pub fn url_secrets(url: &str) -> Vec<String> {
 
 /// `text` with every `%XX` (two hex digits) replaced by that byte (RFC 3986 percent-encoding);
 /// bytes that do not make UTF-8 become U+FFFD.
-fn percent_decoded(text: &str) -> String {
+pub(crate) fn percent_decoded(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -266,9 +274,9 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Characters that may make up a key in `KEY=value` text.
+/// Characters that may make up a key in `KEY=value` text (`%` of a percent-encoded one too).
 fn is_key_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '%')
 }
 
 /// Whether `word`, the word after `Bearer` or `Basic` in running text, looks like a credential
@@ -341,7 +349,7 @@ fn redact_keyed_values(text: &str, documents: bool) -> String {
         let key = &key_text[key_start..];
         let secret = match sep {
             ' ' => is_scheme(key) && looks_like_credential(next_word(after)),
-            _ => !key.is_empty() && key_is_secret(key),
+            _ => !key.is_empty() && key_is_secret(&percent_decoded(key)),
         };
         if !secret {
             rest = after;

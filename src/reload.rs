@@ -1,9 +1,12 @@
 //! Hot reload of the config while `serve` runs: the file is looked at every second (its size,
 //! modification time and inode, so an editor that replaces the file is seen too) and on
-//! SIGHUP. A changed text is loaded and validated as at start; an invalid one leaves the
-//! running config in place and logs a warning naming the file, line and key. An empty or
-//! blank file (an editor mid-save) is not applied either: it is warned about, and the next
-//! text with content is.
+//! SIGHUP. A changed text is read again [`SETTLE_INTERVAL`] later and taken only when both
+//! reads agree ([`next_step`]); otherwise it is read again after the same interval, until two
+//! reads in a row agree: a save caught half-written, whose prefix may well be valid TOML (a
+//! config with fewer servers), is not applied. The settled text is loaded and validated as at
+//! start; an invalid one leaves the running config in place and logs a warning naming the
+//! file, line and key. An empty or blank file (an editor mid-save) is not applied either: it
+//! is warned about, and the next text with content is.
 //!
 //! A valid new config applies at once ([`crate::proxy::Core::apply_config`]): budgets,
 //! timeouts, media, allow/deny lists, prefixes and tool tables from the next call and the next
@@ -97,53 +100,128 @@ fn stamp(path: &Path) -> Stamp {
     Some((m.len(), m.modified().ok()?, m.ino()))
 }
 
-/// What the watcher knows of the file: its last stamp and text.
+/// How long after reading a changed config file it is read again: the change applies only
+/// when both reads give the same text ([`next_step`]), so that a save caught half-written (a
+/// prefix that happens to be valid TOML) is not applied.
+pub const SETTLE_INTERVAL: Duration = Duration::from_millis(250);
+
+/// A read of the config file: its text, or `None` when it could not be read (missing, not
+/// UTF-8).
+type Read = Option<String>;
+
+/// What to do after reading the config file ([`next_step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing: the text is the one applied last.
+    Unchanged,
+    /// The file is empty or blank (an editor mid-save): warn, apply nothing, forget the read.
+    Blank,
+    /// A new text (or another text than the read before): read again after
+    /// [`SETTLE_INTERVAL`], remembering this read.
+    Settle,
+    /// Two reads in a row gave this text: apply it.
+    Apply,
+}
+
+/// Whether `text` is empty or only whitespace after a byte order mark (what an editor saving
+/// "UTF-8 with BOM" writes first).
+fn blank(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}').trim().is_empty()
+}
+
+/// The decision of the watcher (pure): `read` is what was just read, `pending` the read before
+/// it still waiting to be confirmed (`None` when none is: this read found the change), `applied`
+/// the text applied last, `forced` whether SIGHUP asked for this read or the pending one (apply
+/// even an unchanged text). A blank text is never applied: it would stop every server. A text
+/// applies only when it equals the pending read (content equal), so a file still being written
+/// settles again; an unreadable file settles as a text does, and applying it reports why it
+/// cannot load.
+pub fn next_step(read: &Read, pending: Option<&Read>, applied: &Read, forced: bool) -> Step {
+    if read.as_deref().is_some_and(blank) {
+        return Step::Blank;
+    }
+    if pending != Some(read) {
+        return Step::Settle;
+    }
+    if forced || read != applied {
+        Step::Apply
+    } else {
+        Step::Unchanged
+    }
+}
+
+/// A read waiting for the next one to confirm it ([`Step::Settle`]).
+struct Pending {
+    read: Read,
+    /// Whether SIGHUP asked for it (or for a read since the change was seen).
+    forced: bool,
+}
+
+/// What the watcher knows of the file: its last stamp, the text applied last, and the read
+/// waiting to be confirmed.
 struct Seen {
     stamp: Stamp,
-    text: Option<String>,
+    applied: Read,
+    pending: Option<Pending>,
 }
 
 impl Seen {
-    /// Whether the file changed since last seen (`forced`: SIGHUP, look at the text anyway);
-    /// remembers what it saw. A text that is empty or only whitespace (after a byte order
-    /// mark), which an editor may leave for a moment while it saves, is not a change: it would
-    /// apply a config with no servers and stop them all. It is warned about, and the last text
-    /// with content is kept to compare the next one with.
-    fn changed(&mut self, path: &Path, forced: bool) -> bool {
+    /// What the watcher knows of `path` as it is now, applied.
+    fn new(path: &Path) -> Seen {
+        Seen {
+            stamp: stamp(path),
+            applied: std::fs::read_to_string(path).ok(),
+            pending: None,
+        }
+    }
+
+    /// Looks at the file (`forced`: SIGHUP, read it even when its stamp is the same) and
+    /// decides by [`next_step`]; remembers what it read. Returns [`Step::Settle`] when the
+    /// file is to be looked at again after [`SETTLE_INTERVAL`] and [`Step::Apply`] when the
+    /// text applied last is now the file's (the caller loads it); a blank file is warned
+    /// about, and the text applied last is kept to compare the next one with.
+    fn look(&mut self, path: &Path, forced: bool) -> Step {
         let now = stamp(path);
-        if !forced && now == self.stamp {
-            return false;
+        if !forced && self.pending.is_none() && now == self.stamp {
+            return Step::Unchanged;
         }
         self.stamp = now;
-        let text = std::fs::read_to_string(path).ok();
-        // A byte order mark alone is what an editor saving "UTF-8 with BOM" writes first.
-        let blank = |t: &str| t.trim_start_matches('\u{feff}').trim().is_empty();
-        if text.as_deref().is_some_and(blank) {
-            warn!(
+        let read = std::fs::read_to_string(path).ok();
+        let pending = self.pending.take();
+        let forced = forced || pending.as_ref().is_some_and(|p| p.forced);
+        let step = next_step(
+            &read,
+            pending.as_ref().map(|p| &p.read),
+            &self.applied,
+            forced,
+        );
+        match step {
+            Step::Blank => warn!(
                 config = %path.display(),
                 "config file is empty or blank (an editor saving it?); not reloaded: the \
                  running config stays until the file holds a config again"
-            );
-            return false;
+            ),
+            Step::Settle => self.pending = Some(Pending { read, forced }),
+            Step::Apply => self.applied = read,
+            Step::Unchanged => {}
         }
-        let changed = forced || text != self.text;
-        self.text = text;
-        changed
+        step
     }
 }
 
 /// Watches the config file of `core` (every [`POLL_INTERVAL`] and on SIGHUP) until the core
-/// shuts down, and applies each valid change. Spawn it once per serving process.
+/// shuts down, and applies each valid change once it has settled (read twice, the second time
+/// [`SETTLE_INTERVAL`] after the first, with the same text). Spawn it once per serving
+/// process.
 pub async fn watch(core: Arc<Core>) {
     use tokio::signal::unix::{signal, SignalKind};
     let path = core.config().path.clone();
-    let mut seen = Seen {
-        stamp: stamp(&path),
-        text: std::fs::read_to_string(&path).ok(),
-    };
+    let mut seen = Seen::new(&path);
     let mut hup = signal(SignalKind::hangup()).ok();
     let mut stopping = core.stopping();
     let mut tick = tokio::time::interval(POLL_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut settling = false;
     loop {
         let hangup = async {
             match hup.as_mut() {
@@ -153,13 +231,16 @@ pub async fn watch(core: Arc<Core>) {
         };
         let forced = tokio::select! {
             _ = stopping.wait_for(|s| *s) => return,
-            _ = tick.tick() => false,
+            _ = tick.tick(), if !settling => false,
+            _ = tokio::time::sleep(SETTLE_INTERVAL), if settling => false,
             Some(()) = hangup => true,
         };
         if forced {
             info!(config = %path.display(), "SIGHUP: reading the config again");
         }
-        if seen.changed(&path, forced) {
+        let step = seen.look(&path, forced);
+        settling = step == Step::Settle;
+        if step == Step::Apply {
             reload(&core, &path).await;
         }
     }
@@ -270,24 +351,37 @@ mod tests {
         );
     }
 
+    /// Looks at `path` until its text settles: the steps seen, the last one being what the
+    /// settled text gives (each look is one tick of the watcher, with no time in between).
+    fn settle(seen: &mut Seen, path: &Path, forced: bool) -> Vec<Step> {
+        let mut steps = vec![seen.look(path, forced)];
+        while steps.last() == Some(&Step::Settle) && steps.len() < 10 {
+            steps.push(seen.look(path, false));
+        }
+        steps
+    }
+
     #[test]
     fn a_replaced_file_is_seen_and_an_unchanged_text_is_not() {
-        let dir = std::env::temp_dir().join(format!("reload-seen-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("c.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
         std::fs::write(&path, "a").unwrap();
-        let mut seen = Seen {
-            stamp: stamp(&path),
-            text: Some("a".into()),
-        };
-        assert!(!seen.changed(&path, false));
-        let tmp = dir.join("c.tmp");
+        let mut seen = Seen::new(&path);
+        assert_eq!(seen.look(&path, false), Step::Unchanged);
+        let tmp = dir.path().join("c.tmp");
         std::fs::write(&tmp, "b").unwrap();
         std::fs::rename(&tmp, &path).unwrap();
-        assert!(seen.changed(&path, false), "a new inode is a change");
-        assert!(!seen.changed(&path, false));
-        assert!(seen.changed(&path, true), "SIGHUP reloads anyway");
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            settle(&mut seen, &path, false),
+            [Step::Settle, Step::Apply],
+            "a new inode is a change, applied once read twice"
+        );
+        assert_eq!(seen.look(&path, false), Step::Unchanged);
+        assert_eq!(
+            settle(&mut seen, &path, true),
+            [Step::Settle, Step::Apply],
+            "SIGHUP reloads anyway"
+        );
     }
 
     /// An editor mid-save leaves the file empty (or blank) for a moment: that is no change to
@@ -298,24 +392,87 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "a").unwrap();
-        let mut seen = Seen {
-            stamp: stamp(&path),
-            text: Some("a".into()),
-        };
+        let mut seen = Seen::new(&path);
         for blank in ["", " \n\t\n", "\n", "\u{feff}", "\u{feff}\n"] {
             std::fs::write(&path, blank).unwrap();
             seen.stamp = None;
-            assert!(!seen.changed(&path, false), "{blank:?}");
-            assert!(!seen.changed(&path, true), "SIGHUP: {blank:?}");
+            assert_eq!(seen.look(&path, false), Step::Blank, "{blank:?}");
+            assert_eq!(seen.look(&path, true), Step::Blank, "SIGHUP: {blank:?}");
         }
         std::fs::write(&path, "a").unwrap();
         seen.stamp = None;
-        assert!(!seen.changed(&path, false), "the text applied before");
+        let steps = settle(&mut seen, &path, false);
+        assert_eq!(
+            steps,
+            [Step::Settle, Step::Unchanged],
+            "the text applied before"
+        );
         std::fs::write(&path, "").unwrap();
         seen.stamp = None;
-        assert!(!seen.changed(&path, false));
+        assert_eq!(seen.look(&path, false), Step::Blank);
         std::fs::write(&path, "b").unwrap();
         seen.stamp = None;
-        assert!(seen.changed(&path, false), "the next real change applies");
+        let steps = settle(&mut seen, &path, false);
+        assert_eq!(
+            steps,
+            [Step::Settle, Step::Apply],
+            "the next real change applies"
+        );
+    }
+
+    /// A save caught half-written: the watcher read a prefix of the new config that is valid
+    /// TOML itself (a config with the first server only) and applied it at once, stopping the
+    /// other servers until the next look. Now a text applies only when the next read, a
+    /// settle interval later, gives the same text; a text still growing settles again.
+    #[test]
+    fn a_config_read_mid_save_applies_only_once_two_reads_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, OLD).unwrap();
+        let mut seen = Seen::new(&path);
+        let prefix = &NEW[..NEW.find("[mcp_servers.b]").unwrap()];
+        parse(prefix);
+        std::fs::write(&path, prefix).unwrap();
+        assert_eq!(
+            seen.look(&path, false),
+            Step::Settle,
+            "the prefix is not applied"
+        );
+        std::fs::write(&path, NEW).unwrap();
+        assert_eq!(
+            seen.look(&path, false),
+            Step::Settle,
+            "the text grew: settle again"
+        );
+        assert_eq!(seen.look(&path, false), Step::Apply, "two reads agree");
+        assert_eq!(seen.applied.as_deref(), Some(NEW));
+        assert_eq!(seen.look(&path, false), Step::Unchanged);
+    }
+
+    /// The decision alone, case by case.
+    #[test]
+    fn the_watchers_next_step_settles_applies_or_waits() {
+        let text = |t: &str| Some(t.to_owned());
+        let (a, b) = (text("a"), text("b"));
+        let cases = [
+            // (read, pending, applied, forced, step)
+            (&b, None, &a, false, Step::Settle),
+            (&b, Some(&a), &a, false, Step::Settle),
+            (&b, Some(&b), &a, false, Step::Apply),
+            (&a, Some(&a), &a, false, Step::Unchanged),
+            (&a, Some(&a), &a, true, Step::Apply),
+            (&a, None, &a, true, Step::Settle),
+            (&None, None, &a, false, Step::Settle),
+            (&None, Some(&None), &a, false, Step::Apply),
+            (&text(" \n"), Some(&text(" \n")), &a, true, Step::Blank),
+            (&text("\u{feff}"), None, &a, false, Step::Blank),
+        ];
+        for (read, pending, applied, forced, step) in cases {
+            assert_eq!(
+                next_step(read, pending, applied, forced),
+                step,
+                "{read:?} after {pending:?}, {applied:?} applied, forced {forced}"
+            );
+        }
     }
 }

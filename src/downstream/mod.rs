@@ -211,6 +211,8 @@ struct Shared {
     secrets: crate::redact::SecretValues,
     /// Why tools of the last listing were dropped (malformed, too many, endless paging).
     tool_warnings: Mutex<Vec<String>>,
+    /// The tools of the last listing dropped for their definitions (usually none).
+    dropped_tools: RwLock<Vec<crate::tool_validation::DroppedTool>>,
     /// Set when a config reload retired this instance ([`retire`]).
     retired: std::sync::OnceLock<Retirement>,
 }
@@ -237,6 +239,7 @@ impl Downstream {
                 redactor,
                 secrets,
                 tool_warnings: Mutex::new(Vec::new()),
+                dropped_tools: RwLock::new(Vec::new()),
                 retired: Default::default(),
                 spec,
                 state,
@@ -297,6 +300,14 @@ impl Downstream {
     /// and the tool); empty when every tool was well-formed.
     pub fn tool_warnings(&self) -> Vec<String> {
         self.inner.tool_warnings.lock().unwrap().clone()
+    }
+
+    /// The tool whose own name is `tool` when the last `tools/list` listed it but its
+    /// definition broke the rules ([`crate::tool_validation`]), so it is not offered; `None`
+    /// for a tool offered or never listed.
+    pub fn dropped_tool(&self, tool: &str) -> Option<crate::tool_validation::DroppedTool> {
+        let dropped = self.inner.dropped_tools.read().unwrap();
+        dropped.iter().find(|d| d.tool == tool).cloned()
     }
 
     /// How long the last successful start took (spawn to tools listed).

@@ -97,12 +97,18 @@ fn read_page(body: ResultBody, tools: &mut Vec<Box<RawValue>>) -> Result<Option<
     }
 }
 
-/// Keeps the well-formed tools of a listing ([`crate::tool_validation::admit`]; over HTTP in
-/// 2026-07-28 also [`super::remote::without_invalid_header_marks`]) as the server's tools;
-/// logs the warnings when they differ from the last listing's.
+/// Keeps the well-formed tools of a listing ([`crate::tool_validation::admission`]; over HTTP
+/// in 2026-07-28 also [`super::remote::without_invalid_header_marks`]) as the server's tools,
+/// and the ones dropped for their definitions ([`Downstream::dropped_tool`]); logs the
+/// warnings when they differ from the last listing's.
 pub(super) fn store_tools(ds: &Downstream, conn: &Connection, (tools, paging): Listing) {
     let tools = without_secrets(&ds.inner.secrets, tools);
-    let (tools, mut warnings) = crate::tool_validation::admit(ds.name(), tools);
+    let crate::tool_validation::Admission {
+        tools,
+        mut warnings,
+        dropped,
+    } = crate::tool_validation::admission(ds.name(), tools);
+    *ds.inner.dropped_tools.write().unwrap() = dropped;
     let tools = super::remote::without_invalid_header_marks(ds, conn, tools, &mut warnings);
     if let Some(why) = paging {
         warnings.insert(0, format!("server '{}': {why}", ds.name()));

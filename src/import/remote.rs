@@ -161,6 +161,28 @@ pub(super) fn single_var(text: &str) -> Option<&str> {
     valid.then_some(var)
 }
 
+/// Whether `text` holds nothing written literally but `${VAR}` references, after an HTTP
+/// authentication scheme at most (`${A}`, `${A}${B}`, `Bearer ${TOKEN}`): a secret written
+/// so is in variables already, and stays. Anything else that holds `${` (`pa${X}ss`, an
+/// unterminated `${`) is a literal secret, partly or wholly, and moves whole.
+pub(super) fn only_references(text: &str) -> bool {
+    let scheme = text
+        .split_once(' ')
+        .filter(|(word, _)| ["bearer", "basic"].contains(&word.to_ascii_lowercase().as_str()));
+    let mut rest = scheme.map_or(text, |(_, after)| after.trim_start());
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let end = rest.find('}').map_or(rest.len(), |i| i + 1);
+        if single_var(&rest[..end]).is_none() {
+            return false;
+        }
+        rest = &rest[end..];
+    }
+    true
+}
+
 /// `url` without literal credentials: the user info's password (or a user name alone, the
 /// way tokens are often written) and secret-looking query parameters become `${NAME_...}`
 /// references, with a note for each saying which variable to set ([`secret_query`]).
@@ -212,8 +234,11 @@ fn secret_query(url: &str, name: &str, notes: &mut Vec<String>) -> String {
     let pairs: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((key, value)) if key_is_secret(key) && single_var(value).is_none() => {
-                let var = moved_var(name, key);
+            Some((key, value))
+                if key_is_secret(&crate::redact::percent_decoded(key))
+                    && single_var(value).is_none() =>
+            {
+                let var = moved_var(name, &crate::redact::percent_decoded(key));
                 notes.push(format!("set {var} in the proxy's environment to the `{key}` parameter that was written in the url (not copied here)"));
                 format!("{key}=${{{var}}}")
             }

@@ -1,8 +1,9 @@
 //! Calls of names the catalog does not route: waiting for the server whose `enabled_tools`
 //! the name is reserved for ([`crate::catalog::Catalog::reserved`]) when it is still starting,
 //! answering `unavailable` naming a server that is down, or `not_found` naming the tools a
-//! name several servers give was exposed as instead and the servers that are down and could
-//! offer it (README, "Error types").
+//! name several servers give was exposed as instead, the servers that are down and could
+//! offer it, and the servers that list it but whose definition of it was dropped, with why
+//! (README, "Error types").
 
 use super::calls::CallOutcome;
 use super::Core;
@@ -105,6 +106,7 @@ impl Core {
             let outcome = CallOutcome::Outcome(Outcome::NoSuchTool {
                 servers_down,
                 exposed_as: exposed_as.collect(),
+                dropped: self.dropped_as(&config, name),
             });
             let shown = crate::tool_validation::shown_unknown_name(name).into_owned();
             return (String::new(), shown, settings, outcome);
@@ -112,6 +114,26 @@ impl Core {
         let settings = config.tool_settings(&server, &tool);
         let outcome = CallOutcome::Outcome(Outcome::Unavailable { reason });
         (server, tool, settings, outcome)
+    }
+
+    /// The tools that the enabled servers listed under `name` (their `tool_prefix` starts it,
+    /// and their `enabled_tools` / `disabled_tools` let the rest through) but whose definitions
+    /// were dropped ([`crate::tool_validation`]): a `not_found` answer says why, and that a
+    /// retry cannot help.
+    fn dropped_as(
+        &self,
+        config: &crate::config::Config,
+        name: &str,
+    ) -> Vec<crate::tool_validation::DroppedTool> {
+        let servers = self.servers();
+        config
+            .enabled_servers()
+            .filter_map(|s| {
+                let tool = name.strip_prefix(s.tool_prefix.as_str())?;
+                let ds = servers.iter().find(|d| d.name() == s.name)?;
+                s.exposes(tool).then(|| ds.dropped_tool(tool)).flatten()
+            })
+            .collect()
     }
 
     /// The enabled servers that are not ready and could offer `name` (their `tool_prefix`

@@ -11,12 +11,20 @@ use super::key_is_secret;
 /// One `key=value` pair inside an argument whose key is secret ([`key_is_secret`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedSecret<'a> {
-    /// The key as written (`password`, `api_key`).
+    /// The key as written (`password`, `api_key`, `api%5Fkey`).
     pub key: &'a str,
     /// The value as written, without the single quotes of a quoted connection-string value.
     pub value: &'a str,
     /// Byte range of `value` in the argument.
     pub span: std::ops::Range<usize>,
+}
+
+impl EmbeddedSecret<'_> {
+    /// The key percent-decoded (RFC 3986 section 2.1: `api%5Fkey` is `api_key`), as the
+    /// server reads a query's keys.
+    pub fn name(&self) -> String {
+        super::percent_decoded(self.key)
+    }
 }
 
 /// Whether the byte before a key lets it start a pair: the start of the argument, a query's
@@ -26,9 +34,9 @@ fn starts_pair(before: Option<u8>) -> bool {
     before.is_none_or(|b| matches!(b, b'?' | b'&' | b'#' | b';') || b.is_ascii_whitespace())
 }
 
-/// Whether `b` may be part of a key.
+/// Whether `b` may be part of a key (`%` of a percent-encoded one, `api%5Fkey`, too).
 fn is_key_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'%')
 }
 
 /// Keys that name a secret inside a connection string or a query, though not as a variable or
@@ -38,8 +46,16 @@ fn is_key_byte(b: u8) -> bool {
 /// `_`, `-` and `.`.
 const EMBEDDED_SECRET_KEYS: [&str; 5] = ["pwd", "pass", "key", "sig", "signature"];
 
-/// Whether `key`, written inside an argument, names a secret.
+/// Whether `key`, written inside an argument, names a secret, read percent-decoded (a query's
+/// `api%5Fkey` is the server's `api_key`).
 fn is_secret_key(key: &str) -> bool {
+    let decoded;
+    let key = if key.contains('%') {
+        decoded = super::percent_decoded(key);
+        decoded.as_str()
+    } else {
+        key
+    };
     let normal = super::normalize(key);
     key_is_secret(key)
         || normal.ends_with("signature")
@@ -161,6 +177,13 @@ mod tests {
             [("PWD", "OdbcPwd999")]
         );
         assert_eq!(values("API_TOKEN=ghp_1"), [("API_TOKEN", "ghp_1")]);
+        let encoded = "https://h/mcp?x=1&api%5Fkey=SECRET1&%70assword=pw2&max%5Ftokens=9";
+        assert_eq!(
+            values(encoded),
+            [("api%5Fkey", "SECRET1"), ("%70assword", "pw2")]
+        );
+        let names: Vec<String> = embedded_secrets(encoded).iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["api_key", "password"]);
     }
 
     #[test]

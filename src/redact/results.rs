@@ -150,8 +150,8 @@ impl SecretValues {
     }
 }
 
-/// The values of a URL's query parameters whose names look secret (`?api_key=…`), as
-/// written.
+/// The values of a URL's query parameters whose names look secret (`?api_key=…`, or
+/// percent-encoded, `?api%5Fkey=…`), as written.
 pub(super) fn query_secrets(url: &str) -> Vec<String> {
     let Some((_, query)) = url.split_once('?') else {
         return Vec::new();
@@ -160,7 +160,7 @@ pub(super) fn query_secrets(url: &str) -> Vec<String> {
     query
         .split('&')
         .filter_map(|pair| pair.split_once('='))
-        .filter(|(k, v)| key_is_secret(k) && !v.is_empty())
+        .filter(|(k, v)| key_is_secret(&super::percent_decoded(k)) && !v.is_empty())
         .map(|(_, v)| v.to_owned())
         .collect()
 }

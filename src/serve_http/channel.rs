@@ -113,6 +113,8 @@ struct Waiter {
     /// client's token is kept only when the wire token was replaced.
     token: Option<(String, Option<Value>)>,
     tx: mpsc::Sender<Out>,
+    /// Whether the request is `initialize` (its answer names the session's protocol version).
+    initialize: bool,
 }
 
 #[derive(Default)]
@@ -131,6 +133,8 @@ pub struct Channel {
     input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     routes: Mutex<Routes>,
     shared: bool,
+    /// The protocol version the session's `initialize` answer gave.
+    version: std::sync::OnceLock<String>,
 }
 
 /// The compact JSON text of `value`: the key of an id or token.
@@ -151,6 +155,7 @@ impl Channel {
             input: Mutex::new(Some(input)),
             routes: Mutex::new(Routes::default()),
             shared,
+            version: std::sync::OnceLock::new(),
         });
         let pump = channel.clone();
         tokio::spawn(async move {
@@ -167,6 +172,35 @@ impl Channel {
 
     fn sender(&self) -> Option<mpsc::Sender<Vec<u8>>> {
         self.input.lock().unwrap().clone()
+    }
+
+    /// The protocol version the session negotiated: `result.protocolVersion` of its answer to
+    /// `initialize` (MCP 2025-03-26 "Lifecycle: Version Negotiation"), once that answer has
+    /// passed; `None` before, after an error answer, and on the stateless channel.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.version.get().map(String::as_str)
+    }
+
+    /// Notes the protocol version of `line`, the session's answer to `initialize`.
+    fn learn_version(&self, line: &[u8]) {
+        #[derive(Deserialize)]
+        struct Answer<'a> {
+            #[serde(borrow)]
+            result: Option<Init<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Init<'a> {
+            #[serde(rename = "protocolVersion", borrow)]
+            protocol_version: Option<std::borrow::Cow<'a, str>>,
+        }
+        if let Ok(Answer {
+            result: Some(Init {
+                protocol_version: Some(version),
+            }),
+        }) = serde_json::from_slice(line)
+        {
+            let _ = self.version.set(version.into_owned());
+        }
     }
 
     /// Whether the session has ended or is closing.
@@ -270,6 +304,7 @@ impl Channel {
             client_id,
             token,
             tx,
+            initialize: request["method"] == "initialize",
         };
         routes.waiting.insert(key.clone(), waiter);
         Ok((key, id_replaced, token_replaced))
@@ -342,7 +377,7 @@ impl Channel {
         };
         let target = {
             let mut routes = self.routes.lock().unwrap();
-            self.target(&mut routes, &head)
+            self.target(&mut routes, &head, &line)
         };
         match target {
             Target::Waiter(tx, fix, last) => {
@@ -357,7 +392,9 @@ impl Channel {
         }
     }
 
-    fn target(&self, routes: &mut Routes, head: &Head) -> Target {
+    /// Where the message `line` (read as `head`) goes; the answer to `initialize` is read for
+    /// the session's protocol version on its way.
+    fn target(&self, routes: &mut Routes, head: &Head, line: &[u8]) -> Target {
         let subscription = head
             .params
             .as_ref()
@@ -365,7 +402,12 @@ impl Channel {
             .and_then(|m| m.subscription_id);
         match (head.method.as_deref(), head.id) {
             (None, Some(id)) => match Self::forget(routes, id.get()) {
-                Some(w) => Target::Waiter(w.tx, w.client_id.map(Fix::Id), true),
+                Some(w) => {
+                    if w.initialize {
+                        self.learn_version(line);
+                    }
+                    Target::Waiter(w.tx, w.client_id.map(Fix::Id), true)
+                }
                 None => {
                     debug!(id = id.get(), "an answer to no waiting request; dropped");
                     Target::Unrelated

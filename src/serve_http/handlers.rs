@@ -2,7 +2,8 @@
 //! 2026-07-28 "Streamable HTTP"):
 //! - POST: one JSON-RPC message. A request is answered with one JSON object when the session
 //!   has nothing else for it, else with an SSE stream of its related messages ending with the
-//!   answer; a notification or response is accepted with 202. Stateless (2026-07-28) requests
+//!   answer; a notification or response is accepted with 202. A batch (a JSON array) only in
+//!   a session whose protocol version has batches ([`super::batch`]). Stateless (2026-07-28) requests
 //!   go to the shared stateless session after their headers are checked; legacy ones need the
 //!   `Mcp-Session-Id` that `initialize` returned (missing: 400, unknown or ended: 404); an
 //!   `initialize` whose params are not `InitializeRequestParams` gets the session's -32602
@@ -105,11 +106,11 @@ fn refusal(refusal: Refusal, id: Value) -> Response {
     refuse(refusal.status, id, refusal.error)
 }
 
-fn error(code: i64, message: &str) -> Value {
+pub(super) fn error(code: i64, message: &str) -> Value {
     json!({"code": code, "message": message})
 }
 
-fn json_response(status: StatusCode, body: Vec<u8>, session: Option<&str>) -> Response {
+pub(super) fn json_response(status: StatusCode, body: Vec<u8>, session: Option<&str>) -> Response {
     let mut response = (status, Body::from(body)).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -168,6 +169,9 @@ pub async fn post(
             return refuse(StatusCode::BAD_REQUEST, id.unwrap_or(Value::Null), e);
         }
     };
+    if let Value::Array(items) = message {
+        return super::batch::post(&app, &headers, items).await;
+    }
     if let Some((id, reason)) = not_a_message(&message) {
         return refuse(StatusCode::BAD_REQUEST, id, error(-32600, &reason));
     }
@@ -185,10 +189,6 @@ pub async fn post(
 /// to a request whose `id` is not a string or an integer could never be matched to its POST.
 /// The reasons are the stdio transport's ([`jsonrpc::classify_value`]).
 fn not_a_message(message: &Value) -> Option<(Value, String)> {
-    if message.is_array() {
-        let reason = "the body must be one JSON-RPC message (no batches)";
-        return Some((Value::Null, reason.to_owned()));
-    }
     match jsonrpc::classify_value(message.clone()) {
         jsonrpc::Message::Invalid { id, reason } => Some((id, reason)),
         _ => None,
@@ -230,7 +230,7 @@ async fn stateless_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec
     }
 }
 
-fn closed(id: Value) -> Response {
+pub(super) fn closed(id: Value) -> Response {
     let e = error(-32603, "the session has ended");
     refuse(StatusCode::SERVICE_UNAVAILABLE, id, e)
 }
@@ -299,7 +299,7 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
 
 /// 404 for a session id that is unknown, ended or expired (MCP 2025-11-25 "Transports:
 /// Session Management": the client then opens a new session with `initialize`).
-fn ended_session(id: Value) -> Response {
+pub(super) fn ended_session(id: Value) -> Response {
     let e = error(
         -32600,
         "unknown, ended or expired session: send initialize (without Mcp-Session-Id) to open a new one",
@@ -356,13 +356,13 @@ fn error_code(json: &[u8]) -> Option<i64> {
         .map(|e| e.code)
 }
 
-fn event(out: Out) -> Result<Event, Infallible> {
+pub(super) fn event(out: Out) -> Result<Event, Infallible> {
     let text = String::from_utf8(out.json)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(Event::default().data(text))
 }
 
-fn sse<S>(stream: S, session: Option<&str>) -> Response
+pub(super) fn sse<S>(stream: S, session: Option<&str>) -> Response
 where
     S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
 {

@@ -19,10 +19,11 @@
 //!   is in flight (up to [`DRAIN`]), then the listener closes.
 //!
 //! Files: [`channel`] routes one session's messages to HTTP responses, [`handlers`] serves
-//! POST/GET/DELETE, [`headers`] checks the MCP request headers, [`guard`] the bind address,
+//! POST/GET/DELETE, [`batch`] a 2025-03-26 session's batches, [`headers`] checks the MCP request headers, [`guard`] the bind address,
 //! `Origin` and token, [`host`] opens sessions ([`CoreHost`]: the proxy's sessions over one
 //! shared core).
 
+mod batch;
 mod channel;
 mod guard;
 mod handlers;

@@ -14,16 +14,16 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 /// The proxy serving HTTP, with its stderr collected.
-struct HttpProxy {
+pub(crate) struct HttpProxy {
     child: Child,
     url: String,
-    addr: String,
+    pub(crate) addr: String,
     stderr: mpsc::Receiver<String>,
 }
 
 impl HttpProxy {
     /// Starts `serve --http 127.0.0.1:0` (plus `args`) and waits for the address it logs.
-    fn start(config: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpProxy {
+    pub(crate) fn start(config: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpProxy {
         let mut child = Command::new(bin())
             .args(["serve", "--config"])
             .arg(config)
@@ -65,16 +65,27 @@ impl HttpProxy {
     }
 
     /// One raw HTTP/1.1 request; the status code and the body.
-    fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    pub(crate) fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
         let (status, _, body) = self.raw_with_head(method, headers, body);
         (status, body)
     }
 
     /// Opens a 2025-11-25 session (`initialize`, then `notifications/initialized`); its id.
     fn legacy_session(&self) -> String {
+        self.session_of_version("2025-11-25")
+    }
+
+    /// Opens a session of protocol `version` (`initialize`, then
+    /// `notifications/initialized`); its id.
+    pub(crate) fn session_of_version(&self, version: &str) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}});
         let (status, head, body) =
-            self.raw_with_head("POST", &[ACCEPT, JSON_TYPE], &initialize_body());
+            self.raw_with_head("POST", &[ACCEPT, JSON_TYPE], &init.to_string());
         assert_eq!(status, 200, "{body}");
+        let negotiated = format!("\"protocolVersion\":\"{version}\"");
+        assert!(body.contains(&negotiated), "{body}");
         let id = head
             .lines()
             .find_map(|l| {
@@ -91,7 +102,7 @@ impl HttpProxy {
 
     /// One raw HTTP/1.1 request; the status code, the head (status line and headers) and the
     /// body.
-    fn raw_with_head(
+    pub(crate) fn raw_with_head(
         &self,
         method: &str,
         headers: &[(&str, &str)],
@@ -124,7 +135,7 @@ impl HttpProxy {
     }
 
     /// Sends SIGTERM and waits for the exit; its status and the whole stderr.
-    fn stop(mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) fn stop(mut self) -> (std::process::ExitStatus, String) {
         // SAFETY: kill(2) with the pid of our own child and SIGTERM.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let status = wait_exit(&mut self.child, Duration::from_secs(30));
@@ -166,8 +177,8 @@ fn finish(client: std::process::Child, what: &str) -> Value {
     json_stdout(&client.wait_with_output().unwrap(), what)
 }
 
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-const JSON_TYPE: (&str, &str) = ("Content-Type", "application/json");
+pub(crate) const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+pub(crate) const JSON_TYPE: (&str, &str) = ("Content-Type", "application/json");
 
 fn initialize_body() -> String {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -308,3 +308,43 @@ fn stdio_secrets_move_to_variables() {
         assert!(pg.env.contains(&("PGHOST".into(), "db".into())), "{stdout}");
     }
 }
+
+/// Secrets the import copied as written: a JSON object passed as one argument, a URL query
+/// key written percent-encoded, and secrets holding `${` (which the proxy would have read as
+/// a reference). Each moves to a variable; a secret written wholly as references stays.
+#[test]
+fn json_percent_encoded_and_dollar_brace_secrets_in_args_move_to_variables() {
+    let json = r#"{"mcpServers": {"pg": {"command": "pg-mcp", "args": [
+        "{\"password\":\"JsonPw1234\",\"apiKey\":\"JsonKey5678\"}",
+        "https://h/mcp?api%5Fkey=PctSecret99",
+        "--token=Lit${X}Eral42",
+        "--token",
+        "${PG_TOKEN_VAR}"]}}}"#;
+    let (out, _dir) = import(json);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for secret in ["JsonPw1234", "JsonKey5678", "PctSecret99", "Lit", "Eral42"] {
+        assert!(
+            !stdout.contains(secret) && !stderr.contains(secret),
+            "{stdout}{stderr}"
+        );
+    }
+    let env = |k: &str| Some(format!("<{k}>"));
+    let config = mcp_envelope::config::Config::parse(&stdout, Path::new("/c/x.toml"), &env)
+        .unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+    assert_eq!(
+        config.server("pg").unwrap().args,
+        [
+            r#"{"password":"<PG_PASSWORD>","apiKey":"<PG_APIKEY>"}"#,
+            "https://h/mcp?api%5Fkey=<PG_API_KEY>",
+            "--token=<PG_TOKEN>",
+            "--token",
+            "<PG_TOKEN_VAR>",
+        ]
+    );
+    assert!(
+        stderr.contains("set PG_TOKEN in the proxy's environment to the secret that was written in args[2] (not copied here, with its variables filled in)"),
+        "{stderr}"
+    );
+}

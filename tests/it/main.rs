@@ -21,6 +21,7 @@ mod eras_mrtr;
 mod eras_sdk;
 mod fuzz_pure;
 mod git_log_rows;
+mod http_batch;
 mod http_serve;
 mod import;
 mod install;

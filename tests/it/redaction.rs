@@ -250,3 +250,50 @@ fn secrets_in_a_servers_non_json_stdout_line_are_redacted_in_the_log() {
         "{stderr}"
     );
 }
+
+/// Secrets in a server's `args` written as a JSON argument (`{"db":{"password":…}}`) or
+/// under a percent-encoded query key (`?api%5Fkey=…`) are secrets like `--token …`: the
+/// server's banner that repeats them is logged without them, its answers reach the client
+/// without them, and `check` quotes a command that cannot start without them.
+#[test]
+fn json_and_percent_encoded_secrets_in_args_are_redacted() {
+    let (in_json, in_query) = ("Hunter2Json77", "SecretPct9911");
+    let json_arg = format!(r#"{{"db":{{"user":"bob","password":"{in_json}"}}}}"#);
+    let url_arg = format!("https://h/mcp?x=1&api%5Fkey={in_query}");
+    let script = format!(
+        "echo \"given $0 $1\"; exec {:?} {:?} --name fx",
+        python().display().to_string(),
+        fixture().display().to_string()
+    );
+    let args = serde_json::to_string(&["-c", &script, &json_arg, &url_arg]).unwrap();
+    let (_d, cfg) = write_config(&format!(
+        "[mcp_servers.fx]\ncommand = \"sh\"\nargs = {args}\n"
+    ));
+    let mut p = RawProxy::start(&cfg, &[]);
+    p.initialize("2025-11-25");
+    let said = format!("{in_json} and {in_query}");
+    let env = envelope_of(&p.call(json!(1), "echo", json!({ "text": said }), LONG));
+    assert_eq!(env["content"], "[redacted] and [redacted]", "{env}");
+    let stderr = p.stderr();
+    finish_session(p);
+    assert!(stderr.contains("given {"), "{stderr}");
+    assert!(
+        !stderr.contains(in_json) && !stderr.contains(in_query),
+        "{stderr}"
+    );
+    let command = format!("/nonexistent/bin {json_arg} {url_arg}");
+    let (_d, cfg) = write_config(&format!(
+        "[mcp_servers.gone]\ncommand = {}\n",
+        serde_json::to_string(&command).unwrap()
+    ));
+    let out = check(&cfg);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("cannot start `/nonexistent/bin {"), "{text}");
+    for secret in [in_json, in_query] {
+        assert!(
+            !text.contains(secret) && !log.contains(secret),
+            "{text}{log}"
+        );
+    }
+}

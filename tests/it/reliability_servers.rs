@@ -59,6 +59,20 @@ fn malformed_tool_definitions_are_dropped_not_the_whole_list() {
         "{log}"
     );
     assert!(log.contains("has space"), "{log}");
+    // A call of a dropped tool says it exists, why it is not offered, and that a retry cannot
+    // help (not a bare "no tool named").
+    let env = envelope_of(&p.call(json!(9), "h_bad_schema", json!({}), T));
+    assert_eq!(
+        env["content"],
+        "not_found: no tool named 'h_bad_schema' is offered: server 'h' lists it (as \
+         'bad_schema'), but the proxy dropped it from its catalog because `inputSchema` is not \
+         a JSON object. Retrying will not help: the tool's definition must be fixed on the \
+         server",
+        "{env}"
+    );
+    assert_eq!(env["retryable"], false, "{env}");
+    let env = envelope_of(&p.call(json!(10), "h_nope", json!({}), T));
+    assert_eq!(env["content"], "not_found: no tool named 'h_nope'", "{env}");
     finish(p, &[]);
 }
 

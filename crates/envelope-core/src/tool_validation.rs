@@ -14,10 +14,14 @@
 //!   [`MAX_TOOLS_PER_SERVER`], or take [`MAX_TOOL_BYTES_PER_SERVER`] with their definitions.
 //!
 //! Every dropped tool gives one warning naming the server, the tool (when it has a readable
-//! name) and why. A kept tool is a [`ServerTool`]: the server's JSON text, read only as far as
-//! these rules need. Pure; no I/O.
+//! name) and why; a dropped tool with a readable name is also noted as a [`DroppedTool`]
+//! ([`admission`]), so that a call of it can be answered with why it is not offered. A kept
+//! tool is a [`ServerTool`]: the server's JSON text, read only as far as these rules need.
+//! Pure; no I/O.
 
 use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 use crate::exposed_names::set_with_capacity;
 use crate::message_cut::cut_chars;
@@ -115,15 +119,56 @@ fn lenient_name(text: &str) -> Option<String> {
     }
 }
 
+/// A tool a server listed that is not offered because its definition breaks a rule of the
+/// module doc (a tool listed twice is not one: its first definition is offered). Serialized
+/// as `{"server": "<config name>", "tool": "<its own name>", "reason": "<why>"}`, e.g.
+/// `{"server":"h","tool":"bad","reason":"`inputSchema` is not a JSON object"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedTool {
+    /// The server's config name.
+    pub server: String,
+    /// The tool's own `name` as the server listed it (a string; uncut).
+    pub tool: String,
+    /// Why it is not offered, in plain words (the reason its warning gives).
+    pub reason: String,
+}
+
+/// What [`admission`] made of a server's listing.
+#[derive(Debug, Default)]
+pub struct Admission {
+    /// The tools offered, in listing order.
+    pub tools: Vec<ServerTool>,
+    /// One line for each tool dropped (or group of tools, past the limits), naming the
+    /// server, the tool and why.
+    pub warnings: Vec<String>,
+    /// Each dropped tool that has a string `name`, in listing order.
+    pub dropped: Vec<DroppedTool>,
+}
+
 /// Splits `tools` (the JSON text of each tool, as server `server` listed them, all pages) into
-/// the ones offered, in order, and a warning for each one dropped.
+/// the ones offered, in order, and a warning for each one dropped ([`admission`] without the
+/// dropped tools' names).
 pub fn admit<T: Into<Box<str>>>(
     server: &str,
     tools: impl IntoIterator<Item = T>,
 ) -> (Vec<ServerTool>, Vec<String>) {
+    let Admission {
+        tools, warnings, ..
+    } = admission(server, tools);
+    (tools, warnings)
+}
+
+/// Splits `tools` (the JSON text of each tool, as server `server` listed them, all pages) into
+/// the ones offered, in order, a warning for each one dropped, and the dropped tools that have
+/// a name.
+pub fn admission<T: Into<Box<str>>>(server: &str, tools: impl IntoIterator<Item = T>) -> Admission {
     let texts: Vec<Box<str>> = tools.into_iter().map(|t| one_line(t.into())).collect();
-    let mut warnings = Vec::new();
-    let chosen = choose(server, &texts, &mut warnings);
+    let mut out = Dropping {
+        server,
+        warnings: Vec::new(),
+        dropped: Vec::new(),
+    };
+    let chosen = choose(&texts, &mut out);
     // Each kept text moves into its tool (no copy).
     let mut chosen = chosen.into_iter().peekable();
     let mut kept = Vec::with_capacity(chosen.len());
@@ -133,51 +178,83 @@ pub fn admit<T: Into<Box<str>>>(
             kept.push(facts.with_text(text));
         }
     }
-    (kept, warnings)
+    Admission {
+        tools: kept,
+        warnings: out.warnings,
+        dropped: out.dropped,
+    }
+}
+
+/// Where [`choose`] notes what it drops, for server `server`.
+struct Dropping<'a> {
+    server: &'a str,
+    warnings: Vec<String>,
+    dropped: Vec<DroppedTool>,
+}
+
+impl Dropping<'_> {
+    /// Notes the tool named `name` (`None`: it has no string name) dropped for `why`.
+    fn drop(&mut self, name: Option<&str>, why: String) {
+        let label = match name {
+            Some(n) => format!("tool {:?}", cut_chars(n, 80)),
+            None => "a tool".to_owned(),
+        };
+        let server = self.server;
+        self.warnings
+            .push(format!("server '{server}': {label} dropped: {why}"));
+        if let Some(tool) = name {
+            self.dropped.push(DroppedTool {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                reason: why,
+            });
+        }
+    }
 }
 
 /// The tools of `texts` that are offered, by the rules in the module doc: the index of each,
-/// ascending, and its facts. Appends a warning for each tool dropped. The names seen are
-/// borrowed from the texts (a copy of each was a tenth of a 10,000-tool listing's
-/// allocations).
-fn choose(server: &str, texts: &[Box<str>], warnings: &mut Vec<String>) -> Vec<(usize, Facts)> {
+/// ascending, and its facts. Notes each tool dropped in `out`. The names seen are borrowed
+/// from the texts (a copy of each was a tenth of a 10,000-tool listing's allocations).
+fn choose(texts: &[Box<str>], out: &mut Dropping<'_>) -> Vec<(usize, Facts)> {
     let mut chosen = Vec::with_capacity(texts.len().min(MAX_TOOLS_PER_SERVER));
     let mut names = set_with_capacity(chosen.capacity());
     let mut bytes = 0usize;
     let mut over_limit = 0usize;
+    let limits = format!(
+        "more than {MAX_TOOLS_PER_SERVER} tools or {} MiB of tool definitions",
+        MAX_TOOL_BYTES_PER_SERVER >> 20
+    );
+    let over_limit_reason = format!("its server offers {limits}");
     for (index, text) in texts.iter().enumerate() {
         let head = match ToolHead::parse(text) {
             Ok(head) => head,
             Err(why) => {
-                let label = match lenient_name(text) {
-                    Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
-                    None => "a tool".to_owned(),
-                };
-                warnings.push(format!("server '{server}': {label} dropped: {why}"));
+                out.drop(lenient_name(text).as_deref(), why);
                 continue;
             }
-        };
-        // Made only for a warning: most tools have none.
-        let label = || match head.name.string() {
-            Some(n) => format!("tool {:?}", cut_chars(&n, 80)),
-            None => "a tool".to_owned(),
         };
         // Read once: the checks, the duplicate check and the tool's facts use it.
         let name = head.name.string();
         if let Some(why) = problem(&head, name.as_deref()) {
-            warnings.push(format!("server '{server}': {} dropped: {why}", label()));
+            out.drop(name.as_deref(), why);
             continue;
         }
         let name = name.expect("checked above");
         if names.contains(&name) {
-            warnings.push(format!(
-                "server '{server}': {} dropped: listed twice; the first is used",
-                label()
+            let label = format!("tool {:?}", cut_chars(&name, 80));
+            let server = out.server;
+            out.warnings.push(format!(
+                "server '{server}': {label} dropped: listed twice; the first is used"
             ));
             continue;
         }
         if chosen.len() >= MAX_TOOLS_PER_SERVER || bytes + text.len() > MAX_TOOL_BYTES_PER_SERVER {
             over_limit += 1;
+            out.dropped.push(DroppedTool {
+                server: out.server.to_owned(),
+                tool: name.into_owned(),
+                reason: over_limit_reason.clone(),
+            });
             continue;
         }
         bytes += text.len();
@@ -186,9 +263,9 @@ fn choose(server: &str, texts: &[Box<str>], warnings: &mut Vec<String>) -> Vec<(
         chosen.push((index, facts));
     }
     if over_limit > 0 {
-        warnings.push(format!(
-            "server '{server}': {over_limit} tool(s) dropped: more than {MAX_TOOLS_PER_SERVER} tools or {} MiB of tool definitions",
-            MAX_TOOL_BYTES_PER_SERVER >> 20
+        let server = out.server;
+        out.warnings.push(format!(
+            "server '{server}': {over_limit} tool(s) dropped: {limits}"
         ));
     }
     chosen
@@ -263,6 +340,43 @@ mod tests {
             assert!(warnings[0].contains(why), "{tool}: {}", warnings[0]);
         }
         assert!(name_problem(&"x".repeat(128)).is_none());
+    }
+
+    #[test]
+    fn each_dropped_tool_with_a_name_is_noted_with_its_server_and_reason() {
+        let texts = [
+            r#"{"name":"bad","inputSchema":"x"}"#.to_owned(),
+            r#"{"name":"twice","name":"twice","inputSchema":{"type":"object"}}"#.to_owned(),
+            r#"{"inputSchema":{"type":"object"}}"#.to_owned(),
+            ok("fine").to_string(),
+            ok("fine").to_string(),
+        ];
+        let got = admission("srv", texts);
+        assert_eq!(got.tools.len(), 1);
+        assert_eq!(got.warnings.len(), 4, "{:?}", got.warnings);
+        let noted = |tool: &str, reason: &str| DroppedTool {
+            server: "srv".into(),
+            tool: tool.into(),
+            reason: reason.into(),
+        };
+        assert_eq!(
+            got.dropped,
+            [
+                noted("bad", "`inputSchema` is not a JSON object"),
+                noted(
+                    "twice",
+                    "the tool is not a valid JSON object: duplicate field `name` at line 1 column 22"
+                ),
+            ],
+            "a nameless tool cannot be called, and a tool listed twice is offered"
+        );
+        let many: Vec<String> = (0..MAX_TOOLS_PER_SERVER + 1)
+            .map(|i| ok(&format!("t{i}")).to_string())
+            .collect();
+        let got = admission("s", many);
+        assert_eq!(got.dropped.len(), 1);
+        assert_eq!(got.dropped[0].tool, format!("t{MAX_TOOLS_PER_SERVER}"));
+        assert!(got.dropped[0].reason.contains("more than 2000 tools"));
     }
 
     #[test]

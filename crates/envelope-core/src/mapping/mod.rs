@@ -159,6 +159,13 @@ pub enum Outcome {
         /// otherwise.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         exposed_as: Vec<String>,
+        /// The tools of that name that a server listed but the proxy dropped from its catalog
+        /// because their definitions break the rules ([`crate::tool_validation`]), each with
+        /// its server and why, so that the model learns the tool exists and that calling it
+        /// again cannot help. Empty (and left out of a transcript record, as in every record
+        /// written before it existed) otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dropped: Vec<crate::tool_validation::DroppedTool>,
     },
     /// A remote server answered the call's HTTP request with an error status (401, 403, 429,
     /// 503, ...); see `http_status.rs` for the mapping.
@@ -327,9 +334,10 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
         Outcome::NoSuchTool {
             servers_down,
             exposed_as,
+            dropped,
         } => err(
             ErrorType::NotFound,
-            &[&no_such_tool(ctx.tool, servers_down, exposed_as)],
+            &[&no_such_tool(ctx.tool, servers_down, exposed_as, dropped)],
         ),
         Outcome::HttpStatus {
             status,
@@ -371,10 +379,39 @@ fn own_error(ctx: &MappingContext<'_>, error_type: &str, message: &str) -> Mappe
     }
 }
 
-/// The message of [`Outcome::NoSuchTool`]: the name, the names its tools have when several
-/// servers give it, and the servers down that could offer it.
-fn no_such_tool(tool: &str, servers_down: &[String], exposed_as: &[String]) -> String {
+/// The message of [`Outcome::NoSuchTool`]: the name, the servers that list it but whose
+/// definition of it was dropped and why, the names its tools have when several servers give
+/// it, and the servers down that could offer it.
+fn no_such_tool(
+    tool: &str,
+    servers_down: &[String],
+    exposed_as: &[String],
+    dropped: &[crate::tool_validation::DroppedTool],
+) -> String {
     let mut message = format!("no tool named '{tool}'");
+    if !dropped.is_empty() {
+        let each: Vec<String> = dropped
+            .iter()
+            .map(|d| {
+                let shown = crate::tool_validation::shown_unknown_name(&d.tool);
+                let own = if shown == tool {
+                    String::new()
+                } else {
+                    format!(" (as '{shown}')")
+                };
+                format!(
+                    "server '{}' lists it{own}, but the proxy dropped it from its catalog \
+                     because {}",
+                    d.server, d.reason
+                )
+            })
+            .collect();
+        message.push_str(&format!(
+            " is offered: {}. Retrying will not help: the tool's definition must be fixed \
+             on the server",
+            each.join("; ")
+        ));
+    }
     if let Some((last, first)) = exposed_as.split_last() {
         let quoted: Vec<String> = first.iter().map(|n| format!("'{n}'")).collect();
         let choices = if quoted.is_empty() {
@@ -388,7 +425,9 @@ fn no_such_tool(tool: &str, servers_down: &[String], exposed_as: &[String]) -> S
         ));
     }
     if !servers_down.is_empty() {
-        let lead = if exposed_as.is_empty() {
+        let lead = if !dropped.is_empty() {
+            ". Also not serving"
+        } else if exposed_as.is_empty() {
             " among the tools offered now; not serving"
         } else {
             " Also not serving"

@@ -480,6 +480,7 @@ fn outcome_serde_round_trip() {
             Outcome::NoSuchTool {
                 servers_down: vec![],
                 exposed_as: vec![],
+                dropped: vec![],
             },
             json!({"kind": "no_such_tool"}),
         ),
@@ -487,6 +488,7 @@ fn outcome_serde_round_trip() {
             Outcome::NoSuchTool {
                 servers_down: vec!["'a' (stopped)".into()],
                 exposed_as: vec![],
+                dropped: vec![],
             },
             json!({"kind": "no_such_tool", "servers_down": ["'a' (stopped)"]}),
         ),
@@ -510,6 +512,7 @@ fn an_unknown_tool_names_the_servers_down_that_could_offer_it() {
     let down = Outcome::NoSuchTool {
         servers_down: vec!["'a' (stopped)".into(), "'b' (it is still starting)".into()],
         exposed_as: vec![],
+        dropped: vec![],
     };
     let mapped = map_outcome(
         &down,
@@ -548,6 +551,7 @@ fn a_name_several_servers_give_points_to_the_names_their_tools_have() {
         envelope(&Outcome::NoSuchTool {
             servers_down: strings(servers_down),
             exposed_as: strings(exposed_as),
+            dropped: vec![],
         })
     };
     let said = "not_found: no tool named 'echo': more than one server offers that name, so each \
@@ -571,4 +575,53 @@ fn a_name_several_servers_give_points_to_the_names_their_tools_have() {
     let back: Outcome = serde_json::from_value(wire.clone()).unwrap();
     assert_eq!(serde_json::to_value(&back).unwrap(), wire);
     assert_eq!(envelope(&back), map(&["a__echo", "b__echo"], &[]));
+}
+
+#[test]
+fn a_tool_dropped_for_its_definition_says_where_and_why_and_that_retrying_will_not_help() {
+    let dropped = |server: &str, tool: &str, reason: &str| crate::tool_validation::DroppedTool {
+        server: server.into(),
+        tool: tool.into(),
+        reason: reason.into(),
+    };
+    let outcome = Outcome::NoSuchTool {
+        servers_down: vec!["'c' (stopped)".into()],
+        exposed_as: vec![],
+        dropped: vec![dropped("h", "bad", "`inputSchema` is not a JSON object")],
+    };
+    let ctx = MappingContext {
+        call_id: "9",
+        tool: "h_bad",
+        server: "",
+        budget: crate::budget::Budget::chars(500),
+        text: Default::default(),
+        media: MediaMode::Passthrough,
+    };
+    let mapped = map_outcome(&outcome, &ctx);
+    assert_error(
+        &mapped.envelope,
+        ErrorType::NotFound,
+        "not_found: no tool named 'h_bad' is offered: server 'h' lists it (as 'bad'), but the \
+         proxy dropped it from its catalog because `inputSchema` is not a JSON object. Retrying \
+         will not help: the tool's definition must be fixed on the server. Also not serving, so \
+         their tools are not offered until they are back: 'c' (stopped)",
+    );
+    assert!(!mapped.envelope.retryable);
+    // As a transcript records it, and read back; a record without it reads as before.
+    let wire = json!({"kind": "no_such_tool", "servers_down": ["'c' (stopped)"],
+        "dropped": [{"server": "h", "tool": "bad", "reason": "`inputSchema` is not a JSON object"}]});
+    assert_eq!(serde_json::to_value(&outcome).unwrap(), wire);
+    let back: Outcome = serde_json::from_value(wire).unwrap();
+    assert_eq!(back, outcome);
+    let same_name = Outcome::NoSuchTool {
+        servers_down: vec![],
+        exposed_as: vec![],
+        dropped: vec![dropped("h", "h_bad", "`name` is empty")],
+    };
+    assert_eq!(
+        map_outcome(&same_name, &ctx).envelope.content,
+        "not_found: no tool named 'h_bad' is offered: server 'h' lists it, but the proxy \
+         dropped it from its catalog because `name` is empty. Retrying will not help: the \
+         tool's definition must be fixed on the server"
+    );
 }

@@ -87,6 +87,7 @@ fn arb_outcome() -> impl Strategy<Value = Outcome> {
         Just(Outcome::NoSuchTool {
             servers_down: vec![],
             exposed_as: vec![],
+            dropped: vec![],
         }),
     ]
 }

@@ -44,6 +44,7 @@ fn counts_calls_errors_truncation_and_durations_per_tool() {
             Outcome::NoSuchTool {
                 servers_down: vec![],
                 exposed_as: vec![],
+                dropped: vec![],
             },
             100,
             1,
@@ -252,6 +253,7 @@ fn one_row_per_tool_name_and_pages_count_no_raw_size() {
         Outcome::NoSuchTool {
             servers_down: vec![],
             exposed_as: vec![],
+            dropped: vec![],
         },
         100,
         1,
