@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! bench_client --mode seq|conc|big|startup [--n N] [--inflight K] [--tool NAME]
-//!              [--args JSON] [--label TEXT] -- COMMAND [ARGS...]
+//!              [--args JSON] [--label TEXT] [--protocol VERSION] -- COMMAND [ARGS...]
 //! ```
 //!
 //! - `seq`: `--n` calls one after another; p50 / p99 / mean latency in µs.
@@ -14,6 +14,11 @@
 //!   process's CPU time for the call (its threads included; taken when the answer is read, so
 //!   freeing memory after the answer is not counted).
 //! - `startup`: time from spawn to the `initialize` answer.
+//!
+//! `--protocol 2025-11-25` (the default) opens a session with `initialize`; `--protocol
+//! 2026-07-28` speaks the stateless revision instead: `server/discover` first, and every request
+//! carries the protocol version and (empty) client capabilities in its `_meta` (MCP 2026-07-28,
+//! basic/lifecycle).
 //!
 //! The tool is found by `tools/list`: the first tool named exactly `--tool`, else one ending in
 //! `_<tool>` (FastMCP prefixes proxied tools with `<server>_`). Prints one JSON line.
@@ -65,6 +70,7 @@ struct Opts {
     args: String,
     label: String,
     settle_ms: u64,
+    protocol: String,
     cmd: Vec<String>,
 }
 
@@ -77,6 +83,7 @@ fn parse_opts() -> Opts {
         args: "{}".into(),
         label: String::new(),
         settle_ms: 1000,
+        protocol: "2025-11-25".into(),
         cmd: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -93,12 +100,16 @@ fn parse_opts() -> Opts {
             "--args" => o.args = val(),
             "--label" => o.label = val(),
             "--settle-ms" => o.settle_ms = val().parse().unwrap_or_else(|_| die("bad --settle-ms")),
+            "--protocol" => o.protocol = val(),
             "--" => {
                 o.cmd = it.by_ref().collect();
                 break;
             }
             other => die(&format!("unknown argument {other}")),
         }
+    }
+    if !["2025-11-25", "2026-07-28"].contains(&o.protocol.as_str()) {
+        die("--protocol is 2025-11-25 or 2026-07-28");
     }
     if o.cmd.is_empty() {
         die("usage: bench_client --mode seq|conc|big|startup [...] -- COMMAND [ARGS...]");
@@ -182,8 +193,18 @@ impl Peer {
         }
     }
 
-    fn initialize(&mut self) -> Answer {
+    /// Opens the session (`initialize`), or with a `meta` (2026-07-28) asks `server/discover`.
+    fn initialize(&mut self, meta: Option<&str>) -> Answer {
         let t0 = Instant::now();
+        if let Some(meta) = meta {
+            self.send(0, "server/discover", &format!("{{{meta}}}"));
+            let mut a = self.wait(0);
+            if a.failed {
+                die("server/discover failed");
+            }
+            a.at = a.at.max(t0);
+            return a;
+        }
         self.send(
             0,
             "initialize",
@@ -198,8 +219,8 @@ impl Peer {
         a
     }
 
-    fn tool_name(&mut self, wanted: &str) -> String {
-        self.send(1, "tools/list", "{}");
+    fn tool_name(&mut self, wanted: &str, meta: Option<&str>) -> String {
+        self.send(1, "tools/list", &format!("{{{}}}", meta.unwrap_or("")));
         let a = self.wait(1);
         let line = a.line.unwrap_or_default();
         let v: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
@@ -309,14 +330,31 @@ fn cpu_per_call(before: Option<u64>, after: Option<u64>, n: usize) -> Option<f64
     Some((after? - before?) as f64 / n.max(1) as f64)
 }
 
-fn call_params(tool: &str, args: &str) -> String {
-    format!("{{\"name\":{},\"arguments\":{args}}}", json!(tool))
+/// A `tools/call`'s params; with `meta` (2026-07-28), its `_meta` member follows.
+fn call_params(tool: &str, args: &str, meta: Option<&str>) -> String {
+    match meta {
+        Some(meta) => format!("{{\"name\":{},\"arguments\":{args},{meta}}}", json!(tool)),
+        None => format!("{{\"name\":{},\"arguments\":{args}}}", json!(tool)),
+    }
+}
+
+/// The `_meta` member every 2026-07-28 request carries (protocol version, client
+/// capabilities); `None` for a 2025-11-25 session.
+fn request_meta(protocol: &str) -> Option<String> {
+    (protocol == "2026-07-28").then(|| {
+        format!(
+            "\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\"{protocol}\",\
+             \"io.modelcontextprotocol/clientCapabilities\":{{}}}}"
+        )
+    })
 }
 
 /// What every mode shares: the server, the call's params, the next id and the error count.
 struct Run {
     peer: Peer,
     params: String,
+    /// The `_meta` member of a 2026-07-28 request (see [`request_meta`]).
+    meta: Option<String>,
     next_id: u64,
     errors: u64,
 }
@@ -330,7 +368,11 @@ impl Run {
     /// A few calls first so lazily initialized paths do not count.
     fn warm_up(&mut self, tool: &str, mode: &str, args: &str) {
         let big = mode == "big";
-        let small = call_params(tool, if big { "{\"n\":1}" } else { args });
+        let small = call_params(
+            tool,
+            if big { "{\"n\":1}" } else { args },
+            self.meta.as_deref(),
+        );
         for _ in 0..(if big { 3 } else { 20 }) {
             let id = self.id();
             self.peer.send(id, "tools/call", &small);
@@ -413,7 +455,8 @@ fn main() {
     let o = parse_opts();
     let t_spawn = Instant::now();
     let mut peer = Peer::spawn(&o.cmd);
-    let init = peer.initialize();
+    let meta = request_meta(&o.protocol);
+    let init = peer.initialize(meta.as_deref());
     let startup_us = init.at.duration_since(t_spawn).as_micros() as u64;
     let mut out = json!({"mode": o.mode, "label": o.label, "pid_rss_kib_after_init": proc_kib(peer.pid(), "VmRSS:")});
     if o.mode == "startup" {
@@ -422,12 +465,13 @@ fn main() {
         peer.close();
         return;
     }
-    let tool = peer.tool_name(&o.tool);
+    let tool = peer.tool_name(&o.tool, meta.as_deref());
     out["tool"] = json!(tool);
-    let params = call_params(&tool, &o.args);
+    let params = call_params(&tool, &o.args, meta.as_deref());
     let mut run = Run {
         peer,
         params,
+        meta,
         next_id: 2,
         errors: 0,
     };

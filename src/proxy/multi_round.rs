@@ -253,7 +253,8 @@ impl Core {
         let progress_token = super::cancelled_progress::request_progress_token(params);
         let running = Running {
             tool: tool.to_owned(),
-            future: start_request(ds, params, slot),
+            // Unrecorded, its result comes back as text, as a legacy client's does.
+            future: start_request(ds, params, slot, self.transcript.is_none()),
             asks,
             waiting: Vec::new(),
             remaining: timeout,
@@ -497,6 +498,10 @@ fn server_is_modern(ds: &Downstream) -> Option<bool> {
 fn interim_or_done(result: CallResult) -> Flow {
     match result {
         Ok(Ok(ResultBody::Value(r))) if mrtr::is_input_required(&r) => Flow::Interim(r),
+        Ok(Ok(ResultBody::Raw(raw))) => match mrtr::input_required_of_line(raw.as_str()) {
+            Some(r) => Flow::Interim(r),
+            None => Flow::Done(Ok(Ok(ResultBody::Raw(raw)))),
+        },
         other => Flow::Done(other),
     }
 }
@@ -507,14 +512,23 @@ fn tool_error(server: &str, text: &str) -> Value {
 }
 
 /// The downstream request of a call as an owned future, bounded only by [`UNBOUNDED`] (the
-/// caller keeps the time); the downstream id goes into `slot` once sent.
+/// caller keeps the time); the downstream id goes into `slot` once sent. With `raw` (the call
+/// is not recorded), a successful result comes back as its text (see [`request_lent`]), in
+/// which [`interim_or_done`] finds an `InputRequiredResult`, and `params` are moved into the
+/// request, leaving an empty map: only a transcript record reads them after the call. Else
+/// they are copied (the future may outlive the call's borrow of them: a parked call).
 fn start_request(
     ds: &Downstream,
-    params: &Map<String, Value>,
+    params: &mut Map<String, Value>,
     slot: &DownstreamSlot,
+    raw: bool,
 ) -> CallFuture {
-    let (ds, params, slot) = (ds.clone(), Value::Object(params.clone()), slot.clone());
-    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot, false).await })
+    let params = match raw {
+        true => Value::Object(std::mem::take(params)),
+        false => Value::Object(params.clone()),
+    };
+    let (ds, slot) = (ds.clone(), slot.clone());
+    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot, raw).await })
 }
 
 /// [`start_request_bounded`] with `params` lent to the request (taken and put back), not

@@ -109,6 +109,7 @@ impl Session {
                 Err(err) => Answer::of(&jsonrpc::error_response(id, err)),
             },
             "tools/call" => {
+                let modern = admission.modern.is_some();
                 let call = CallRequest {
                     id: &id,
                     params,
@@ -121,10 +122,15 @@ impl Session {
                 match Box::pin(self.core.call_tool_mapped(call)).await {
                     Ok((mut mapped, summary)) => {
                         self.fit_media_to_version(&mut mapped);
+                        // A 2026-07-28 answer is stamped as it is written, not parsed again.
+                        let json = match modern {
+                            true => mapped.stamped_response_json(&id),
+                            false => mapped.response_json(&id),
+                        };
                         Answer {
-                            json: mapped.response_json(&id),
+                            json,
                             call: Some(summary),
-                            stamped: false,
+                            stamped: modern,
                         }
                     }
                     Err(NotEnveloped::Error(err)) => Answer::of(&jsonrpc::error_response(id, err)),

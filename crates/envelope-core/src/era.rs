@@ -199,6 +199,14 @@ pub fn invalid_params(message: &str) -> Value {
     json!({ "code": -32602, "message": message })
 }
 
+/// [`server_info`] as compact JSON text, as `serde_json` writes it (the version, a semantic
+/// version, has nothing to escape).
+pub const SERVER_INFO_JSON: &str = concat!(
+    r#"{"name":"mcp-envelope","version":""#,
+    env!("CARGO_PKG_VERSION"),
+    r#""}"#
+);
+
 /// Our `Implementation` for `serverInfo` (name `mcp-envelope`, the crate's version).
 pub fn server_info() -> Value {
     json!({ "name": "mcp-envelope", "version": env!("CARGO_PKG_VERSION") })
@@ -287,6 +295,14 @@ pub fn log_level_passes(level: &str, wanted: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_server_info_text_is_the_server_info_serialized() {
+        assert_eq!(
+            SERVER_INFO_JSON,
+            serde_json::to_string(&server_info()).unwrap()
+        );
+    }
 
     fn meta(pairs: Value) -> Value {
         json!({ "_meta": pairs })

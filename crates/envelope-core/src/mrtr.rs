@@ -46,6 +46,20 @@ pub fn is_input_required(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
+/// The `result` of a whole JSON-RPC response line when it is an `InputRequiredResult` (see
+/// [`is_input_required`]); `None` for any other line, and for text that is not JSON. The line
+/// is parsed only when it could hold one: without the text `resultType` and without a `\u`
+/// escape (the only way a JSON key can spell those letters otherwise, RFC 8259 section 7), no
+/// member of it is named `resultType`.
+pub fn input_required_of_line(line: &str) -> Option<Value> {
+    if !line.contains("resultType") && !line.contains("\\u") {
+        return None;
+    }
+    let mut response: Value = serde_json::from_str(line).ok()?;
+    let result = response.get_mut("result")?;
+    is_input_required(result).then(|| result.take())
+}
+
 /// A `requestState` of ours made from 128 random bits: [`STATE_PREFIX`] and the bits in hex
 /// (32 lowercase hex digits). Unguessable when the bits are (the main crate draws them from the
 /// operating system's generator), meaningful only as a key of our table.
@@ -157,6 +171,32 @@ pub fn retry_params(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_required_line_is_found_however_its_key_is_written() {
+        let found = |line: &str| input_required_of_line(line);
+        let wanted = json!({"resultType": "input_required", "inputRequests": {}});
+        assert_eq!(
+            found(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}"#
+            ),
+            Some(wanted)
+        );
+        // A key spelled with escapes is the same key.
+        assert!(
+            found(r#"{"jsonrpc":"2.0","id":1,"result":{"result\u0054ype":"input_required"}}"#)
+                .is_some()
+        );
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"resultType input_required \u00e9"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required""#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"resultType"}}"#,
+        ] {
+            assert_eq!(found(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn states_are_ours_and_carry_the_bits_in_hex() {

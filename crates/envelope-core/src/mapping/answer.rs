@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::Mapped;
 use crate::envelope::Status;
+use crate::era;
 
 /// Our `CallToolResult` for `mapped` as a JSON value (see the module documentation).
 pub fn call_tool_result(mapped: &Mapped) -> Value {
@@ -27,15 +28,28 @@ impl Mapped {
     /// `serde_json` writes for the same answer (members in [`call_tool_result`]'s order); the
     /// envelope's text is made once and escaped as a JSON string by [`push_escaped_json`].
     pub fn response_json(&self, id: &Value) -> Vec<u8> {
+        self.write_response(id, false)
+    }
+
+    /// [`Mapped::response_json`] for an MCP 2026-07-28 client: the same answer with what
+    /// [`crate::era::stamp_result`] adds to a `tools/call` result (`resultType` `"complete"`,
+    /// our `serverInfo` in `_meta`), written in place, byte for byte what stamping the parsed
+    /// answer and serializing it again gives (MCP 2026-07-28 "Base Protocol: Per-response
+    /// protocol fields").
+    pub fn stamped_response_json(&self, id: &Value) -> Vec<u8> {
+        self.write_response(id, true)
+    }
+
+    fn write_response(&self, id: &Value, stamped: bool) -> Vec<u8> {
         // Sized up front (growing a buffer copies it): the strings, the keys and the numbers.
         let e = &self.envelope;
         let mut envelope =
             Vec::with_capacity(e.content.len() + e.call_id.len() + e.tool.len() + 128);
         serde_json::to_writer(&mut envelope, e).expect("an envelope always serializes");
         // The envelope's text appears twice, once escaped (at most twice as long), with the
-        // members around it, a short id and the newline the answer is sent with; a long id and
-        // media blocks grow the buffer.
-        let mut out = Vec::with_capacity(3 * envelope.len() + 160);
+        // members around it, a short id, the stamp and the newline the answer is sent with; a
+        // long id and media blocks grow the buffer.
+        let mut out = Vec::with_capacity(3 * envelope.len() + 256);
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         write_json(&mut out, id);
         out.extend_from_slice(br#","result":{"content":[{"type":"text","text":""#);
@@ -51,9 +65,33 @@ impl Mapped {
             Status::Error => br#","isError":true"#.as_slice(),
             _ => br#","isError":false"#.as_slice(),
         });
-        if let Some(meta) = &self.meta {
-            out.extend_from_slice(br#","_meta":"#);
-            write_json(&mut out, meta);
+        match (&self.meta, stamped) {
+            (Some(meta), false) => {
+                out.extend_from_slice(br#","_meta":"#);
+                write_json(&mut out, meta);
+            }
+            // The stamp's order: `resultType` goes after the members there are, `_meta` (and
+            // `serverInfo` in it) keeps its place when present.
+            (Some(meta), true) => {
+                out.extend_from_slice(br#","_meta":"#);
+                match meta {
+                    Value::Object(members) => {
+                        let mut members = members.clone();
+                        members.insert(era::META_SERVER_INFO.into(), era::server_info());
+                        write_json(&mut out, &Value::Object(members));
+                    }
+                    other => write_json(&mut out, other),
+                }
+                out.extend_from_slice(br#","resultType":"complete""#);
+            }
+            (None, true) => {
+                out.extend_from_slice(br#","resultType":"complete","_meta":{""#);
+                out.extend_from_slice(era::META_SERVER_INFO.as_bytes());
+                out.extend_from_slice(br#"":"#);
+                out.extend_from_slice(era::SERVER_INFO_JSON.as_bytes());
+                out.push(b'}');
+            }
+            (None, false) => {}
         }
         out.extend_from_slice(b"}}");
         out
@@ -254,6 +292,23 @@ mod tests {
             let value: Value = serde_json::from_slice(&once).unwrap();
             prop_assert_eq!(&value["result"], &call_tool_result(&mapped));
             prop_assert_eq!(&value["result"]["structuredContent"], &mapped.envelope.to_value());
+        }
+
+        #[test]
+        fn the_stamped_answer_is_the_answer_stamped_after_parsing(
+            mapped in arb_mapped(),
+            id in arb_id(),
+            server_info_first in any::<bool>(),
+        ) {
+            let mut mapped = mapped;
+            if server_info_first {
+                // A `_meta` that already names a server (kept from one): ours takes its place.
+                mapped.meta = Some(json!({era::META_SERVER_INFO: {"name": "s"}, "k": 1}));
+            }
+            let stamped = mapped.stamped_response_json(&id);
+            let by_parsing = era::stamp_response_json("tools/call", mapped.response_json(&id));
+            prop_assert_eq!(String::from_utf8(stamped).unwrap(),
+                String::from_utf8(by_parsing).unwrap());
         }
     }
 
