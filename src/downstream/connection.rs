@@ -98,7 +98,7 @@ impl Connection {
 
     /// Like [`Connection::request`], but a large `result` may come back unparsed
     /// ([`ResultBody::Raw`]); with `raw`, a successful one of any size does. The params get the era's `_meta` ([`handshake::prepare_params`];
-    /// a modern server's are written with it straight from `params`, see `stamped.rs`).
+    /// written straight from `params` for either era, see `stamped.rs`).
     pub async fn request_body(
         &self,
         method: &str,
@@ -135,10 +135,11 @@ impl Connection {
                 let stamped = super::stamped::Stamped { params, stamp };
                 jsonrpc::request_line_of(&id, method, Some(&stamped), params)
             }
-            era => {
-                let prepared = handshake::prepare_params(era, params);
-                jsonrpc::request_line(&id, method, prepared.as_ref().or(params))
+            Some(ServerEra::Legacy { .. }) => {
+                let stripped = params.map(super::stamped::Stripped);
+                jsonrpc::request_line_of(&id, method, stripped.as_ref(), params)
             }
+            None => jsonrpc::request_line(&id, method, params),
         };
         self.peer.request_by(line, timeout, on_sent, raw).await
     }

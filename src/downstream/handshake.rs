@@ -23,7 +23,7 @@
 //!
 //! The era found holds for the life of that process (servers lock their era on the first
 //! request); a restart probes again. Requests to a modern server get the per-request `_meta`
-//! keys ([`prepare_params`]); requests to a legacy server lose them.
+//! keys; requests to a legacy server lose them (`stamped.rs` writes both).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +33,8 @@ use tracing::{debug, info};
 
 use super::{CallError, ClientInit, Connection};
 use crate::era::{
-    self, LATEST_MODERN_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
-    META_PROTOCOL_VERSION, MODERN_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
+    self, LATEST_MODERN_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
+    MODERN_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 /// Longest wait for the answer to the `server/discover` probe: a third of the server's
@@ -167,7 +167,9 @@ pub fn discover_params(client: &ClientInit, version: &str) -> Value {
 /// `Some(new params)` when they must change, `None` to send them as they are. A modern server
 /// gets `_meta` with our version (always) and the stamp's capabilities and clientInfo (unless
 /// the request carries the client's own); a legacy server gets no modern `_meta` keys. The
-/// line to a modern server is written from [`super::stamped::Stamped`] without this copy.
+/// rule as a copy, kept as the model the line writers are tested against: requests are
+/// written from [`super::stamped::Stamped`] and [`super::stamped::Stripped`] without it.
+#[cfg(test)]
 pub fn prepare_params(era: Option<&ServerEra>, params: Option<&Value>) -> Option<Value> {
     match era? {
         ServerEra::Modern(stamp) => {
@@ -180,7 +182,7 @@ pub fn prepare_params(era: Option<&ServerEra>, params: Option<&Value>) -> Option
                 META_PROTOCOL_VERSION,
                 META_CLIENT_CAPABILITIES,
                 META_CLIENT_INFO,
-                META_LOG_LEVEL,
+                era::META_LOG_LEVEL,
             ];
             if !modern.iter().any(|k| crate::small_map::contains(meta, k)) {
                 return None;
@@ -472,7 +474,7 @@ mod tests {
         // The client's own capabilities and clientInfo are kept; other keys too.
         let own = json!({"name": "t", "_meta": {
             META_CLIENT_CAPABILITIES: {"elicitation": {}}, META_CLIENT_INFO: {"name": "x", "version": "2"},
-            "progressToken": 7, META_LOG_LEVEL: "info"}});
+            "progressToken": 7, era::META_LOG_LEVEL: "info"}});
         let p = prepare_params(Some(&era), Some(&own)).unwrap();
         assert_eq!(
             p["_meta"][META_CLIENT_CAPABILITIES],
@@ -480,7 +482,7 @@ mod tests {
         );
         assert_eq!(p["_meta"][META_CLIENT_INFO]["name"], "x");
         assert_eq!(p["_meta"]["progressToken"], 7);
-        assert_eq!(p["_meta"][META_LOG_LEVEL], "info");
+        assert_eq!(p["_meta"][era::META_LOG_LEVEL], "info");
         assert_eq!(p["name"], "t");
     }
 

@@ -8,12 +8,71 @@
 //! `clientCapabilities` and `clientInfo` unless the request carries its own as objects. The
 //! members keep their order: a replaced one where it was, an added one at the end (`_meta`
 //! last when the request had none), as [`super::handshake::prepare_params`] builds them.
+//!
+//! [`Stripped`] is the other era's view: the params a legacy server gets, without the modern
+//! `_meta` keys, written without the copy `prepare_params` makes to take them out.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::handshake::ModernStamp;
-use crate::era::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
+use crate::era::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+};
+
+/// The `_meta` keys only the modern era defines; a legacy server never gets them.
+const MODERN_KEYS: [&str; 4] = [
+    META_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+];
+
+/// A request's `params` as a legacy (2025-era) server gets them: the same JSON text as the
+/// params [`super::handshake::prepare_params`] gives for that era, written from the request's
+/// own. A `_meta` object loses the [`MODERN_KEYS`], and goes when nothing else is left in it; a
+/// `_meta` without any of them, and params that are not an object, are written as they are.
+pub struct Stripped<'a>(pub &'a Value);
+
+impl Serialize for Stripped<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(params) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in params {
+            let meta = match value {
+                Value::Object(meta) if key == "_meta" => meta,
+                _ => {
+                    map.serialize_entry(key, value)?;
+                    continue;
+                }
+            };
+            let modern = |k: &String| MODERN_KEYS.contains(&k.as_str());
+            if !meta.keys().any(modern) {
+                map.serialize_entry(key, value)?;
+            } else if !meta.keys().all(modern) {
+                map.serialize_entry(key, &Legacy(meta))?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A `_meta` object without the [`MODERN_KEYS`].
+struct Legacy<'a>(&'a Map<String, Value>);
+
+impl Serialize for Legacy<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.0 {
+            if !MODERN_KEYS.contains(&key.as_str()) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
 
 /// A request's `params` (an object, or nothing: then only `_meta`) as a modern server gets
 /// them.
@@ -96,6 +155,35 @@ impl Serialize for Meta<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_legacy_server_gets_the_params_prepare_params_gives() {
+        let era = super::super::handshake::ServerEra::Legacy {
+            version: "2025-11-25".into(),
+        };
+        let (v, c, l) = (
+            META_PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES,
+            META_LOG_LEVEL,
+        );
+        for params in [
+            json!({"name": "t", "arguments": {"b": 1, "a": 2}}),
+            json!({"name": "t", "_meta": {v: "2026-07-28", c: {}}, "arguments": {}}),
+            json!({"_meta": {"progressToken": 7, v: "2026-07-28", l: "info"}, "name": "t"}),
+            json!({"_meta": {"progressToken": 7}, "name": "t"}),
+            json!({"_meta": {}, "name": "t"}),
+            json!({"_meta": 5, "name": "t"}),
+            json!({"name": "t", "nested": {"_meta": {v: "x"}}}),
+            json!([1, {"_meta": {v: "x"}}]),
+        ] {
+            let prepared = super::super::handshake::prepare_params(Some(&era), Some(&params));
+            assert_eq!(
+                serde_json::to_string(&Stripped(&params)).unwrap(),
+                serde_json::to_string(prepared.as_ref().unwrap_or(&params)).unwrap(),
+                "{params}"
+            );
+        }
+    }
 
     fn stamp() -> ModernStamp {
         ModernStamp {
