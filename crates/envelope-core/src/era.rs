@@ -127,11 +127,12 @@ pub fn classify_request(method: &str, params: Option<&Value>) -> RequestEra {
     }
 }
 
-/// Reads the per-request fields of a modern `_meta` object (see [`classify_request`]).
+/// Reads the per-request fields of a modern `_meta` object (see [`classify_request`]); the
+/// members are found by a scan ([`crate::small_map`]), not hashed: a `_meta` has a few.
 pub fn parse_meta(meta: Option<&Map<String, Value>>) -> Result<RequestMeta, Value> {
     let empty = Map::new();
     let meta = meta.unwrap_or(&empty);
-    let version = match meta.get(META_PROTOCOL_VERSION) {
+    let version = match crate::small_map::get(meta, META_PROTOCOL_VERSION) {
         Some(Value::String(v)) => v.clone(),
         Some(_) => return Err(invalid_params(&format!("`_meta` `{META_PROTOCOL_VERSION}` must be a string"))),
         None => return Err(invalid_params(&format!(
@@ -141,14 +142,14 @@ pub fn parse_meta(meta: Option<&Map<String, Value>>) -> Result<RequestMeta, Valu
     if !MODERN_VERSIONS.contains(&version.as_str()) {
         return Err(unsupported_version(&version));
     }
-    let capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
+    let capabilities = match crate::small_map::get(meta, META_CLIENT_CAPABILITIES) {
         Some(c @ Value::Object(_)) => c.clone(),
         Some(_) => return Err(invalid_params(&format!("`_meta` `{META_CLIENT_CAPABILITIES}` must be an object"))),
         None => return Err(invalid_params(&format!(
             "missing `_meta` `{META_CLIENT_CAPABILITIES}` (required on every MCP 2026-07-28 request; `{{}}` declares none)"
         ))),
     };
-    let client_info = match meta.get(META_CLIENT_INFO) {
+    let client_info = match crate::small_map::get(meta, META_CLIENT_INFO) {
         None | Some(Value::Null) => None,
         Some(i @ Value::Object(_)) => Some(i.clone()),
         Some(_) => {
@@ -157,7 +158,7 @@ pub fn parse_meta(meta: Option<&Map<String, Value>>) -> Result<RequestMeta, Valu
             )))
         }
     };
-    let log_level = match meta.get(META_LOG_LEVEL) {
+    let log_level = match crate::small_map::get(meta, META_LOG_LEVEL) {
         None | Some(Value::Null) => None,
         Some(Value::String(l)) if log_level_rank(l).is_some() => Some(l.clone()),
         Some(other) => {
