@@ -22,6 +22,7 @@
 //! Results of `tools/call` that are not plain tool results are handled in [`results`].
 
 pub mod completion;
+pub mod down;
 pub mod inventory;
 pub mod logging;
 pub mod param_shapes;
@@ -356,6 +357,8 @@ pub struct Passthrough {
     prompts: Mutex<prompts::PromptCatalog>,
     /// Per server, the prompts it last listed (all pages).
     prompt_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
+    /// The exposed names of the prompts of servers that gave up, to name their server.
+    down_prompts: Mutex<down::DownPrompts>,
     /// Subscribed URI → the server that accepted the subscription.
     subscriptions: Mutex<HashMap<String, String>>,
     /// Per server, the connection last seen ready, to notice a (re)start (held, so that a new
@@ -521,6 +524,8 @@ impl Passthrough {
     async fn forget(&self, up: &Upstream<'_>, server: &str) -> Vec<&'static str> {
         let d = self.declared();
         let mut changed = Vec::new();
+        let names = self.prompts.lock().unwrap().names_of(server);
+        self.down_prompts.lock().unwrap().remember(server, names);
         let had_prompts = self.prompt_lists.lock().unwrap().remove(server);
         if had_prompts.is_some_and(|list| !list.is_empty()) {
             if let Err(e) = self.refresh_prompts(up, &[]).await {

@@ -1,5 +1,6 @@
-//! A server that restarts (a crash and the automatic restart, or a config reload): what the
-//! client made through the proxy survives the restart.
+//! A server that restarts (a crash and the automatic restart, or a config reload) or is down:
+//! what the client made through the proxy survives the restart, and a request for something
+//! of a server that is down names it.
 
 use super::*;
 
@@ -114,6 +115,148 @@ async fn a_server_restarted_by_a_reload_is_subscribed_again() {
     restarted(&core, &before).await;
     let want = format!("subscribed: {DOC}");
     assert_eq!(c.held_subscriptions(10, &want).await, want);
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// Waits until `fx` gave up (`unavailable`).
+async fn gave_up(core: &Arc<Core>) {
+    for _ in 0..600 {
+        let fx = core.servers().iter().find(|d| d.name() == "fx").cloned();
+        let state = fx.map(|d| d.state());
+        if matches!(
+            state,
+            Some(crate::downstream::ServerState::Unavailable { .. })
+        ) {
+            // Its prompts and resources leave the lists when the change is handled.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("fx did not give up");
+}
+
+/// `fx` (which gives up at its first crash) and `fy`, both with resources, prompts and
+/// completions.
+fn fx_that_gives_up_and_fy() -> String {
+    let fy = feature_server().replace("fx", "fy");
+    format!("{}max_restarts = 0\n{fy}", feature_server())
+}
+
+/// The message of an error answer, after checking that it names `fx` and why it is down.
+fn names_fx_and_why(answer: &Value) -> String {
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("server 'fx'"), "{answer}");
+    assert!(message.contains("gave up after 0 restart"), "{answer}");
+    assert_eq!(answer["error"]["data"]["server"], "fx", "{answer}");
+    message.to_owned()
+}
+
+/// A resource, a prompt or a completion of a server that gave up is answered with an error that
+/// names it and why it is down (not a bare "not found", not an answer from another server); an
+/// unsubscribe of its URI succeeds, since the server holds no subscription any more.
+#[tokio::test]
+async fn requests_for_what_a_down_server_owns_name_it() {
+    let core = Core::new(config(&fx_that_gives_up_and_fy()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    for (id, method) in [
+        (2, "resources/list"),
+        (3, "resources/templates/list"),
+        (4, "prompts/list"),
+    ] {
+        let listed = c.answer(&request(json!(id), method, json!({}))).await;
+        assert!(listed.get("result").is_some(), "{listed}");
+    }
+    let sub = c
+        .answer(&request(
+            json!(5),
+            "resources/subscribe",
+            json!({"uri": DOC}),
+        ))
+        .await;
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    c.answer(&call(json!(6), "fx_crash", json!({}))).await;
+    gave_up(&core).await;
+    let uri = |u: &str| json!({ "uri": u });
+    let read = request(json!(7), "resources/read", uri(DOC));
+    let answer = c.answer(&read).await;
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    assert_eq!(answer["error"]["data"]["uri"], DOC, "{answer}");
+    names_fx_and_why(&answer);
+    // A URI of its template, and a subscription.
+    let item = request(json!(8), "resources/read", uri("fixture://fx/item/7"));
+    names_fx_and_why(&c.answer(&item).await);
+    let other = "fixture://fx/doc/2";
+    let sub = request(json!(9), "resources/subscribe", uri(other));
+    names_fx_and_why(&c.answer(&sub).await);
+    let get = json!({"name": "fx_greet", "arguments": {"name": "Ann"}});
+    let answer = c.answer(&request(json!(10), "prompts/get", get)).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    names_fx_and_why(&answer);
+    let argument = json!({"name": "name", "value": "al"});
+    let prompt_ref =
+        json!({"ref": {"type": "ref/prompt", "name": "fx_greet"}, "argument": argument});
+    names_fx_and_why(
+        &c.answer(&request(json!(11), "completion/complete", prompt_ref))
+            .await,
+    );
+    // fy is asked nothing for fx's template.
+    let template = json!({"type": "ref/resource", "uri": "fixture://fx/item/{id}"});
+    let resource_ref = json!({"ref": template, "argument": {"name": "id", "value": "1"}});
+    names_fx_and_why(
+        &c.answer(&request(json!(12), "completion/complete", resource_ref))
+            .await,
+    );
+    // What no server owns is answered as before.
+    let nobody = c
+        .answer(&request(json!(13), "resources/read", uri("nobody://x")))
+        .await;
+    assert_eq!(nobody["error"]["code"], -32002, "{nobody}");
+    let unknown = json!({"name": "nope"});
+    let unknown = c.answer(&request(json!(14), "prompts/get", unknown)).await;
+    let message = unknown["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Unknown prompt: nope"), "{unknown}");
+    // fy still serves its own.
+    let fy = c
+        .answer(&request(
+            json!(15),
+            "resources/read",
+            uri("fixture://fy/doc/1"),
+        ))
+        .await;
+    assert_eq!(fy["result"]["contents"][0]["text"], "doc 1 of fy", "{fy}");
+    // Unsubscribing from a URI of the down server succeeds (the proxy drops its record).
+    for id in [16, 17] {
+        let unsub = request(json!(id), "resources/unsubscribe", uri(DOC));
+        let answer = c.answer(&unsub).await;
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// A completion for a prompt of a server that is restarting waits for it (as `prompts/get`
+/// does), instead of answering an empty completion at once.
+#[tokio::test]
+async fn a_completion_for_a_restarting_servers_prompt_waits_for_it() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let listed = c
+        .answer(&request(json!(2), "prompts/list", json!({})))
+        .await;
+    assert!(listed.get("result").is_some(), "{listed}");
+    c.answer(&call(json!(3), "fx_crash", json!({}))).await;
+    let argument = json!({"name": "name", "value": "al"});
+    let prompt_ref =
+        json!({"ref": {"type": "ref/prompt", "name": "fx_greet"}, "argument": argument});
+    let done = c
+        .answer(&request(json!(4), "completion/complete", prompt_ref))
+        .await;
+    let values = &done["result"]["completion"]["values"];
+    assert_eq!(values, &json!(["alice@fx", "albert@fx"]), "{done}");
     c.session.close().await;
     core.shutdown().await;
 }
