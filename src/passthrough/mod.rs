@@ -15,7 +15,8 @@
 //!   request waiting for its timeout;
 //! - what servers answer passes through unchanged (resource contents are not enveloped, URIs are
 //!   never rewritten); only prompt names are renamed like tool names;
-//! - a server that (re)starts after `initialize` gets the client's last logging level again,
+//! - a server that (re)starts after `initialize` (or a remote server that forgot our session
+//!   and got a new one) gets the client's last logging level and its subscriptions again,
 //!   and the client gets `notifications/resources/list_changed` / `prompts/list_changed` for
 //!   it ([`Passthrough::on_server_changed`]).
 //!
@@ -337,14 +338,19 @@ pub fn server_instructions(ds: &Downstream) -> Option<String> {
     }
 }
 
+/// A connection a server was seen ready on, and how many times its session had been replaced
+/// then ([`Connection::renewals`]).
+type SeenConnection = (Arc<Connection>, u64);
+
 /// Remembers the connection `ds` is ready on; whether it is one not seen before (its first
-/// start, or a restart).
-fn record_connection(seen: &mut HashMap<String, Arc<Connection>>, ds: &Downstream) -> bool {
+/// start, or a restart), or a remote server's new session on it (it forgot the old one).
+fn record_connection(seen: &mut HashMap<String, SeenConnection>, ds: &Downstream) -> bool {
     let ServerState::Ready(conn) = ds.state() else {
         return false;
     };
-    match seen.insert(ds.name().to_owned(), conn.clone()) {
-        Some(old) => !Arc::ptr_eq(&old, &conn),
+    let renewals = conn.renewals();
+    match seen.insert(ds.name().to_owned(), (conn.clone(), renewals)) {
+        Some((old, before)) => !Arc::ptr_eq(&old, &conn) || before != renewals,
         None => true,
     }
 }
@@ -361,9 +367,9 @@ pub struct Passthrough {
     down_prompts: Mutex<down::DownPrompts>,
     /// Subscribed URI → the server that accepted the subscription.
     subscriptions: Mutex<HashMap<String, String>>,
-    /// Per server, the connection last seen ready, to notice a (re)start (held, so that a new
-    /// connection can never reuse its address).
-    connections: Mutex<HashMap<String, Arc<Connection>>>,
+    /// Per server, the connection last seen ready, to notice a (re)start or a new session (held,
+    /// so that a new connection can never reuse its address).
+    connections: Mutex<HashMap<String, SeenConnection>>,
     /// The params of the last `logging/setLevel` a server accepted, sent again to a server
     /// that (re)starts.
     log_level: Mutex<Option<Value>>,

@@ -260,3 +260,98 @@ async fn a_completion_for_a_restarting_servers_prompt_waits_for_it() {
     c.session.close().await;
     core.shutdown().await;
 }
+
+/// The fault fixture server (tests/fixtures/http_servers.py, standard library only) with
+/// `--forgetful`, logging its requests to `log`; killed when dropped.
+struct Forgetful(std::process::Child);
+
+impl Drop for Forgetful {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Forgetful {
+    /// Starts it and returns it with its URL once it listens.
+    fn start(log: &Path) -> (Forgetful, String) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("python3")
+            .arg(root.join("tests/fixtures/http_servers.py"))
+            .args([
+                "faults",
+                "--forgetful",
+                "--port",
+                &port.to_string(),
+                "--log",
+            ])
+            .arg(log)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("python3");
+        let server = Forgetful(child);
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return (server, format!("http://127.0.0.1:{port}/mcp"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the fault fixture does not listen on {port}");
+    }
+}
+
+/// Whether the fixture's request log holds a request `rpc` in session `session`.
+fn logged_in(log: &Path, rpc: &str, session: &str) -> bool {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|e| e["rpc"] == rpc && e["session"] == session)
+}
+
+/// A remote server restarted while the proxy was idle no longer knows the proxy's session: the
+/// proxy opens a new one, and the server is then set to the client's logging level and
+/// subscribed again to what the client holds, as a restarted stdio server is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_servers_new_session_gets_the_level_and_the_subscriptions_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let (_server, url) = Forgetful::start(&log);
+    let core = Core::new(config(&format!("[mcp_servers.web]\nurl = {url:?}\n")), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let set = request(json!(2), "logging/setLevel", json!({"level": "info"}));
+    assert_eq!(c.answer(&set).await["result"], json!({}));
+    let sub = request(json!(3), "resources/subscribe", json!({"uri": "web://a"}));
+    assert_eq!(c.answer(&sub).await["result"], json!({}));
+    c.answer(&call(json!(4), "forget", json!({}))).await;
+    let echo = c
+        .answer(&call(json!(5), "echo", json!({"text": "after"})))
+        .await;
+    assert_eq!(envelope(&echo)["content"], "after", "{echo}");
+    let renewed = "fault-session-2";
+    assert!(
+        logged_in(&log, "tools/call", renewed),
+        "the call went to the new session"
+    );
+    let mut both = false;
+    for _ in 0..200 {
+        both = logged_in(&log, "logging/setLevel", renewed)
+            && logged_in(&log, "resources/subscribe", renewed);
+        if both {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        both,
+        "level and subscription again in the new session:\n{requests}"
+    );
+    c.session.close().await;
+    core.shutdown().await;
+}
