@@ -495,6 +495,34 @@ mod tests {
     }
 
     #[test]
+    fn a_server_that_gave_up_still_owns_what_it_listed() {
+        let mut index = Index::default();
+        index.set_resources("a", &[json!({"uri": "a://doc"})]);
+        index.set_templates("a", &[json!({"uriTemplate": "a://item/{id}"})]);
+        index.set_resources("b", &[json!({"uri": "b://doc"})]);
+        assert!(index.forget("a"), "it had listed some");
+        assert!(!index.forget("a"), "told once");
+        assert!(!index.has_listed("a") && !index.knows("a", "a://doc"));
+        let down = ["a".to_owned()];
+        assert_eq!(
+            index.owner_while_down("a://doc", &down).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            index.owner_while_down("a://item/7", &down).as_deref(),
+            Some("a")
+        );
+        assert_eq!(index.owner_while_down("b://doc", &down), None);
+        assert_eq!(index.owner_while_down("a://doc", &[]), None, "a is up");
+        let template = index.template_owner_while_down("a://item/{id}", &down);
+        assert_eq!(template.as_deref(), Some("a"));
+        // Back and listed again: what it lists now counts.
+        index.set_resources("a", &[]);
+        index.set_templates("a", &[]);
+        assert_eq!(index.owner_while_down("a://doc", &down), None);
+    }
+
+    #[test]
     fn template_owner_for_completion() {
         let mut index = Index::default();
         index.set_templates("b", &[json!({"uriTemplate": "demo://item/{id}"})]);
