@@ -3,7 +3,7 @@
 //! notifications it does not know are not sent), its `initialize` or `server/discover` result,
 //! its requests waiting for the client, and coalesced `tools/list` refreshes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{OnceLock, RwLock};
 use std::time::Duration;
 
@@ -31,6 +31,8 @@ pub struct Connection {
     serving: AtomicBool,
     /// Requests sent through [`super::Downstream::request`] and not answered yet.
     pub(super) in_flight: super::retire::InFlight,
+    /// How many times a remote server forgot our session and a new one replaced it.
+    renewals: AtomicU64,
 }
 
 impl Connection {
@@ -45,7 +47,20 @@ impl Connection {
             era: OnceLock::new(),
             serving: AtomicBool::new(false),
             in_flight: Default::default(),
+            renewals: AtomicU64::new(0),
         }
+    }
+
+    /// How many times the session behind this connection was replaced by a new one (a remote
+    /// server that restarted while the proxy was idle forgot it): the server then knows
+    /// nothing of what the proxy set up before (logging level, subscriptions).
+    pub fn renewals(&self) -> u64 {
+        self.renewals.load(Ordering::Acquire)
+    }
+
+    /// Counts one more replaced session ([`Connection::renewals`]).
+    pub(super) fn renewed(&self) {
+        self.renewals.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Marks the handshake done: from now on the server serves calls.

@@ -31,6 +31,7 @@ struct RemoteInbox {
     queue: mpsc::Sender<Delivery>,
     conn: Arc<Connection>,
     ds: Downstream,
+    events: mpsc::UnboundedSender<DownstreamEvent>,
 }
 
 impl Inbox for RemoteInbox {
@@ -63,6 +64,14 @@ impl Inbox for RemoteInbox {
 
     fn tools(&self) -> Option<Arc<Vec<crate::server_tool::ServerTool>>> {
         self.ds.tools()
+    }
+
+    /// Counted on the connection, and reported like a restart: the proxy sets the new
+    /// session up again ([`crate::passthrough::Passthrough::on_server_changed`]).
+    fn renewed(&self) {
+        self.conn.renewed();
+        let server = self.ds.name().to_owned();
+        let _ = self.events.send(DownstreamEvent::ToolsChanged { server });
     }
 }
 
@@ -177,6 +186,7 @@ pub(super) async fn connect(
         queue,
         conn: conn.clone(),
         ds: ds.clone(),
+        events: events.clone(),
     };
     let task = tokio::spawn(transport.clone().run(inbox, writer_rx));
     let mut running = RemoteRunning {

@@ -10,6 +10,8 @@
 //! A server that owns the ref but does not offer completions gets no request: the answer is an
 //! empty completion (`{"completion": {"values": [], "hasMore": false}}`). An unknown prompt name
 //! or template, or another `ref.type`, is -32602. The server's answer passes through unchanged.
+//! A ref whose server is down is waited for while it (re)starts, and is otherwise -32602 naming
+//! that server and why ([`super::down`]); it never goes to another server.
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Value};
@@ -50,11 +52,9 @@ impl Passthrough {
                 else {
                     return Err(invalid("`ref.name` must be a string".into()));
                 };
-                let route = self.prompt_route(up, &name).await;
-                let (route, ds) = match route.map(|r| (up.server(&r.server), r)) {
-                    Ok((Some(ds), route)) => (route, ds),
-                    Ok((None, _)) => return Err(invalid(format!("Unknown prompt: {name}"))),
-                    Err(note) => return Err(invalid(format!("Unknown prompt: {name}{note}"))),
+                let route = self.prompt_route(up, &name).await?;
+                let Some(ds) = up.server(&route.server) else {
+                    return Err(super::prompts::unknown_prompt(&name, ""));
                 };
                 if !offers_completions(ds) {
                     return Ok(empty_completion());
@@ -75,6 +75,29 @@ impl Passthrough {
             _ => Err(invalid(
                 "`ref.type` must be \"ref/prompt\" or \"ref/resource\"".into(),
             )),
+        }
+    }
+
+    /// The server that is down and last listed template `uri` (else the URI `uri`), once it
+    /// is back (waited for while it (re)starts, up to its `tool_timeout_sec`): `Ok(None)` when
+    /// no server that is down listed it, `Err` naming the server when it is still down.
+    async fn template_owner_down(
+        &self,
+        up: &Upstream<'_>,
+        uri: &str,
+    ) -> Result<Option<String>, Value> {
+        let down = super::down::down_names(up);
+        let owner = self
+            .resources
+            .lock()
+            .unwrap()
+            .template_owner_while_down(uri, &down);
+        let Some(ds) = owner.as_deref().and_then(|o| up.server(o)) else {
+            return Ok(None);
+        };
+        match super::down::wait_back(up, ds).await {
+            Ok(()) => Ok(owner),
+            Err(d) => Err(super::down::template_error(uri, &d)),
         }
     }
 
@@ -106,6 +129,9 @@ impl Passthrough {
                 .lock()
                 .unwrap()
                 .owner_of_template(uri, &order);
+        }
+        if owner.is_none() {
+            owner = self.template_owner_down(up, uri).await?;
         }
         if let Some(ds) = owner.as_deref().and_then(|o| up.server(o)) {
             if !offers_completions(ds) {

@@ -15,13 +15,15 @@
 //!   request waiting for its timeout;
 //! - what servers answer passes through unchanged (resource contents are not enveloped, URIs are
 //!   never rewritten); only prompt names are renamed like tool names;
-//! - a server that (re)starts after `initialize` gets the client's last logging level again,
+//! - a server that (re)starts after `initialize` (or a remote server that forgot our session
+//!   and got a new one) gets the client's last logging level and its subscriptions again,
 //!   and the client gets `notifications/resources/list_changed` / `prompts/list_changed` for
 //!   it ([`Passthrough::on_server_changed`]).
 //!
 //! Results of `tools/call` that are not plain tool results are handled in [`results`].
 
 pub mod completion;
+pub mod down;
 pub mod inventory;
 pub mod logging;
 pub mod param_shapes;
@@ -336,14 +338,19 @@ pub fn server_instructions(ds: &Downstream) -> Option<String> {
     }
 }
 
+/// A connection a server was seen ready on, and how many times its session had been replaced
+/// then ([`Connection::renewals`]).
+type SeenConnection = (Arc<Connection>, u64);
+
 /// Remembers the connection `ds` is ready on; whether it is one not seen before (its first
-/// start, or a restart).
-fn record_connection(seen: &mut HashMap<String, Arc<Connection>>, ds: &Downstream) -> bool {
+/// start, or a restart), or a remote server's new session on it (it forgot the old one).
+fn record_connection(seen: &mut HashMap<String, SeenConnection>, ds: &Downstream) -> bool {
     let ServerState::Ready(conn) = ds.state() else {
         return false;
     };
-    match seen.insert(ds.name().to_owned(), conn.clone()) {
-        Some(old) => !Arc::ptr_eq(&old, &conn),
+    let renewals = conn.renewals();
+    match seen.insert(ds.name().to_owned(), (conn.clone(), renewals)) {
+        Some((old, before)) => !Arc::ptr_eq(&old, &conn) || before != renewals,
         None => true,
     }
 }
@@ -356,11 +363,13 @@ pub struct Passthrough {
     prompts: Mutex<prompts::PromptCatalog>,
     /// Per server, the prompts it last listed (all pages).
     prompt_lists: Mutex<HashMap<String, Arc<Vec<Value>>>>,
+    /// The exposed names of the prompts of servers that gave up, to name their server.
+    down_prompts: Mutex<down::DownPrompts>,
     /// Subscribed URI → the server that accepted the subscription.
     subscriptions: Mutex<HashMap<String, String>>,
-    /// Per server, the connection last seen ready, to notice a (re)start (held, so that a new
-    /// connection can never reuse its address).
-    connections: Mutex<HashMap<String, Arc<Connection>>>,
+    /// Per server, the connection last seen ready, to notice a (re)start or a new session (held,
+    /// so that a new connection can never reuse its address).
+    connections: Mutex<HashMap<String, SeenConnection>>,
     /// The params of the last `logging/setLevel` a server accepted, sent again to a server
     /// that (re)starts.
     log_level: Mutex<Option<Value>>,
@@ -521,6 +530,8 @@ impl Passthrough {
     async fn forget(&self, up: &Upstream<'_>, server: &str) -> Vec<&'static str> {
         let d = self.declared();
         let mut changed = Vec::new();
+        let names = self.prompts.lock().unwrap().names_of(server);
+        self.down_prompts.lock().unwrap().remember(server, names);
         let had_prompts = self.prompt_lists.lock().unwrap().remove(server);
         if had_prompts.is_some_and(|list| !list.is_empty()) {
             if let Err(e) = self.refresh_prompts(up, &[]).await {

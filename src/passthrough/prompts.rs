@@ -63,10 +63,23 @@ impl PromptCatalog {
         self.catalog.tools()
     }
 
+    /// The exposed names of `server`'s prompts.
+    pub fn names_of(&self, server: &str) -> Vec<String> {
+        let routes = self.catalog.routes().into_iter();
+        let of_server = routes.filter(|(_, route)| &*route.server == server);
+        of_server.map(|(name, _)| name.to_owned()).collect()
+    }
+
     /// Where an exposed prompt name goes (`tool` holds the prompt's own name).
     pub fn route(&self, name: &str) -> Option<&Route> {
         self.catalog.route(name)
     }
+}
+
+/// The -32602 error for a prompt name no server offers, with `note` appended.
+pub fn unknown_prompt(name: &str, note: &str) -> Value {
+    let message = format!("Unknown prompt: {name}{note}");
+    jsonrpc::error_object(ErrorCode::InvalidParams, message, None)
 }
 
 /// A prompt as the client sees it: `name` set to `exposed`, everything else unchanged.
@@ -102,6 +115,7 @@ impl Passthrough {
         for ds in servers.iter().chain(&unread) {
             match up.fetch_all(ds, "prompts/list", "prompts").await {
                 Ok(list) => {
+                    self.down_prompts.lock().unwrap().back(ds.name());
                     self.prompt_lists
                         .lock()
                         .unwrap()
@@ -127,17 +141,41 @@ impl Passthrough {
     /// The route of an exposed prompt name. When the name is not known yet (a client may get
     /// a prompt without listing first), every server's prompts are read again; when it is
     /// still unknown and a server is (re)starting, that server is waited for (up to its
-    /// `tool_timeout_sec`) and the prompts are read once more. `Err` holds the note to append
-    /// to "Unknown prompt" ([`super::not_ready_note`]).
-    pub(super) async fn prompt_route(
-        &self,
-        up: &Upstream<'_>,
-        name: &str,
-    ) -> Result<Route, String> {
+    /// `tool_timeout_sec`) and the prompts are read once more. A known name whose server is
+    /// (re)starting waits for it the same way. `Err` is the -32602 error to answer: the
+    /// server that is down and owns the name, with why ([`super::down`]), else "Unknown
+    /// prompt" with the servers that were not ready ([`super::not_ready_note`]).
+    pub(super) async fn prompt_route(&self, up: &Upstream<'_>, name: &str) -> Result<Route, Value> {
         let known = || self.prompts.lock().unwrap().route(name).cloned();
-        if let Some(route) = known() {
-            return Ok(route);
+        let route = match known() {
+            Some(route) => Ok(route),
+            None => self.prompt_route_again(up, name).await,
+        };
+        let route = route.map_err(|note| {
+            let owner = self
+                .down_prompts
+                .lock()
+                .unwrap()
+                .owner(name)
+                .map(str::to_owned);
+            match owner.and_then(|o| super::down::down(up, &o)) {
+                Some(d) => super::down::prompt_error(name, &d),
+                None => unknown_prompt(name, &note),
+            }
+        })?;
+        // A server that is (re)starting is waited for; one still down then is named.
+        let Some(ds) = up.server(&route.server) else {
+            return Err(unknown_prompt(name, ""));
+        };
+        match super::down::wait_back(up, ds).await {
+            Ok(()) => Ok(route),
+            Err(d) => Err(super::down::prompt_error(name, &d)),
         }
+    }
+
+    /// [`Passthrough::prompt_route`] of a name not known yet.
+    async fn prompt_route_again(&self, up: &Upstream<'_>, name: &str) -> Result<Route, String> {
+        let known = || self.prompts.lock().unwrap().route(name).cloned();
         let pass = || async move {
             if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
                 warn!(error = %e, "listing prompts failed");
@@ -176,12 +214,9 @@ impl Passthrough {
         if let Some(err) = super::param_shapes::prompt_params_error(&params) {
             return Err(err);
         }
-        let route = match self.prompt_route(up, &name).await {
-            Ok(route) => route,
-            Err(note) => return Err(invalid(format!("Unknown prompt: {name}{note}"))),
-        };
+        let route = self.prompt_route(up, &name).await?;
         let Some(ds) = up.server(&route.server) else {
-            return Err(invalid(format!("Unknown prompt: {name}")));
+            return Err(unknown_prompt(&name, ""));
         };
         params["name"] = Value::from(&*route.tool);
         up.ask(ds, "prompts/get", &params).await

@@ -13,6 +13,10 @@
 //!   are tried again. When none accepts, the answer is -32002 (resource not found) with
 //!   `data.uri`, unless a server that listed the URI (or a matching template) failed with
 //!   another error, which is then answered as it came.
+//! - A URI that only a server that is down owns (it listed the URI or a matching template before
+//!   it went down) goes to no other server: the error names that server and why
+//!   ([`super::down`]); `resources/unsubscribe` of such a URI, or of one subscribed at a server
+//!   that is down, succeeds at once and drops the record (nothing is subscribed again).
 //! - URIs are never rewritten, and contents pass through unchanged (not enveloped).
 
 use std::collections::HashMap;
@@ -30,6 +34,9 @@ use crate::jsonrpc;
 pub struct Index {
     listed: HashMap<String, Vec<String>>,
     templates: HashMap<String, Vec<String>>,
+    /// What servers that gave up had listed (URIs, templates), moved here by
+    /// [`Index::forget`]: they still name the owner of a URI while it is down.
+    forgotten: HashMap<String, (Vec<String>, Vec<String>)>,
 }
 
 impl Index {
@@ -37,12 +44,14 @@ impl Index {
     pub fn set_resources(&mut self, server: &str, resources: &[Value]) {
         let uris = strings_at(resources, "uri");
         self.listed.insert(server.to_owned(), uris);
+        self.forgotten.remove(server);
     }
 
     /// Remembers the `uriTemplate`s of the templates `server` listed.
     pub fn set_templates(&mut self, server: &str, templates: &[Value]) {
         let found = strings_at(templates, "uriTemplate");
         self.templates.insert(server.to_owned(), found);
+        self.forgotten.remove(server);
     }
 
     /// The servers to try for `uri`, most likely first, each once: those (of `order`, the
@@ -76,11 +85,52 @@ impl Index {
         self.listed.contains_key(server)
     }
 
-    /// Forgets what `server` listed; whether it had listed any resource or template.
+    /// Forgets what `server` listed (it gave up), keeping it only to name the server as the
+    /// owner of its URIs while it is down ([`Index::owner_while_down`]); whether it had listed
+    /// any resource or template.
     pub fn forget(&mut self, server: &str) -> bool {
-        let listed = self.listed.remove(server).is_some_and(|l| !l.is_empty());
-        let templated = self.templates.remove(server).is_some_and(|t| !t.is_empty());
-        listed || templated
+        let listed = self.listed.remove(server).unwrap_or_default();
+        let templates = self.templates.remove(server).unwrap_or_default();
+        let had = !listed.is_empty() || !templates.is_empty();
+        if had {
+            self.forgotten
+                .insert(server.to_owned(), (listed, templates));
+        }
+        had
+    }
+
+    /// The URIs and templates `server` last listed, also after it gave up.
+    fn last_lists(&self, server: &str) -> (&[String], &[String]) {
+        if let Some((listed, templates)) = self.forgotten.get(server) {
+            return (listed, templates);
+        }
+        let listed = self.listed.get(server).map_or(&[][..], Vec::as_slice);
+        let templates = self.templates.get(server).map_or(&[][..], Vec::as_slice);
+        (listed, templates)
+    }
+
+    /// The first of `down` (servers that are down, in config order) that last listed `uri`,
+    /// else the first with a template matching it.
+    pub fn owner_while_down(&self, uri: &str, down: &[String]) -> Option<String> {
+        let exact = down
+            .iter()
+            .find(|s| self.last_lists(s).0.iter().any(|u| u == uri));
+        let templated = || {
+            down.iter().find(|s| {
+                let templates = self.last_lists(s).1;
+                templates.iter().any(|t| uri_template::matches(t, uri))
+            })
+        };
+        exact.or_else(templated).cloned()
+    }
+
+    /// The first of `down` that last listed template `uri_template` exactly, else the URI
+    /// `uri_template` exactly (for `completion/complete` with a `ref/resource`).
+    pub fn template_owner_while_down(&self, uri_template: &str, down: &[String]) -> Option<String> {
+        let has = |list: &[String]| list.iter().any(|t| t == uri_template);
+        let templated = down.iter().find(|s| has(self.last_lists(s).1));
+        let listed = || down.iter().find(|s| has(self.last_lists(s).0));
+        templated.or_else(listed).cloned()
     }
 
     /// Whether `server` listed `uri` or a template matching it (its answer then counts even
@@ -294,6 +344,9 @@ impl Passthrough {
         uri: &str,
         preferred: Option<String>,
     ) -> Result<(String, Value), Value> {
+        if let Some(d) = self.owner_down(up, uri).await {
+            return Err(super::down::resource_error(uri, &d));
+        }
         let preferred = &preferred;
         let pass = || async move {
             let pass = self.route_once(up, method, params, uri, preferred.clone());
@@ -313,6 +366,27 @@ impl Passthrough {
             format!("Resource not found: {uri}{note}"),
             Some(json!({ "uri": uri })),
         ))
+    }
+
+    /// The server that is down and owns `uri` ([`super::down`]): one that last listed it (or a
+    /// template matching it) while no server up knows it. A server that is (re)starting is
+    /// waited for first (up to its `tool_timeout_sec`); `None` once it is back, or when no
+    /// server that is down owns `uri`.
+    async fn owner_down(&self, up: &Upstream<'_>, uri: &str) -> Option<crate::availability::Down> {
+        let down = super::down::down_names(up);
+        if down.is_empty() {
+            return None;
+        }
+        let offering = up.offering("resources");
+        self.list_unlisted(up, &offering).await;
+        let owner = {
+            let index = self.resources.lock().unwrap();
+            if offering.iter().any(|ds| index.knows(ds.name(), uri)) {
+                return None;
+            }
+            index.owner_while_down(uri, &down)?
+        };
+        super::down::wait_back(up, up.server(&owner)?).await.err()
     }
 
     /// One pass of [`Passthrough::route`] over the servers ready now: `Err(None)` when none
@@ -385,6 +459,14 @@ impl Passthrough {
     ) -> Result<Value, Value> {
         let uri = uri_param(params)?;
         let preferred = self.subscriptions.lock().unwrap().remove(&uri);
+        // Its server is down (or gone): it holds no subscription, and the record is dropped.
+        let at_down_server = match preferred.as_deref() {
+            Some(server) => up.server(server).is_none_or(|ds| !super::down::is_up(ds)),
+            None => self.owner_down(up, &uri).await.is_some(),
+        };
+        if at_down_server {
+            return Ok(json!({}));
+        }
         self.route(up, "resources/unsubscribe", params, &uri, preferred)
             .await
             .map(|(_, result)| result)
@@ -410,6 +492,34 @@ mod tests {
         assert!(!index.knows("a", "demo://item/7"));
         // A server that is no longer ready is not a candidate.
         assert_eq!(index.candidates("demo://one", &["a", "b"]), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_server_that_gave_up_still_owns_what_it_listed() {
+        let mut index = Index::default();
+        index.set_resources("a", &[json!({"uri": "a://doc"})]);
+        index.set_templates("a", &[json!({"uriTemplate": "a://item/{id}"})]);
+        index.set_resources("b", &[json!({"uri": "b://doc"})]);
+        assert!(index.forget("a"), "it had listed some");
+        assert!(!index.forget("a"), "told once");
+        assert!(!index.has_listed("a") && !index.knows("a", "a://doc"));
+        let down = ["a".to_owned()];
+        assert_eq!(
+            index.owner_while_down("a://doc", &down).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            index.owner_while_down("a://item/7", &down).as_deref(),
+            Some("a")
+        );
+        assert_eq!(index.owner_while_down("b://doc", &down), None);
+        assert_eq!(index.owner_while_down("a://doc", &[]), None, "a is up");
+        let template = index.template_owner_while_down("a://item/{id}", &down);
+        assert_eq!(template.as_deref(), Some("a"));
+        // Back and listed again: what it lists now counts.
+        index.set_resources("a", &[]);
+        index.set_templates("a", &[]);
+        assert_eq!(index.owner_while_down("a://doc", &down), None);
     }
 
     #[test]

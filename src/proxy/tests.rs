@@ -682,3 +682,6 @@ mod init;
 
 #[path = "tests_params.rs"]
 mod params;
+
+#[path = "tests_restart.rs"]
+mod restart;

@@ -97,6 +97,9 @@ pub trait Inbox: Clone + Send + Sync + 'static {
     fn is_waiting(&self, id: &Value) -> bool;
     /// The server's tools as it last listed them (their `inputSchema`s give `Mcp-Param-*`).
     fn tools(&self) -> Option<Arc<Vec<ServerTool>>>;
+    /// A new session replaced the one the server forgot: what was set up in the old one
+    /// (logging level, subscriptions) must be set up again.
+    fn renewed(&self);
 }
 
 mod answer;

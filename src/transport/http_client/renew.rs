@@ -2,6 +2,8 @@
 //! idle, or expired the session): the `initialize` that opened the first session is POSTed
 //! again without a session id, its answer must be a result, the new `Mcp-Session-Id` is kept,
 //! `notifications/initialized` follows, and the GET stream of server messages is opened again.
+//! The connection above is told ([`Inbox::renewed`]), so that the logging level and the
+//! resource subscriptions are sent to the server again, as to a restarted server.
 //! Requests that met the forgotten session wait for this and are then sent again, once.
 //!
 //! Source: MCP specification 2025-11-25, "Transports: Streamable HTTP", session management:
@@ -49,6 +51,7 @@ impl HttpTransport {
         self.post_again(Bytes::from(jsonrpc::to_line(&initialized)))
             .await?;
         info!(server = %self.server, "the server no longer knew our session; opened a new one");
+        sink.renewed();
         self.start_listening(sink);
         Ok(())
     }

@@ -1,0 +1,357 @@
+//! A server that restarts (a crash and the automatic restart, or a config reload) or is down:
+//! what the client made through the proxy survives the restart, and a request for something
+//! of a server that is down names it.
+
+use super::*;
+
+impl Client {
+    /// Sends `message` and returns the answer with its id, skipping the notifications before it.
+    async fn answer(&mut self, message: &Value) -> Value {
+        self.session
+            .feed_line(message.to_string().into_bytes())
+            .await;
+        loop {
+            let m = self.recv().await;
+            if m.get("id") == message.get("id") {
+                return m;
+            }
+        }
+    }
+
+    /// What the fixture server `fx` holds subscriptions to once it says `want` (polled: a
+    /// restarted server is subscribed again in the background), or what it says last.
+    async fn held_subscriptions(&mut self, first_id: i64, want: &str) -> String {
+        let mut said = String::new();
+        for id in first_id..first_id + 200 {
+            let read = request(
+                json!(id),
+                "resources/read",
+                json!({"uri": "hidden://fx/subscriptions"}),
+            );
+            let answer = self.answer(&read).await;
+            said = answer["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if said == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        said
+    }
+}
+
+/// The fixture server `fx`'s connection now, once it is ready.
+async fn ready_connection(core: &Arc<Core>) -> Arc<crate::downstream::Connection> {
+    for _ in 0..600 {
+        let fx = core.servers().iter().find(|d| d.name() == "fx").cloned();
+        if let Some(crate::downstream::ServerState::Ready(conn)) = fx.map(|d| d.state()) {
+            if !conn.is_closed() {
+                return conn;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("fx is not ready");
+}
+
+/// Waits until `fx` is ready on a connection other than `before` (it restarted).
+async fn restarted(core: &Arc<Core>, before: &Arc<crate::downstream::Connection>) {
+    for _ in 0..600 {
+        if !Arc::ptr_eq(&ready_connection(core).await, before) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("fx did not restart");
+}
+
+const DOC: &str = "fixture://fx/doc/1";
+
+/// A client that subscribed to a resource keeps its subscription when the server crashes and
+/// is restarted: the new process is subscribed again (it would send no
+/// `notifications/resources/updated` otherwise).
+#[tokio::test]
+async fn a_crashed_and_restarted_server_is_subscribed_again() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let sub = c
+        .answer(&request(
+            json!(2),
+            "resources/subscribe",
+            json!({"uri": DOC}),
+        ))
+        .await;
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    let before = ready_connection(&core).await;
+    c.answer(&call(json!(3), "fx_crash", json!({}))).await;
+    restarted(&core, &before).await;
+    let want = format!("subscribed: {DOC}");
+    assert_eq!(c.held_subscriptions(10, &want).await, want);
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// The same when a config reload restarts the server (its launch changed).
+#[tokio::test]
+async fn a_server_restarted_by_a_reload_is_subscribed_again() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let sub = c
+        .answer(&request(
+            json!(2),
+            "resources/subscribe",
+            json!({"uri": DOC}),
+        ))
+        .await;
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    let before = ready_connection(&core).await;
+    let changed = format!("{}env = {{ FIXTURE_RELOADED = \"1\" }}\n", feature_server());
+    let changes = core.apply_config((*config(&changed)).clone()).await;
+    assert_eq!(changes.restart, ["fx"]);
+    restarted(&core, &before).await;
+    let want = format!("subscribed: {DOC}");
+    assert_eq!(c.held_subscriptions(10, &want).await, want);
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// Waits until `fx` gave up (`unavailable`).
+async fn gave_up(core: &Arc<Core>) {
+    for _ in 0..600 {
+        let fx = core.servers().iter().find(|d| d.name() == "fx").cloned();
+        let state = fx.map(|d| d.state());
+        if matches!(
+            state,
+            Some(crate::downstream::ServerState::Unavailable { .. })
+        ) {
+            // Its prompts and resources leave the lists when the change is handled.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("fx did not give up");
+}
+
+/// `fx` (which gives up at its first crash) and `fy`, both with resources, prompts and
+/// completions.
+fn fx_that_gives_up_and_fy() -> String {
+    let fy = feature_server().replace("fx", "fy");
+    format!("{}max_restarts = 0\n{fy}", feature_server())
+}
+
+/// The message of an error answer, after checking that it names `fx` and why it is down.
+fn names_fx_and_why(answer: &Value) -> String {
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("server 'fx'"), "{answer}");
+    assert!(message.contains("gave up after 0 restart"), "{answer}");
+    assert_eq!(answer["error"]["data"]["server"], "fx", "{answer}");
+    message.to_owned()
+}
+
+/// A resource, a prompt or a completion of a server that gave up is answered with an error that
+/// names it and why it is down (not a bare "not found", not an answer from another server); an
+/// unsubscribe of its URI succeeds, since the server holds no subscription any more.
+#[tokio::test]
+async fn requests_for_what_a_down_server_owns_name_it() {
+    let core = Core::new(config(&fx_that_gives_up_and_fy()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    for (id, method) in [
+        (2, "resources/list"),
+        (3, "resources/templates/list"),
+        (4, "prompts/list"),
+    ] {
+        let listed = c.answer(&request(json!(id), method, json!({}))).await;
+        assert!(listed.get("result").is_some(), "{listed}");
+    }
+    let sub = c
+        .answer(&request(
+            json!(5),
+            "resources/subscribe",
+            json!({"uri": DOC}),
+        ))
+        .await;
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    c.answer(&call(json!(6), "fx_crash", json!({}))).await;
+    gave_up(&core).await;
+    let uri = |u: &str| json!({ "uri": u });
+    let read = request(json!(7), "resources/read", uri(DOC));
+    let answer = c.answer(&read).await;
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    assert_eq!(answer["error"]["data"]["uri"], DOC, "{answer}");
+    names_fx_and_why(&answer);
+    // A URI of its template, and a subscription.
+    let item = request(json!(8), "resources/read", uri("fixture://fx/item/7"));
+    names_fx_and_why(&c.answer(&item).await);
+    let other = "fixture://fx/doc/2";
+    let sub = request(json!(9), "resources/subscribe", uri(other));
+    names_fx_and_why(&c.answer(&sub).await);
+    let get = json!({"name": "fx_greet", "arguments": {"name": "Ann"}});
+    let answer = c.answer(&request(json!(10), "prompts/get", get)).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    names_fx_and_why(&answer);
+    let argument = json!({"name": "name", "value": "al"});
+    let prompt_ref =
+        json!({"ref": {"type": "ref/prompt", "name": "fx_greet"}, "argument": argument});
+    names_fx_and_why(
+        &c.answer(&request(json!(11), "completion/complete", prompt_ref))
+            .await,
+    );
+    // fy is asked nothing for fx's template.
+    let template = json!({"type": "ref/resource", "uri": "fixture://fx/item/{id}"});
+    let resource_ref = json!({"ref": template, "argument": {"name": "id", "value": "1"}});
+    names_fx_and_why(
+        &c.answer(&request(json!(12), "completion/complete", resource_ref))
+            .await,
+    );
+    // What no server owns is answered as before.
+    let nobody = c
+        .answer(&request(json!(13), "resources/read", uri("nobody://x")))
+        .await;
+    assert_eq!(nobody["error"]["code"], -32002, "{nobody}");
+    let unknown = json!({"name": "nope"});
+    let unknown = c.answer(&request(json!(14), "prompts/get", unknown)).await;
+    let message = unknown["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Unknown prompt: nope"), "{unknown}");
+    // fy still serves its own.
+    let fy = c
+        .answer(&request(
+            json!(15),
+            "resources/read",
+            uri("fixture://fy/doc/1"),
+        ))
+        .await;
+    assert_eq!(fy["result"]["contents"][0]["text"], "doc 1 of fy", "{fy}");
+    // Unsubscribing from a URI of the down server succeeds (the proxy drops its record).
+    for id in [16, 17] {
+        let unsub = request(json!(id), "resources/unsubscribe", uri(DOC));
+        let answer = c.answer(&unsub).await;
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// A completion for a prompt of a server that is restarting waits for it (as `prompts/get`
+/// does), instead of answering an empty completion at once.
+#[tokio::test]
+async fn a_completion_for_a_restarting_servers_prompt_waits_for_it() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let listed = c
+        .answer(&request(json!(2), "prompts/list", json!({})))
+        .await;
+    assert!(listed.get("result").is_some(), "{listed}");
+    c.answer(&call(json!(3), "fx_crash", json!({}))).await;
+    let argument = json!({"name": "name", "value": "al"});
+    let prompt_ref =
+        json!({"ref": {"type": "ref/prompt", "name": "fx_greet"}, "argument": argument});
+    let done = c
+        .answer(&request(json!(4), "completion/complete", prompt_ref))
+        .await;
+    let values = &done["result"]["completion"]["values"];
+    assert_eq!(values, &json!(["alice@fx", "albert@fx"]), "{done}");
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// The fault fixture server (tests/fixtures/http_servers.py, standard library only) with
+/// `--forgetful`, logging its requests to `log`; killed when dropped.
+struct Forgetful(std::process::Child);
+
+impl Drop for Forgetful {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Forgetful {
+    /// Starts it and returns it with its URL once it listens.
+    fn start(log: &Path) -> (Forgetful, String) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("python3")
+            .arg(root.join("tests/fixtures/http_servers.py"))
+            .args([
+                "faults",
+                "--forgetful",
+                "--port",
+                &port.to_string(),
+                "--log",
+            ])
+            .arg(log)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("python3");
+        let server = Forgetful(child);
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return (server, format!("http://127.0.0.1:{port}/mcp"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the fault fixture does not listen on {port}");
+    }
+}
+
+/// Whether the fixture's request log holds a request `rpc` in session `session`.
+fn logged_in(log: &Path, rpc: &str, session: &str) -> bool {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|e| e["rpc"] == rpc && e["session"] == session)
+}
+
+/// A remote server restarted while the proxy was idle no longer knows the proxy's session: the
+/// proxy opens a new one, and the server is then set to the client's logging level and
+/// subscribed again to what the client holds, as a restarted stdio server is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_servers_new_session_gets_the_level_and_the_subscriptions_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let (_server, url) = Forgetful::start(&log);
+    let core = Core::new(config(&format!("[mcp_servers.web]\nurl = {url:?}\n")), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let set = request(json!(2), "logging/setLevel", json!({"level": "info"}));
+    assert_eq!(c.answer(&set).await["result"], json!({}));
+    let sub = request(json!(3), "resources/subscribe", json!({"uri": "web://a"}));
+    assert_eq!(c.answer(&sub).await["result"], json!({}));
+    c.answer(&call(json!(4), "forget", json!({}))).await;
+    let echo = c
+        .answer(&call(json!(5), "echo", json!({"text": "after"})))
+        .await;
+    assert_eq!(envelope(&echo)["content"], "after", "{echo}");
+    let renewed = "fault-session-2";
+    assert!(
+        logged_in(&log, "tools/call", renewed),
+        "the call went to the new session"
+    );
+    let mut both = false;
+    for _ in 0..200 {
+        both = logged_in(&log, "logging/setLevel", renewed)
+            && logged_in(&log, "resources/subscribe", renewed);
+        if both {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        both,
+        "level and subscription again in the new session:\n{requests}"
+    );
+    c.session.close().await;
+    core.shutdown().await;
+}
