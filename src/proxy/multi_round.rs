@@ -237,9 +237,8 @@ impl Core {
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
             // enveloped as an error).
-            // Unrecorded, its result is mapped from its text (no tree: see `request_lent`).
-            let raw = self.transcript.is_none();
-            return Flow::Done(request_lent(ds, params, timeout, slot, raw).await);
+            // Its result is mapped from its text (no tree: see `request_lent`).
+            return Flow::Done(request_lent(ds, params, timeout, slot, true).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return Box::pin(self.resume(state, responses, meta, tool, leg)).await;
@@ -253,8 +252,8 @@ impl Core {
         let progress_token = super::cancelled_progress::request_progress_token(params);
         let running = Running {
             tool: tool.to_owned(),
-            // Unrecorded, its result comes back as text, as a legacy client's does.
-            future: start_request(ds, params, slot, self.transcript.is_none()),
+            // Its result comes back as text, as a legacy client's does.
+            future: start_request(ds, params, slot, self.transcript.is_some()),
             asks,
             waiting: Vec::new(),
             remaining: timeout,
@@ -512,23 +511,23 @@ fn tool_error(server: &str, text: &str) -> Value {
 }
 
 /// The downstream request of a call as an owned future, bounded only by [`UNBOUNDED`] (the
-/// caller keeps the time); the downstream id goes into `slot` once sent. With `raw` (the call
-/// is not recorded), a successful result comes back as its text (see [`request_lent`]), in
-/// which [`interim_or_done`] finds an `InputRequiredResult`, and `params` are moved into the
-/// request, leaving an empty map: only a transcript record reads them after the call. Else
-/// they are copied (the future may outlive the call's borrow of them: a parked call).
+/// caller keeps the time); the downstream id goes into `slot` once sent. A successful result
+/// comes back as its text (see [`request_lent`]), in which [`interim_or_done`] finds an
+/// `InputRequiredResult`. The future may outlive the call's borrow of `params` (a parked
+/// call): they are copied into it when the call is `recorded` (its record reads them after
+/// the call), else moved, leaving an empty map.
 fn start_request(
     ds: &Downstream,
     params: &mut Map<String, Value>,
     slot: &DownstreamSlot,
-    raw: bool,
+    recorded: bool,
 ) -> CallFuture {
-    let params = match raw {
-        true => Value::Object(std::mem::take(params)),
-        false => Value::Object(params.clone()),
+    let params = match recorded {
+        true => Value::Object(params.clone()),
+        false => Value::Object(std::mem::take(params)),
     };
     let (ds, slot) = (ds.clone(), slot.clone());
-    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot, raw).await })
+    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot, true).await })
 }
 
 /// [`start_request_bounded`] with `params` lent to the request (taken and put back), not
@@ -536,7 +535,8 @@ fn start_request(
 /// cancelled it): its transcript record needs its arguments ([`Lent`]). With `raw`, a
 /// successful result comes back as its text ([`Downstream::request_with`]), which the call maps
 /// without a `Value` tree when it is small and of a common shape
-/// (`envelope_core::mapping::fast`): half of a small call's instructions were that tree.
+/// (`envelope_core::mapping::fast`; half of a small call's instructions were that tree), and a
+/// transcript records verbatim (`TranscriptWriter::record_response_line`).
 async fn request_lent(
     ds: &Downstream,
     params: &mut Map<String, Value>,
