@@ -125,6 +125,9 @@ impl Cassette {
             if record.outcome == Outcome::Cancelled {
                 continue; // no answer to play: the client cancelled the call
             }
+            if matches!(record.outcome, Outcome::Refused { .. }) {
+                continue; // the proxy's own refusal, not the server's answer to these arguments
+            }
             let arguments = canonical(&record.arguments, &c.ignored_keys);
             let key = (record.server.clone(), record.server_tool.clone());
             let timeout = std::time::Duration::from_millis(record.timeout_ms);

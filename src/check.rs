@@ -50,8 +50,12 @@ pub struct CheckReport {
     /// Every configured server (enabled or not), in config file order.
     pub servers: Vec<ServerReport>,
     /// What is wrong across servers, e.g. `tool name 'echo' is offered by more than one server;
-    /// server 'b' exposes it as 'b__echo'`.
+    /// server 'b' exposes it as 'b__echo'`; first the config's own warnings, located
+    /// (`config.toml:7:19: mcp_servers.git.disabled_tools: …`, [`Config::warning_lines`]).
     pub warnings: Vec<String>,
+    /// What in the config cannot work although it loaded, located as config errors are
+    /// (`config.toml:2:8: transcript.path: …`, [`check_transcript_dir`]): the command exits 1.
+    pub config_errors: Vec<String>,
 }
 
 /// One server's line of the report.
@@ -124,10 +128,10 @@ impl CheckReport {
         self.servers.iter().map(|s| s.errors.len()).sum()
     }
 
-    /// The command's exit 0: every enabled server is ready and every tool name in the config
-    /// is one its server offers.
+    /// The command's exit 0: every enabled server is ready, every tool name in the config
+    /// is one its server offers, and nothing else in the config fails ([`Self::config_errors`]).
     pub fn passed(&self) -> bool {
-        self.all_ready() && self.errors() == 0
+        self.all_ready() && self.errors() == 0 && self.config_errors.is_empty()
     }
 }
 
@@ -177,12 +181,47 @@ pub fn report(config: &Config, proxy: &Core) -> CheckReport {
         )
         .collect::<Vec<ServerReport>>();
     // The catalog's unknown tool names are each server's errors already.
-    let warnings = proxy
+    let catalog_warnings = proxy
         .catalog_warnings()
         .into_iter()
-        .filter(|w| !servers.iter().any(|s| s.errors.contains(w)))
-        .collect();
-    CheckReport { servers, warnings }
+        .filter(|w| !servers.iter().any(|s| s.errors.contains(w)));
+    let warnings = config.warning_lines().into_iter().chain(catalog_warnings);
+    let warnings = warnings.collect();
+    CheckReport {
+        servers,
+        warnings,
+        config_errors: Vec::new(),
+    }
+}
+
+/// Adds to `report` an error when the directory of the config's `[transcript] path` does not
+/// exist (or is no directory): the proxy could not record there (it would log that once and
+/// go on without a transcript). Located as a config error is: file, line, column,
+/// `transcript.path`. Reads the file system (one `stat`).
+pub fn check_transcript_dir(report: &mut CheckReport, config: &Config) {
+    let Some(path) = &config.transcript.path else {
+        return;
+    };
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return;
+    };
+    let why = match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return,
+        Ok(_) => "is not a directory",
+        Err(_) => "does not exist",
+    };
+    let (line, column) = config.transcript_path_at.unzip();
+    let error = crate::config::ConfigError {
+        path: config.path.clone(),
+        line,
+        column,
+        key: Some("transcript.path".into()),
+        message: format!(
+            "the transcript's directory {dir:?} {why}, so no transcript can be recorded there; \
+             create the directory or change the path"
+        ),
+    };
+    report.config_errors.push(error.render());
 }
 
 /// The report line of one started server.
@@ -214,10 +253,7 @@ fn server_report(
         startup: ds.startup_duration(),
         offered: Default::default(),
         stderr_tail: ds.stderr_tail(),
-        warnings: server_warnings(server, ds)
-            .into_iter()
-            .chain(tools.iter().filter_map(tiny_token_budget))
-            .collect(),
+        warnings: server_warnings(server, ds),
         tools,
         errors: ds.tools().map_or_else(Vec::new, |listed| {
             let offered: Vec<&str> = listed.iter().map(|t| t.name()).collect();
@@ -248,23 +284,6 @@ fn tool_reports(config: &Config, catalog: &Catalog, name: &str) -> Vec<ToolRepor
             })
         })
         .collect()
-}
-
-/// A warning for a tool whose `token_budget` is under
-/// [`envelope_core::budget::TOKENS_OF_ANY_CHARACTER`]: a character that takes more tokens
-/// than the budget cannot be shown, even cut into pieces (`long_rows = "split"`), so a result
-/// made of such characters answers an empty `content` and its page an error.
-fn tiny_token_budget(tool: &ToolReport) -> Option<String> {
-    let budget = tool.budget_rules.token_budget.as_ref()?.value;
-    let least = envelope_core::budget::TOKENS_OF_ANY_CHARACTER;
-    (budget < least).then(|| {
-        format!(
-            "tool '{}': token_budget {budget} is under {least}: one character can take up to \
-             {least} tokens, and text made of such characters cannot be shown (not even cut \
-             into pieces)",
-            tool.name
-        )
-    })
 }
 
 /// What is wrong with a server's tools: tools that need task-augmented execution, and the
@@ -349,6 +368,12 @@ pub fn render(report: &CheckReport) -> String {
         rows.extend(server_rows(s, &mut totals));
     }
     rows.extend(report.warnings.iter().map(|w| Err(format!("warning: {w}"))));
+    rows.extend(
+        report
+            .config_errors
+            .iter()
+            .map(|e| Err(format!("error: {e}"))),
+    );
     let mut out = layout(&rows);
     if report.servers.is_empty() {
         out.push_str("(no servers configured)\n");

@@ -14,6 +14,8 @@
 //! * An unknown, expired, evicted or fully paged `call_id` answers a `not_found` error
 //!   envelope; bad arguments an `invalid_argument` one. A page's own `call_id` (one of the
 //!   session's last 32) answers a `not_found` naming the original `call_id` to pass instead.
+//!   The messages quote a requested `call_id` longer than 128 characters as its first 128 and
+//!   `… [N characters cut]`.
 //!
 //! The rows are kept in a [`PageStore`] per process, keyed by session and `call_id`.
 //! Source: issue 15 of the project.
@@ -266,6 +268,10 @@ impl Pager {
             Ok(args) => args,
             Err(message) => return error("invalid_argument", message),
         };
+        // The call_id as the messages quote it: one longer than any id the proxy keeps rows
+        // for is cut as an unknown tool name is, so one request cannot put an id of any
+        // length into the envelope and the transcript.
+        let shown = shown_call_id(&of);
         let key = self.key(&of);
         for _ in 0..8 {
             let Some((call, cursor)) = self.store.lock().unwrap().get(&key, Instant::now()) else {
@@ -274,15 +280,20 @@ impl Pager {
             let (mapped, first_row, next, not_held) =
                 match page_of(&call, cursor, skip, call_id, &self.tool_name) {
                     Ok(page) => page,
-                    Err(left) => return error("invalid_argument", skip_past_end(&of, skip, left)),
+                    Err(left) => {
+                        return error("invalid_argument", skip_past_end(&shown, skip, left))
+                    }
                 };
             let remaining = mapped.envelope.omitted;
             if next == first_row && remaining > 0 {
                 // No row shown: the same call would answer the same empty page forever.
                 if remaining <= not_held {
-                    return error("not_found", rows_not_held(&of, remaining));
+                    return error("not_found", rows_not_held(&shown, remaining));
                 }
-                return error("invalid_argument", row_too_long(&of, first_row, remaining));
+                return error(
+                    "invalid_argument",
+                    row_too_long(&shown, first_row, remaining),
+                );
             }
             if self
                 .store
@@ -301,7 +312,7 @@ impl Pager {
                 };
             }
         }
-        error("not_found", self.not_kept(&of))
+        error("not_found", self.not_kept(&of, &shown))
     }
 
     /// Notes that the page call `page_id` paged the original call `of`.
@@ -314,19 +325,27 @@ impl Pager {
         pages.push_back((page_id.to_owned(), of.to_owned()));
     }
 
-    /// The `not_found` message for call_id `of`, of which no rows are kept: when `of` is a
-    /// page call's own call_id, the original call_id to pass instead.
-    fn not_kept(&self, of: &str) -> String {
+    /// The `not_found` message for call_id `of` (quoted as `shown`, [`shown_call_id`]), of
+    /// which no rows are kept: when `of` is a page call's own call_id, the original call_id to
+    /// pass instead.
+    fn not_kept(&self, of: &str, shown: &str) -> String {
         let pages = self.pages.lock().unwrap();
         if let Some((_, original)) = pages.iter().rev().find(|(id, _)| id == of) {
             return format!(
-                "call_id '{of}' is a page's own call_id, not a truncated tool call's: pass the original call_id '{original}' to get the next rows"
+                "call_id '{shown}' is a page's own call_id, not a truncated tool call's: pass the original call_id '{original}' to get the next rows"
             );
         }
         format!(
-            "no rows kept for call_id '{of}': unknown, already paged to the end, dropped from the paging store (expired or evicted), or never kept (larger than the store); pass the call_id of the ORIGINAL truncated tool call (not a page's own call_id), or call the tool again"
+            "no rows kept for call_id '{shown}': unknown, already paged to the end, dropped from the paging store (expired or evicted), or never kept (larger than the store); pass the call_id of the ORIGINAL truncated tool call (not a page's own call_id), or call the tool again"
         )
     }
+}
+
+/// A requested call_id as the page tool's messages quote it: whole up to 128 characters,
+/// else its first 128 and the one truncation marker, `… [N characters cut]`, as an unknown
+/// tool name is shown ([`crate::tool_validation::shown_unknown_name`]).
+fn shown_call_id(call_id: &str) -> std::borrow::Cow<'_, str> {
+    crate::tool_validation::shown_unknown_name(call_id)
 }
 
 /// `(call_id, skip)` from the page tool's arguments, or what is wrong with them.

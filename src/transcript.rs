@@ -326,8 +326,10 @@ pub enum ReadError {
 }
 
 /// The checks a call record's JSON object must pass before it is read as a [`CallRecord`]:
-/// the format version this build reads, and `arguments` (when present) an object. The error
-/// is the message for the line.
+/// the format version this build reads, and `arguments` (when present) an object, except in
+/// the record of a call the proxy refused (outcome `refused`), which holds the arguments as the
+/// client sent them, refused perhaps for being no object. The error is the message for the
+/// line.
 fn check_call_shape(obj: &serde_json::Map<String, Value>) -> Result<(), String> {
     match obj.get("v").and_then(Value::as_u64) {
         Some(v) if v == u64::from(FORMAT_VERSION) => {}
@@ -338,8 +340,11 @@ fn check_call_shape(obj: &serde_json::Map<String, Value>) -> Result<(), String> 
             ));
         }
     }
+    let kind = obj.get("outcome").and_then(|o| o.get("kind"));
+    let refused = kind.and_then(Value::as_str) == Some("refused");
     let what = match obj.get("arguments") {
         None | Some(Value::Object(_)) => return Ok(()),
+        Some(_) if refused => return Ok(()),
         Some(Value::Array(_)) => "an array",
         Some(Value::String(_)) => "a string",
         Some(Value::Number(_)) => "a number",

@@ -190,3 +190,33 @@ fn bad_transcripts_are_refused_with_their_line_numbers() {
         .to_string();
     assert!(e.contains("c.jsonl:1") && e.contains("version 0"), "{e}");
 }
+
+/// A call the proxy refused itself (outcome `refused`, its arguments as sent: perhaps no
+/// object) reads back, and is no answer of the server to play: the same arguments reach the
+/// recorded answer of the server, not the proxy's refusal. A record of another kind still
+/// needs object arguments; an older transcript's refusal (`rpc_error`, `arguments: {}`) reads.
+#[test]
+fn a_refused_call_reads_back_but_is_not_played() {
+    let error = json!({"code": -32602, "message": "`arguments` must be an object"});
+    let refused = |seq: u64, arguments: Value| {
+        let mut line: Value =
+            serde_json::from_str(&call_line(seq, "git", "git_log", arguments, "")).unwrap();
+        line["outcome"] = json!({"kind": "refused", "error": error});
+        line.to_string()
+    };
+    let mut c = cassette(
+        &[
+            refused(0, json!([1])),
+            refused(1, json!({"n": 1})),
+            call_line(2, "git", "git_log", json!({"n": 1}), "answer"),
+        ],
+        &[],
+    );
+    let answer = c.answer("git", "git_log", "git_log", &json!({"n": 1}));
+    assert_eq!(text_of(answer.unwrap()), "answer");
+    let old = refused(0, json!({})).replace("\"refused\"", "\"rpc_error\"");
+    assert!(parse_transcript(&(old + "\n"), Path::new("c.jsonl")).is_ok());
+    let not_refused = refused(0, json!([1])).replace("\"refused\"", "\"rpc_error\"");
+    let e = parse_transcript(&(not_refused + "\n"), Path::new("c.jsonl")).unwrap_err();
+    assert!(e.to_string().contains("must be an object"), "{e}");
+}

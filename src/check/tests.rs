@@ -66,6 +66,7 @@ fn sample() -> CheckReport {
             ServerReport::bare("old", ServerStatus::Disabled),
         ],
         warnings: vec![],
+        config_errors: vec![],
     }
 }
 
@@ -155,6 +156,7 @@ fn empty_stderr_and_no_tools_are_said() {
             },
         ],
         warnings: vec![],
+        config_errors: vec![],
     };
     let text = render(&r);
     assert!(text.contains("  stderr: (none)\n"), "{text}");
@@ -182,6 +184,7 @@ fn stderr_is_said_once_not_in_the_reason_too() {
             failed("unavailable: gave up: x; last stderr: boom | bang", vec!["boom".into(), "bang".into()]),
         ],
         warnings: vec![],
+        config_errors: vec![],
     };
     let text = render(&r);
     assert_eq!(text.matches("stderr").count(), 3, "{text}");
@@ -212,4 +215,46 @@ fn failure_reasons_name_the_state() {
     assert!(failure_reason(&ServerState::Starting)
         .unwrap()
         .contains("startup_timeout_sec"));
+}
+
+/// A `[transcript] path` in a directory that does not exist (or is a file) is an error naming
+/// the file, line, column and key, and the check fails; it was not reported, and the proxy
+/// then recorded nothing.
+#[test]
+fn a_transcript_path_in_a_missing_directory_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(dir.path().join("plain"), "").unwrap();
+    let report_for = |transcript: &str| {
+        let text = format!("[transcript]\npath = \"{transcript}\"\n");
+        let config = Config::parse(&text, &file, &|_| None).unwrap();
+        let mut report = CheckReport {
+            servers: vec![],
+            warnings: vec![],
+            config_errors: vec![],
+        };
+        check_transcript_dir(&mut report, &config);
+        report
+    };
+    let missing = report_for("missing/calls.jsonl");
+    let want = format!(
+        "{}:2:8: transcript.path: the transcript's directory {:?} does not exist, so no \
+         transcript can be recorded there; create the directory or change the path",
+        file.display(),
+        dir.path().join("missing")
+    );
+    assert_eq!(missing.config_errors, std::slice::from_ref(&want));
+    assert!(!missing.passed());
+    assert!(
+        render(&missing).contains(&format!("\nerror: {want}\n")),
+        "{}",
+        render(&missing)
+    );
+    let not_a_dir = report_for("plain/calls.jsonl");
+    assert!(
+        not_a_dir.config_errors[0].contains("is not a directory"),
+        "{:?}",
+        not_a_dir.config_errors
+    );
+    assert!(report_for("calls.jsonl").passed());
 }

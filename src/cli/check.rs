@@ -25,6 +25,7 @@ pub(super) fn run_check(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let mut report = started.then(|| crate::check::report(&config, &proxy));
         if let Some(report) = report.as_mut() {
             crate::check::add_offered(report, proxy.offered().await);
+            crate::check::check_transcript_dir(report, &config);
         }
         proxy.shutdown().await;
         report

@@ -41,6 +41,10 @@ pub(super) fn load_config(global: &GlobalArgs) -> anyhow::Result<Arc<Config>> {
     })
     .map_err(usage)?;
     let config = Config::load(&path).map_err(usage)?;
+    // `check` lists them in its table (and logs only errors unless asked).
+    for line in config.warning_lines() {
+        tracing::warn!("{line}");
+    }
     Ok(Arc::new(config))
 }
 

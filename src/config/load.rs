@@ -114,7 +114,12 @@ impl Config {
         path: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let ctx = Ctx { path, text, env };
+        let ctx = Ctx {
+            path,
+            text,
+            env,
+            warnings: Default::default(),
+        };
         let deserializer = toml::Deserializer::new(text);
         let raw: RawConfig =
             serde_path_to_error::deserialize(deserializer).map_err(|err| ctx.serde_error(err))?;

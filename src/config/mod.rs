@@ -86,6 +86,7 @@
 mod call_scope;
 mod codex;
 mod error;
+mod findings;
 mod load;
 mod model;
 mod numbers;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::RemoteConfig;
+use super::{ConfigError, RemoteConfig};
 use crate::page_tool::PagingConfig;
 use crate::settings::{BudgetKeys, BudgetRules};
 
@@ -42,8 +42,15 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// The `[transcript]` table (defaults when absent).
     pub transcript: TranscriptConfig,
+    /// Where `[transcript] path` is written: its 1-based line and column (in characters),
+    /// for findings about it (`check`: its directory does not exist); `None` when not written.
+    pub transcript_path_at: Option<(usize, usize)>,
     /// The `[paging]` table (defaults when absent).
     pub paging: PagingConfig,
+    /// What is questionable but does not stop the proxy, located as errors are (a tool name
+    /// in both `enabled_tools` and `disabled_tools`, a `token_budget` too small to show a
+    /// character); see [`Config::warning_lines`].
+    pub warnings: Vec<ConfigError>,
 }
 
 /// The `[defaults]` table; `None` for a key not written.

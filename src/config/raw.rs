@@ -54,7 +54,8 @@ macro_rules! table_with_settings {
             #[doc = concat!("Envelope content budget for ", $whose, ", in characters (Unicode scalar values), at least 1. Unset: the next level's (tool, server, defaults); built-in 2000, only for tools without a token_budget.")]
             pub(super) char_budget: Option<PositiveCount>,
             #[doc = concat!("Envelope content budget for ", $whose, ", in tokens of `tokenizer` (at least 1). With char_budget also set, the tighter one wins. Built-in: none.")]
-            pub(super) token_budget: Option<PositiveCount>,
+            #[schemars(with = "Option<PositiveCount>")]
+            pub(super) token_budget: Option<Spanned<PositiveCount>>,
             #[doc = concat!("Whose tokens token_budget counts for ", $whose, ": \"o200k_base\" or \"cl100k_base\". Built-in: \"o200k_base\".")]
             pub(super) tokenizer: Option<Tokenizer>,
             #[doc = concat!("Text rows (lines or blocks) of ", $whose, " longer than the budget: \"split\" into pieces that fit, or \"keep\" them whole (then left out). Built-in: \"split\".")]
@@ -95,7 +96,8 @@ table_with_settings! {
 pub(super) struct RawTranscript {
     /// Append one JSON line per tools/call to this file (relative to the config file's
     /// directory). No transcript when absent.
-    pub(super) path: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub(super) path: Option<Spanned<String>>,
     /// Argument keys whose values are stored as "[redacted]". Default: password, token,
     /// secret, api_key, authorization.
     pub(super) redact_keys: Option<Vec<String>>,
@@ -149,9 +151,11 @@ table_with_settings! {
         /// Restarts in a row before this server is reported `unavailable`.
         pub(super) max_restarts: Option<u32>,
         /// Allowlist of the server's own tool names; when given, only these are exposed.
-        pub(super) enabled_tools: Option<Vec<String>>,
+        #[schemars(with = "Option<Vec<String>>")]
+        pub(super) enabled_tools: Option<Vec<Spanned<String>>>,
         /// Denylist of the server's own tool names; these are never exposed.
-        pub(super) disabled_tools: Option<Vec<String>>,
+        #[schemars(with = "Option<Vec<String>>")]
+        pub(super) disabled_tools: Option<Vec<Spanned<String>>>,
         /// Prepended to the tool names (and prompt names) the client sees: only ASCII letters,
         /// digits, `_`, `-` and `.` (the characters of an MCP tool name), at most 64. Default: "".
         #[schemars(with = "Option<String>")]

@@ -20,7 +20,7 @@ use crate::settings::BudgetKeys;
 macro_rules! budget_keys {
     ($raw:expr) => {
         BudgetKeys {
-            token_budget: $raw.token_budget.map(|c| c.0),
+            token_budget: $raw.token_budget.map(|c| c.into_inner().0),
             tokenizer: $raw.tokenizer,
             long_rows: $raw.long_rows,
             text_rows: $raw.text_rows,
@@ -29,11 +29,12 @@ macro_rules! budget_keys {
 }
 
 /// What a conversion step needs to report an error or expand `${VAR}`: the file's path and
-/// text, and the variable lookup.
+/// text, and the variable lookup; and the warnings noted so far (see `findings.rs`).
 pub(super) struct Ctx<'a> {
     pub(super) path: &'a Path,
     pub(super) text: &'a str,
     pub(super) env: &'a dyn Fn(&str) -> Option<String>,
+    pub(super) warnings: std::cell::RefCell<Vec<ConfigError>>,
 }
 
 impl Ctx<'_> {
@@ -90,6 +91,7 @@ impl Ctx<'_> {
 
     pub(super) fn convert(&self, raw: RawConfig, base_dir: PathBuf) -> Result<Config, ConfigError> {
         let d = raw.defaults;
+        self.check_token_budget("defaults", d.token_budget.as_ref());
         let defaults = Defaults {
             char_budget: d.char_budget.map(|c| c.0),
             budget_keys: budget_keys!(d),
@@ -99,10 +101,14 @@ impl Ctx<'_> {
             max_message_bytes: d.max_message_bytes.map(NonZeroUsize::get),
             media: d.media,
         };
+        let mut transcript_path_at = None;
         let transcript = match raw.transcript {
             None => TranscriptConfig::default(),
             Some(t) => TranscriptConfig {
-                path: t.path.map(|p| resolve_path(&base_dir, &p)),
+                path: t.path.map(|p| {
+                    transcript_path_at = Some(line_column(self.text, p.span().start));
+                    resolve_path(&base_dir, p.get_ref())
+                }),
                 redact_keys: t
                     .redact_keys
                     .unwrap_or_else(|| TranscriptConfig::default().redact_keys),
@@ -123,7 +129,9 @@ impl Ctx<'_> {
             defaults,
             servers,
             transcript,
+            transcript_path_at,
             paging,
+            warnings: self.warnings.take(),
         })
     }
 
@@ -148,6 +156,9 @@ impl Ctx<'_> {
             ));
         }
         let startup_timeout_ms = codex::check(self, &key, &raw)?;
+        self.check_token_budget(&key, raw.token_budget.as_ref());
+        let (enabled_tools, disabled_tools) = (raw.enabled_tools.take(), raw.disabled_tools.take());
+        self.check_tool_lists(&key, enabled_tools.as_deref(), disabled_tools.as_deref());
         let remote = remote::check(self, &key, span, &mut raw)?;
         let (command, program) = match raw.command.take() {
             Some(c) => self.program(c, &key, base_dir)?,
@@ -180,8 +191,8 @@ impl Ctx<'_> {
             startup_timeout: raw.startup_timeout_sec.map(|s| s.0).or(startup_timeout_ms),
             max_restarts: raw.max_restarts,
             media: raw.media,
-            enabled_tools: raw.enabled_tools,
-            disabled_tools: raw.disabled_tools.unwrap_or_default(),
+            enabled_tools: super::findings::names(enabled_tools),
+            disabled_tools: super::findings::names(disabled_tools).unwrap_or_default(),
             tool_prefix: raw.tool_prefix.map(|p| p.0).unwrap_or_default(),
             enabled_prompts: raw.enabled_prompts,
             disabled_prompts: raw.disabled_prompts.unwrap_or_default(),
@@ -237,6 +248,8 @@ impl Ctx<'_> {
                 ));
             }
             let t = table.into_inner();
+            let tool_key = format!("{key}.tools.{}", key_segment(&tool));
+            self.check_token_budget(&tool_key, t.token_budget.as_ref());
             let over = ToolOverride {
                 char_budget: t.char_budget.map(|c| c.0),
                 budget_keys: budget_keys!(t),

@@ -361,3 +361,23 @@ fn paging_a_pages_own_call_id_names_the_original_one() {
         "{said}"
     );
 }
+
+/// An unknown call_id of 100,000 characters: the `not_found` answer quotes its first 128 and
+/// the cut marker, in the envelope and in the outcome the transcript records (it quoted the
+/// whole id in both).
+#[test]
+fn an_overlong_unknown_call_id_is_cut_in_not_found() {
+    let p = pager();
+    let long = "x".repeat(100_000);
+    let answer = p.page("5", Some(&json!({"call_id": long})));
+    let shown = format!("call_id '{}… [99872 characters cut]'", "x".repeat(128));
+    let content = &answer.mapped.envelope.content;
+    assert!(content.starts_with("not_found: "), "{content}");
+    assert!(content.contains(&shown), "{content}");
+    assert!(content.chars().count() < 1_000, "{} chars", content.len());
+    let Outcome::PageError { message, .. } = &answer.outcome else {
+        panic!("not a page error: {:?}", answer.outcome);
+    };
+    assert!(message.contains(&shown), "{message}");
+    assert!(message.chars().count() < 1_000, "{} chars", message.len());
+}

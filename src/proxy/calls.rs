@@ -275,18 +275,15 @@ impl Core {
     }
 
     /// Records a `tools/call` refused for its malformed params (see [`call_params()`]) under
-    /// the name it gave (empty when none) and the arguments it had (when an object), and
-    /// returns the refusal. Nothing to record without a transcript.
+    /// the name it gave (empty when none) and the arguments as it sent them (whatever their
+    /// type; redacted as any call's when recorded), and returns the refusal. Nothing to record
+    /// without a transcript.
     fn refuse_malformed(&self, id: &Value, seq: Option<u64>, refusal: Malformed) -> NotEnveloped {
         let Malformed { error, params } = refusal;
         if self.transcript.is_some() {
             let seq = seq.unwrap_or_else(|| self.next_seq());
             let name = small_map::get(&params, "name").and_then(Value::as_str);
             let name = name.unwrap_or_default().to_owned();
-            let mut params = params;
-            if !small_map::get(&params, "arguments").is_some_and(Value::is_object) {
-                params.remove("arguments");
-            }
             OpenCall::new(self, seq, call_id_of(id), name, params).refused(&error);
         }
         NotEnveloped::Error(error)

@@ -674,6 +674,9 @@ mod remote;
 #[path = "tests_cancel.rs"]
 mod cancel;
 
+#[path = "tests_refused.rs"]
+mod refused;
+
 #[path = "tests_versions.rs"]
 mod versions;
 

@@ -173,7 +173,7 @@ async fn a_cancelled_call_is_recorded_with_its_progress_in_both_eras() {
 
 /// The call records of the transcript at `path` once it holds `n` (waiting for the writer),
 /// sorted by `seq`.
-async fn call_records_once(core: &Core, path: &Path, n: usize) -> Vec<Value> {
+pub(super) async fn call_records_once(core: &Core, path: &Path, n: usize) -> Vec<Value> {
     let read = || -> Vec<Value> {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let lines = text
@@ -228,69 +228,19 @@ async fn a_call_cancelled_before_its_task_ran_is_recorded_as_cancelled() {
 
 /// A core with the `fx` fixture server recording into a transcript in a new temporary folder
 /// (kept while the returned guard lives), and the transcript's path.
-fn recording_fx() -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    let writer = crate::transcript::TranscriptWriter::start(path.clone(), Vec::new());
-    let core = Core::new(config(&fixture_server("fx")), Some(writer));
-    (dir, path, core)
+pub(super) fn recording_fx() -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
+    recording_fx_redacting(Vec::new())
 }
 
-/// Calls the proxy refuses itself with a JSON-RPC error are recorded (they were not: the
-/// transcript lost them): malformed `arguments`, a `name` that is no string, an unknown
-/// `requestState` of a 2026-07-28 client; each under its own `seq`, outcome `rpc_error` with
-/// the error the client got, beside the calls answered around them.
-#[tokio::test]
-async fn calls_the_proxy_refuses_itself_are_recorded_with_their_error() {
-    let (_dir, path, core) = recording_fx();
-    let mut legacy = Client::open(&core);
-    legacy.initialized().await;
-    let mut modern = Client::open(&core);
-    let bad_arguments = request(
-        json!("a"),
-        "tools/call",
-        json!({"name": "fx_echo", "arguments": 5}),
-    );
-    let bad_name = request(json!("b"), "tools/call", json!({"name": 7}));
-    let state = json!({"requestState": "mcp-envelope/forged", "inputResponses": {}});
-    let forged = modern_call("c", "fx_echo", json!({"text": "x"}), state, json!({}));
-    let mut errors = Vec::new();
-    for (modern_client, message) in [(false, bad_arguments), (false, bad_name), (true, forged)] {
-        let c = if modern_client {
-            &mut modern
-        } else {
-            &mut legacy
-        };
-        let answer = c.ask(&message).await;
-        assert_eq!(answer["error"]["code"], -32602, "{answer}");
-        errors.push(answer["error"].clone());
-    }
-    let ok = legacy
-        .ask(&call(json!("d"), "fx_echo", json!({"text": "y"})))
-        .await;
-    assert_eq!(envelope(&ok)["content"], "y", "{ok}");
-    let records = call_records_once(&core, &path, 4).await;
-    let seen: Vec<(&Value, &Value, &Value)> = records
-        .iter()
-        .map(|r| (&r["call_id"], &r["tool"], &r["outcome"]["kind"]))
-        .collect();
-    let (rpc, result) = (json!("rpc_error"), json!("result"));
-    assert_eq!(
-        seen,
-        [
-            (&json!("a"), &json!("fx_echo"), &rpc),
-            (&json!("b"), &json!(""), &rpc),
-            (&json!("c"), &json!("fx_echo"), &rpc),
-            (&json!("d"), &json!("fx_echo"), &result),
-        ],
-        "{records:?}"
-    );
-    for (r, error) in records.iter().zip(&errors) {
-        assert_eq!(&r["outcome"]["error"], error, "{r}");
-        assert_eq!(r["envelope"]["status"], "error", "{r}");
-    }
-    assert_eq!(records[2]["arguments"], json!({"text": "x"}));
-    core.shutdown().await;
+/// [`recording_fx`] whose transcript redacts the argument keys `redact_keys`.
+pub(super) fn recording_fx_redacting(
+    redact_keys: Vec<String>,
+) -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let writer = crate::transcript::TranscriptWriter::start(path.clone(), redact_keys);
+    let core = Core::new(config(&fixture_server("fx")), Some(writer));
+    (dir, path, core)
 }
 
 /// A call cancelled while the proxy maps its large result (over 1 MiB, mapped on the blocking

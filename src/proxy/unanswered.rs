@@ -85,15 +85,16 @@ impl<'a> OpenCall<'a> {
     }
 
     /// Records a call the proxy refused itself with the JSON-RPC error object `error` (a bad
-    /// or unknown `requestState`, malformed params): the client gets that error, not an
-    /// envelope, and the transcript a record with the outcome `rpc_error` (that error), so
-    /// that it lists every call the client made. Without a transcript it records nothing.
+    /// or unknown `requestState`, malformed params) before any server saw it: the client gets
+    /// that error, not an envelope, and the transcript a record with the outcome `refused`
+    /// (that error) and the arguments as the client sent them, so that it lists every call the
+    /// client made and blames no server. Without a transcript it records nothing.
     pub(super) fn refused(mut self, error: &Value) {
         self.answered = true;
         if self.core.transcript.is_none() {
             return;
         }
-        let mut finished = self.ended(Outcome::RpcError {
+        let mut finished = self.ended(Outcome::Refused {
             error: error.clone(),
         });
         finished.refused = true;

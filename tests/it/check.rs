@@ -514,19 +514,52 @@ fn call_starts_the_server_a_collision_gives_a_prefixed_name_to() {
 }
 
 /// A token budget under the most tokens one character takes cannot show some text, even
-/// cut into pieces: `check` says so for that tool only (a fresh-user tester got an empty
-/// first answer and no word why).
+/// cut into pieces: `check` says so once per place it is set, naming the file, line and key
+/// (a fresh-user tester got an empty first answer and no word why; then a `[defaults]` value
+/// was said again for every tool).
 #[test]
 fn a_token_budget_too_small_for_a_character_is_a_check_warning() {
     let (_dir, config) = write_config(&format!(
-        "{}\n[mcp_servers.fx.tools.echo]\ntoken_budget = 1\n[mcp_servers.fx.tools.rows]\ntoken_budget = 4\n",
+        "[defaults]\ntoken_budget = 2\n{}\n[mcp_servers.fx.tools.echo]\ntoken_budget = 1\n[mcp_servers.fx.tools.rows]\ntoken_budget = 4\n",
         fixture_server("fx", &[], "")
     ));
     let out = check(&config);
     let text = ok_stdout(&out);
-    assert!(
-        text.contains("tool 'echo': token_budget 1 is under 4"),
+    let at = format!(
+        "warning: {}:2:16: defaults.token_budget: token_budget 2 is under 4",
+        config.display()
+    );
+    assert_eq!(
+        text.matches("token_budget 2 is under 4").count(),
+        1,
         "{text}"
     );
-    assert!(!text.contains("tool 'rows': token_budget"), "{text}");
+    assert!(text.contains(&at), "{text}");
+    let echo = ": mcp_servers.fx.tools.echo.token_budget: token_budget 1 is under 4";
+    assert_eq!(text.matches(echo).count(), 1, "{text}");
+    assert!(!text.contains("token_budget 4 is under"), "{text}");
+}
+
+/// A `[transcript] path` whose directory does not exist is an error (exit 1: the proxy could
+/// not record), and a tool in both `enabled_tools` and `disabled_tools` a warning, each naming
+/// the file, line and key; neither was reported.
+#[test]
+fn a_missing_transcript_directory_and_a_tool_in_both_lists_are_reported() {
+    let (dir, config) = write_config(&format!(
+        "[transcript]\npath = \"nowhere/calls.jsonl\"\n{}",
+        fixture_server(
+            "fx",
+            &[],
+            "enabled_tools = [\"echo\", \"rows\"]\ndisabled_tools = [\"rows\"]"
+        )
+    ));
+    let out = check(&config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let file = config.display();
+    let missing = dir.path().join("nowhere");
+    let error = format!("\nerror: {file}:2:8: transcript.path: the transcript's directory {missing:?} does not exist");
+    assert!(text.contains(&error), "{text}");
+    let warning = format!("\nwarning: {file}:7:19: mcp_servers.fx.disabled_tools: \"rows\" is also listed in enabled_tools (line 6)");
+    assert!(text.contains(&warning), "{text}");
 }

@@ -40,7 +40,9 @@ pub struct CallRecord {
     pub server: String,
     /// The tool's own name on that server.
     pub server_tool: String,
-    /// The call's arguments, with secret keys redacted.
+    /// The call's arguments, with secret keys redacted: an object (`{}` when the call had
+    /// none), except in the record of a call the proxy refused ([`Outcome::Refused`]), which
+    /// holds them as the client sent them, of any JSON type.
     pub arguments: Value,
     /// The char_budget in force (Unicode scalar values).
     pub char_budget: usize,

@@ -1,5 +1,6 @@
 //! Unit tests of the config module, by stage; the helpers here are shared.
 
+mod findings;
 mod load;
 mod model;
 mod secrets;

@@ -22,7 +22,7 @@ use crate::envelope::{is_retryable, Envelope};
 /// | `server_error` | [`Outcome::ServerExited`], [`Outcome::InvalidResponse`], [`Outcome::ConnectionFailed`], any other [`Outcome::HttpStatus`]; JSON-RPC -32603, -32000 and any code not listed here; a result that is not a valid `CallToolResult` |
 /// | `overloaded` | [`Outcome::HttpStatus`] 503; like `rate_limit`, with `"overloaded"` |
 /// | `not_found` | [`Outcome::NoSuchTool`], [`Outcome::NotRecorded`]; JSON-RPC -32601, -32002 |
-/// | `invalid_argument` | JSON-RPC -32602; `isError` result whose text starts `MCP error -32602` |
+/// | `invalid_argument` | JSON-RPC -32602 (also of [`Outcome::Refused`], which takes its type from its code as an error from a server does); `isError` result whose text starts `MCP error -32602` |
 /// | `unavailable` | [`Outcome::Unavailable`]; [`Outcome::HttpStatus`] 401 and 403; JSON-RPC -32600; [`Outcome::InputFailed`] |
 /// | `tool_error` | any other `isError: true` result |
 ///
@@ -146,6 +146,38 @@ pub(crate) fn map_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
     let Some(code) = obj.get("code").and_then(Value::as_i64) else {
         return invalid_rpc_error(error, ctx);
     };
+    let head = format!("server '{server}' answered error {code}");
+    rpc_error_mapped(obj, code, &head, ctx)
+}
+
+/// The error envelope of a call the proxy refused itself before any server saw it
+/// ([`Outcome::Refused`]), with the JSON-RPC `error` object the client got: the error type of
+/// its code as [`map_rpc_error`] gives it, and a message that names the proxy, not a server:
+/// `invalid_argument: mcp-envelope refused the call before it reached a server (error -32602):
+/// `arguments` must be an object`.
+pub(crate) fn map_refused(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
+    let obj = error.as_object();
+    let code = obj.and_then(|o| o.get("code")).and_then(Value::as_i64);
+    let (Some(obj), Some(code)) = (obj, code) else {
+        let text = error.to_string();
+        let pieces = [REFUSED, ": ", text.as_str()];
+        return error_mapped(ctx, ErrorType::InvalidArgument, pieces);
+    };
+    let head = format!("{REFUSED} (error {code})");
+    rpc_error_mapped(obj, code, &head, ctx)
+}
+
+/// How the message of a refused call ([`map_refused`]) starts.
+const REFUSED: &str = "mcp-envelope refused the call before it reached a server";
+
+/// The error envelope of the JSON-RPC error object `obj` with `code`: the type its code (or
+/// `data.type`) gives, the message `head` followed by the error's own message.
+fn rpc_error_mapped(
+    obj: &serde_json::Map<String, Value>,
+    code: i64,
+    head: &str,
+    ctx: &MappingContext<'_>,
+) -> Mapped {
     let data_type = obj.get("data").and_then(|data| {
         data.get("type")
             .and_then(Value::as_str)
@@ -163,17 +195,14 @@ pub(crate) fn map_rpc_error(error: &Value, ctx: &MappingContext<'_>) -> Mapped {
         // -32603, -32000 and every other code.
         _ => ErrorType::ServerError,
     };
-    let head = format!("server '{server}' answered error {code}");
     match obj.get("message") {
         Some(Value::String(m)) if !m.is_empty() => {
-            error_mapped(ctx, error_type, [head.as_str(), ": ", m.as_str()])
+            error_mapped(ctx, error_type, [head, ": ", m.as_str()])
         }
-        Some(Value::Null | Value::String(_)) | None => {
-            error_mapped(ctx, error_type, [head.as_str()])
-        }
+        Some(Value::Null | Value::String(_)) | None => error_mapped(ctx, error_type, [head]),
         Some(other) => {
             let m = other.to_string();
-            error_mapped(ctx, error_type, [head.as_str(), ": ", m.as_str()])
+            error_mapped(ctx, error_type, [head, ": ", m.as_str()])
         }
     }
 }

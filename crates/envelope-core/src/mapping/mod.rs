@@ -204,6 +204,16 @@ pub enum Outcome {
         /// The page's first row (0-based, among that result's rows).
         first_row: u64,
     },
+    /// A call the proxy refused itself with a JSON-RPC error before any server saw it
+    /// (malformed params: `arguments` that are no object, a `name` that is no string; a
+    /// `requestState` it never issued): the client got that error, not an envelope.
+    /// `{"kind":"refused","error":{…}}`; maps to the error type of its code (-32602:
+    /// `invalid_argument`) with a message naming the proxy, not a server. Transcripts written
+    /// before it existed record such a call as [`Outcome::RpcError`].
+    Refused {
+        /// The JSON-RPC `error` object the client got.
+        error: Value,
+    },
     /// The page tool's error answer (bad arguments, no rows kept for the `call_id`).
     PageError {
         /// The envelope's error type (`invalid_argument`, `not_found`).
@@ -297,6 +307,7 @@ pub fn map_outcome(outcome: &Outcome, ctx: &MappingContext<'_>) -> Mapped {
     match outcome {
         Outcome::Result { result } => rows::map_result(result, ctx),
         Outcome::RpcError { error } => errors::map_rpc_error(error, ctx),
+        Outcome::Refused { error } => errors::map_refused(error, ctx),
         Outcome::InputFailed {
             method,
             input_error,

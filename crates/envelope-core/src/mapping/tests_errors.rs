@@ -625,3 +625,28 @@ fn a_tool_dropped_for_its_definition_says_where_and_why_and_that_retrying_will_n
          tool's definition must be fixed on the server"
     );
 }
+
+/// A call the proxy refused itself (`{"kind":"refused","error":{…}}`) maps to the type of its
+/// code, its message naming the proxy, not a server; an error object without a code too.
+#[test]
+fn a_refused_call_names_the_proxy_not_a_server() {
+    let outcome: Outcome = serde_json::from_value(json!({"kind": "refused",
+        "error": {"code": -32602, "message": "`arguments` must be an object"}}))
+    .unwrap();
+    let c = MappingContext {
+        server: "fx",
+        ..ctx(2000, MediaMode::Passthrough)
+    };
+    let env = map_outcome(&outcome, &c).envelope;
+    assert_eq!(
+        env.content,
+        "invalid_argument: mcp-envelope refused the call before it reached a server (error -32602): `arguments` must be an object"
+    );
+    assert!(!env.retryable);
+    let odd = Outcome::Refused { error: json!("no") };
+    let env = map_outcome(&odd, &c).envelope;
+    assert_eq!(
+        env.content,
+        "invalid_argument: mcp-envelope refused the call before it reached a server: \"no\""
+    );
+}

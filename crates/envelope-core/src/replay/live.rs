@@ -83,8 +83,15 @@ pub fn client_request(record: &CallRecord) -> Option<&str> {
     })
 }
 
+/// Why `replay --live` does not make again a call the proxy refused itself
+/// ([`Outcome::Refused`]): no server saw it, and the refused request (its malformed params, its
+/// `requestState`) is not in the record to send again; plain replay compares its envelope.
+pub const REFUSED: &str =
+    "the proxy refused it before it reached a server: no server's answer to compare";
+
 /// The plan for every record of a transcript, in order: a cancelled call is skipped
-/// ([`crate::replay::skip_reason`]), and so is a call whose arguments hold the redaction marker (its real arguments are not in the transcript); so is a call
+/// ([`crate::replay::skip_reason`]), and so is a call the proxy refused itself ([`REFUSED`]),
+/// and a call whose arguments hold the redaction marker (its real arguments are not in the transcript); so is a call
 /// during which a server asked the client for input ([`client_request`]: no client answers it
 /// on a live re-run, which would end in an error, not the recorded outcome); a page-tool
 /// call is [`LivePlan::Page`] when the call it pages is in the transcript before it and is
@@ -94,6 +101,8 @@ pub fn plan(records: &[CallRecord]) -> Vec<LivePlan> {
     for (i, record) in records.iter().enumerate() {
         let plan = if let Some(reason) = crate::replay::skip_reason(record) {
             LivePlan::Skip(reason.into())
+        } else if matches!(record.outcome, Outcome::Refused { .. }) {
+            LivePlan::Skip(REFUSED.into())
         } else if has_redacted(&record.arguments) {
             LivePlan::Skip("its arguments were redacted when recorded".into())
         } else if let Some(method) = client_request(record) {
