@@ -237,8 +237,8 @@ impl Core {
             }
             // A legacy server's answer is taken as it is (an `input_required` from one is
             // enveloped as an error).
-            // Its result is mapped from its text (no tree: see `request_lent`).
-            return Flow::Done(request_lent(ds, params, timeout, slot, true).await);
+            // Its result is mapped from its text (no tree: see `start_request_bounded`).
+            return Flow::Done(request_lent(ds, params, timeout, slot).await);
         };
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return Box::pin(self.resume(state, responses, meta, tool, leg)).await;
@@ -410,12 +410,18 @@ impl Core {
         // The first round sends the client's params themselves; a retry, its own.
         let mut forwarded = None;
         for _round in 0..=MAX_ROUNDS {
+            // Results come back as text (see `start_request_bounded`); only an
+            // `InputRequiredResult` is parsed here.
             let result = match &forwarded {
-                None => request_lent(ds, params, timeout, slot, false).await,
-                Some(retry) => start_request_bounded(ds, retry, timeout, slot, false).await,
+                None => request_lent(ds, params, timeout, slot).await,
+                Some(retry) => start_request_bounded(ds, retry, timeout, slot).await,
             };
             let interim = match &result {
                 Ok(Ok(ResultBody::Value(r))) if mrtr::is_input_required(r) => r.clone(),
+                Ok(Ok(ResultBody::Raw(raw))) => match mrtr::input_required_of_line(raw.as_str()) {
+                    Some(interim) => interim,
+                    None => return Flow::Done(result),
+                },
                 _ => return Flow::Done(result),
             };
             let requests = match mrtr::input_requests(&interim) {
@@ -512,8 +518,8 @@ fn tool_error(server: &str, text: &str) -> Value {
 
 /// The downstream request of a call as an owned future, bounded only by [`UNBOUNDED`] (the
 /// caller keeps the time); the downstream id goes into `slot` once sent. A successful result
-/// comes back as its text (see [`request_lent`]), in which [`interim_or_done`] finds an
-/// `InputRequiredResult`. The future may outlive the call's borrow of `params` (a parked
+/// comes back as its text (see [`start_request_bounded`]), in which [`interim_or_done`] finds
+/// an `InputRequiredResult`. The future may outlive the call's borrow of `params` (a parked
 /// call): they are copied into it when the call is `recorded` (its record reads them after
 /// the call), else moved, leaving an empty map.
 fn start_request(
@@ -527,25 +533,20 @@ fn start_request(
         false => Value::Object(std::mem::take(params)),
     };
     let (ds, slot) = (ds.clone(), slot.clone());
-    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot, true).await })
+    Box::pin(async move { start_request_bounded(&ds, &params, UNBOUNDED, &slot).await })
 }
 
 /// [`start_request_bounded`] with `params` lent to the request (taken and put back), not
 /// copied. They are put back also when the call is dropped while it waits (its client
-/// cancelled it): its transcript record needs its arguments ([`Lent`]). With `raw`, a
-/// successful result comes back as its text ([`Downstream::request_with`]), which the call maps
-/// without a `Value` tree when it is small and of a common shape
-/// (`envelope_core::mapping::fast`; half of a small call's instructions were that tree), and a
-/// transcript records verbatim (`TranscriptWriter::record_response_line`).
+/// cancelled it): its transcript record needs its arguments ([`Lent`]).
 async fn request_lent(
     ds: &Downstream,
     params: &mut Map<String, Value>,
     timeout: Duration,
     slot: &DownstreamSlot,
-    raw: bool,
 ) -> CallResult {
     let lent = Lent::take(params);
-    start_request_bounded(ds, &lent.value, timeout, slot, raw).await
+    start_request_bounded(ds, &lent.value, timeout, slot).await
 }
 
 /// A call's params lent to its request: put back where they were taken from when dropped.
@@ -569,12 +570,18 @@ impl Drop for Lent<'_> {
     }
 }
 
+/// A `tools/call` request to `ds`, its downstream id put in `slot` once sent. A successful
+/// result comes back as its text ([`Downstream::request_with`] with `raw`): the call maps it
+/// without a `Value` tree when it is small and of a common shape
+/// (`envelope_core::mapping::fast`; half of a small call's instructions were that tree), or in
+/// one pass when it is large, and a transcript records it verbatim
+/// (`TranscriptWriter::record_response_line`); an `InputRequiredResult` is found in it by
+/// [`mrtr::input_required_of_line`].
 async fn start_request_bounded(
     ds: &Downstream,
     params: &Value,
     timeout: Duration,
     slot: &DownstreamSlot,
-    raw: bool,
 ) -> CallResult {
     ds.request_with(
         "tools/call",
@@ -583,7 +590,7 @@ async fn start_request_bounded(
         &mut |conn, downstream_id| {
             *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
         },
-        raw,
+        true,
     )
     .await
 }

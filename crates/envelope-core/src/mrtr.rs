@@ -47,13 +47,32 @@ pub fn is_input_required(result: &Value) -> bool {
 }
 
 /// The `result` of a whole JSON-RPC response line when it is an `InputRequiredResult` (see
-/// [`is_input_required`]); `None` for any other line, and for text that is not JSON. The line
-/// is parsed only when it could hold one: without the text `resultType` and without a `\u`
-/// escape (the only way a JSON key can spell those letters otherwise, RFC 8259 section 7), no
-/// member of it is named `resultType`.
+/// [`is_input_required`]); `None` for any other line, and for text that is not JSON. A line
+/// without the text `resultType` and without a `\u` escape (the only way a JSON key can spell
+/// those letters otherwise, RFC 8259 section 7) has no such member and is not parsed; else its
+/// `result.resultType` is read in a pass that builds nothing (a modern server puts
+/// `"resultType": "complete"` in every result), and only an `input_required` line, or one that
+/// pass cannot read (a repeated member: the last one counts, as in a parsed tree), is parsed in
+/// full.
 pub fn input_required_of_line(line: &str) -> Option<Value> {
     if !line.contains("resultType") && !line.contains("\\u") {
         return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        result: Option<Kind<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Kind<'a> {
+        #[serde(borrow, rename = "resultType")]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    if let Ok(line) = serde_json::from_str::<Line<'_>>(line) {
+        let kind = line.result.and_then(|r| r.result_type);
+        if kind.as_deref() != Some("input_required") {
+            return None;
+        }
     }
     let mut response: Value = serde_json::from_str(line).ok()?;
     let result = response.get_mut("result")?;
@@ -182,6 +201,15 @@ mod tests {
             ),
             Some(wanted)
         );
+        // The last of a repeated member counts, as in a parsed tree.
+        assert!(found(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","resultType":"input_required"}}"#
+        )
+        .is_some());
+        assert_eq!(
+            found(r#"{"result":{"resultType":"input_required","resultType":"complete"},"id":1}"#),
+            None
+        );
         // A key spelled with escapes is the same key.
         assert!(
             found(r#"{"jsonrpc":"2.0","id":1,"result":{"result\u0054ype":"input_required"}}"#)
@@ -193,6 +221,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"resultType input_required \u00e9"}]}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required""#,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"resultType"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1,2]}"#,
         ] {
             assert_eq!(found(other), None, "{other}");
         }
