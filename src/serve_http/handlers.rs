@@ -187,12 +187,9 @@ pub async fn post(
 /// body is answered at once with 400 (MCP 2025-11-25 "Transports: Streamable HTTP": a server
 /// that cannot accept the input MUST return an HTTP error status), never passed on: an answer
 /// to a request whose `id` is not a string or an integer could never be matched to its POST.
-/// The reasons are the stdio transport's ([`jsonrpc::classify_value`]).
+/// The reasons are the stdio transport's ([`jsonrpc::invalid_message`]).
 fn not_a_message(message: &Value) -> Option<(Value, String)> {
-    match jsonrpc::classify_value(message.clone()) {
-        jsonrpc::Message::Invalid { id, reason } => Some((id, reason)),
-        _ => None,
-    }
+    jsonrpc::invalid_message(message).map(|(id, reason)| (id, reason.to_owned()))
 }
 
 /// The answer to a body that could not be read: 413 when it is over `limit` bytes.
@@ -340,8 +337,17 @@ async fn answer(mut ticket: Ticket, session: Option<&str>, stateless: bool, id: 
     sse(stream, session)
 }
 
-/// The JSON-RPC error code of a response, when it is an error.
+/// The JSON-RPC error code of a response, when it is an error. A response that starts like a
+/// success ([`crate::wire::head::response_head`]: the session's own answers put `result`
+/// after `jsonrpc` and `id`) is not read further.
 fn error_code(json: &[u8]) -> Option<i64> {
+    if std::str::from_utf8(json)
+        .ok()
+        .and_then(crate::wire::head::response_head)
+        .is_some()
+    {
+        return None;
+    }
     #[derive(serde::Deserialize)]
     struct Code {
         code: i64,

@@ -313,7 +313,7 @@ pub(crate) async fn closed(mut closing: watch::Receiver<bool>) {
 pub(crate) fn unguessable() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source is available");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    envelope_core::mrtr::hex(&bytes)
 }
 
 /// Refuses, on a loopback bind, a `Host` not naming this machine (421; missing or repeated:

@@ -146,11 +146,73 @@ pub fn classify_value(value: Value) -> Message {
     }
 }
 
+/// The reason a message that is no JSON object is refused.
+const NOT_AN_OBJECT: &str = "a JSON-RPC message must be a JSON object";
+
 fn not_an_object() -> Message {
-    invalid(Value::Null, "a JSON-RPC message must be a JSON object")
+    invalid(Value::Null, NOT_AN_OBJECT)
 }
 
-/// Classifies a message object by its members.
+/// Why `value` is not one valid JSON-RPC 2.0 message, with the id to answer with (its own
+/// when valid, else `null`); `None` when it is one. The rules of [`classify_value`], read
+/// from the borrowed value without copying it (the HTTP transport checks a body it keeps).
+pub fn invalid_message(value: &Value) -> Option<(Value, &'static str)> {
+    let Value::Object(obj) = value else {
+        return Some((Value::Null, NOT_AN_OBJECT));
+    };
+    let get = |key| envelope_core::small_map::get(obj, key);
+    let members = [
+        get("jsonrpc"),
+        get("id"),
+        get("method"),
+        get("params"),
+        get("result"),
+        get("error"),
+    ];
+    invalid_members(members)
+}
+
+/// The rules of a message object, on its members `[jsonrpc, id, method, params, result,
+/// error]` (JSON-RPC 2.0 sections 4, 4.1 and 5): why they make no valid message, with the id
+/// to answer with; `None` for a request, a notification or a response.
+fn invalid_members(members: [Option<&Value>; 6]) -> Option<(Value, &'static str)> {
+    let [jsonrpc, id, method, params, result, error] = members;
+    let id_for_error = || {
+        id.filter(|i| is_valid_id(i))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    if jsonrpc.and_then(Value::as_str) != Some("2.0") {
+        return Some((id_for_error(), "`jsonrpc` must be \"2.0\""));
+    }
+    if let Some(method) = method {
+        if !method.is_string() {
+            return Some((id_for_error(), "`method` must be a string"));
+        }
+        if params.is_some_and(|p| !(p.is_object() || p.is_array())) {
+            return Some((id_for_error(), "`params` must be an object or an array"));
+        }
+        return match id {
+            Some(id) if !is_valid_id(id) => {
+                Some((Value::Null, "`id` must be a string or an integer"))
+            }
+            _ => None,
+        };
+    }
+    if id.is_none() {
+        return Some((Value::Null, "a message needs a `method` or an `id`"));
+    }
+    match (result, error) {
+        (Some(_), None) => None,
+        (None, Some(error)) if error.is_object() => None,
+        _ => Some((
+            id_for_error(),
+            "a response needs exactly one of `result` and an `error` object",
+        )),
+    }
+}
+
+/// Classifies a message object by its members ([`invalid_members`]).
 fn classify_members(members: Members) -> Message {
     let Members {
         jsonrpc,
@@ -160,41 +222,24 @@ fn classify_members(members: Members) -> Message {
         result,
         error,
     } = members;
-    let id_for_error = id.clone().filter(is_valid_id).unwrap_or(Value::Null);
-    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
-        return invalid(id_for_error, "`jsonrpc` must be \"2.0\"");
+    let borrowed = [&jsonrpc, &id, &method, &params, &result, &error].map(Option::as_ref);
+    if let Some((id, reason)) = invalid_members(borrowed) {
+        return invalid(id, reason);
     }
-    if let Some(method) = method {
-        let Value::String(method) = method else {
-            return invalid(id_for_error, "`method` must be a string");
-        };
-        if let Some(p) = &params {
-            if !(p.is_object() || p.is_array()) {
-                return invalid(id_for_error, "`params` must be an object or an array");
-            }
-        }
-        return match id {
-            None => Message::Notification { method, params },
-            Some(id) if is_valid_id(&id) => Message::Request { id, method, params },
-            Some(_) => invalid(Value::Null, "`id` must be a string or an integer"),
-        };
-    }
-    let Some(id) = id else {
-        return invalid(Value::Null, "a message needs a `method` or an `id`");
-    };
-    match (result, error) {
-        (Some(result), None) => Message::Response {
+    // Valid: a request or notification has a string `method`, a response an `id` and exactly
+    // one of `result` and an `error` object.
+    match (method, id, result, error) {
+        (Some(Value::String(method)), None, ..) => Message::Notification { method, params },
+        (Some(Value::String(method)), Some(id), ..) => Message::Request { id, method, params },
+        (_, Some(id), Some(result), _) => Message::Response {
             id,
             outcome: Ok(result),
         },
-        (None, Some(error)) if error.is_object() => Message::Response {
+        (_, Some(id), _, Some(error)) => Message::Response {
             id,
             outcome: Err(error),
         },
-        _ => invalid(
-            id_for_error,
-            "a response needs exactly one of `result` and an `error` object",
-        ),
+        _ => not_an_object(),
     }
 }
 
@@ -327,6 +372,40 @@ pub fn id_from_head(head: &[u8]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The borrowed check gives what classifying the value gives, for valid and invalid
+    /// messages of every kind.
+    #[test]
+    fn invalid_message_agrees_with_classify_value() {
+        let cases = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "m"}),
+            json!({"jsonrpc": "2.0", "id": "a", "method": "m", "params": [1]}),
+            json!({"jsonrpc": "2.0", "method": "m", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": null}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": 5}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}),
+            json!({"jsonrpc": "2.0", "id": 1}),
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "m"}),
+            json!({"jsonrpc": "2.0", "id": null, "method": "m"}),
+            json!({"jsonrpc": "2.0", "id": 7, "method": 5}),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "m", "params": 3}),
+            json!({"jsonrpc": "1.0", "id": 7, "method": "m"}),
+            json!({"id": [1], "method": "m"}),
+            json!({"jsonrpc": "2.0"}),
+            json!({"jsonrpc": "2.0", "result": 1}),
+            json!([1]),
+            json!("text"),
+        ];
+        for value in cases {
+            let want = match classify_value(value.clone()) {
+                Message::Invalid { id, reason } => Some((id, reason)),
+                _ => None,
+            };
+            let got = invalid_message(&value).map(|(id, r)| (id, r.to_owned()));
+            assert_eq!(got, want, "{value}");
+        }
+    }
 
     #[test]
     fn a_malformed_meta_is_invalid_params_naming_it() {

@@ -83,8 +83,18 @@ pub fn input_required_of_line(line: &str) -> Option<Value> {
 /// (32 lowercase hex digits). Unguessable when the bits are (the main crate draws them from the
 /// operating system's generator), meaningful only as a key of our table.
 pub fn state_from(random: [u8; 16]) -> String {
-    let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{STATE_PREFIX}{hex}")
+    format!("{STATE_PREFIX}{}", hex(&random))
+}
+
+/// `bytes` as lowercase hexadecimal digits, two per byte, written into one string (no string
+/// per byte).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
 }
 
 /// Whether a `requestState` is one of ours (see [`STATE_PREFIX`]).
