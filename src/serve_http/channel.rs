@@ -116,6 +116,9 @@ struct Waiter {
     tx: mpsc::Sender<Out>,
     /// Whether the request is `initialize` (its answer names the session's protocol version).
     initialize: bool,
+    /// Whether the request is `subscriptions/listen` (its closing answer names the stream in
+    /// `result._meta` too).
+    listen: bool,
 }
 
 #[derive(Default)]
@@ -306,6 +309,7 @@ impl Channel {
             token,
             tx,
             initialize: request["method"] == "initialize",
+            listen: request["method"] == "subscriptions/listen",
         };
         routes.waiting.insert(key.clone(), waiter);
         Ok((key, id_replaced, token_replaced))
@@ -407,7 +411,11 @@ impl Channel {
                     if w.initialize {
                         self.learn_version(line);
                     }
-                    Target::Waiter(w.tx, w.client_id.map(Fix::Id), true)
+                    let fix = w.client_id.map(|id| match w.listen {
+                        true => Fix::ListenId(id),
+                        false => Fix::Id(id),
+                    });
+                    Target::Waiter(w.tx, fix, true)
                 }
                 None => {
                     debug!(id = id.get(), "an answer to no waiting request; dropped");
@@ -499,8 +507,11 @@ enum Target {
 
 /// A replaced value put back before the client sees the message.
 enum Fix {
-    /// The response's `id` (and a listen stream's closing `subscriptionId`).
+    /// The response's `id`.
     Id(Value),
+    /// The `id` of the answer that closes a listen stream, and the `subscriptionId` in its
+    /// `result._meta`.
+    ListenId(Value),
     /// A progress notification's `progressToken`.
     Token(Value),
     /// A listen notification's `subscriptionId`.
@@ -510,17 +521,16 @@ enum Fix {
 impl Fix {
     fn apply(self, line: &[u8]) -> Vec<u8> {
         if let Fix::Id(id) = &self {
-            if !ends_a_listen(line) {
-                if let Some(spliced) = with_member(line, "id", id) {
-                    return spliced;
-                }
+            if let Some(spliced) = with_id(line, id) {
+                return spliced;
             }
         }
         let Ok(mut message) = serde_json::from_slice::<Value>(line) else {
             return line.to_vec();
         };
         match self {
-            Fix::Id(id) => {
+            Fix::Id(id) => message["id"] = id,
+            Fix::ListenId(id) => {
                 if let Some(meta) = message.pointer_mut("/result/_meta") {
                     if meta.get(META_SUBSCRIPTION_ID).is_some() {
                         meta[META_SUBSCRIPTION_ID] = id.clone();
@@ -543,23 +553,23 @@ impl Fix {
     }
 }
 
-/// Whether `line` is an answer whose result names a listen stream in its `_meta` (or is not
-/// readable as an answer): its subscription id has to be put back too.
-fn ends_a_listen(line: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Answer<'a> {
-        #[serde(borrow)]
-        result: Option<AnswerResult<'a>>,
+/// `line` with its top-level `id` set to `id`, on one line ([`with_member`]). An answer that
+/// starts like a success response (`jsonrpc` and `id` before `result`, as the session writes
+/// its answers: [`crate::wire::head::leading_id_span`]) has the id's text replaced without
+/// the rest being read.
+fn with_id(line: &[u8], id: &Value) -> Option<Vec<u8>> {
+    let head = std::str::from_utf8(line)
+        .ok()
+        .and_then(crate::wire::head::leading_id_span);
+    match head {
+        Some(span) => {
+            let id = serde_json::to_vec(id).ok()?;
+            Some(one_line(
+                [&line[..span.start], &id, &line[span.end..]].concat(),
+            ))
+        }
+        None => with_member(line, "id", id),
     }
-    #[derive(Deserialize)]
-    struct AnswerResult<'a> {
-        #[serde(rename = "_meta", borrow)]
-        meta: Option<HeadMeta<'a>>,
-    }
-    serde_json::from_slice::<Answer>(line).map_or(true, |answer| {
-        let meta = answer.result.and_then(|r| r.meta);
-        meta.is_some_and(|m| m.subscription_id.is_some())
-    })
 }
 
 /// The JSON object `json` on one line with its member `key` set to `value`, every other
@@ -715,9 +725,13 @@ mod tests {
         // An answer ending a listen stream has its subscription id put back as well.
         let listen =
             br#"{"id":"x","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":"x"}}}"#;
-        assert!(ends_a_listen(listen));
-        assert!(!ends_a_listen(br#"{"id":"x","result":{"content":[]}}"#));
-        let fixed = Fix::Id(json!(3)).apply(listen);
+        // An answer of the session's own form: the id's text replaced, the rest as written.
+        let answer = br#"{"jsonrpc":"2.0","id":"w-1","result":{"x":"\"q\"","n":1.50}}"#;
+        assert_eq!(
+            String::from_utf8(Fix::Id(json!(5)).apply(answer)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":5,"result":{"x":"\"q\"","n":1.50}}"#
+        );
+        let fixed = Fix::ListenId(json!(3)).apply(listen);
         let fixed: Value = serde_json::from_slice(&fixed).unwrap();
         assert_eq!(fixed["result"]["_meta"][META_SUBSCRIPTION_ID], 3);
         assert_eq!(fixed["id"], 3);

@@ -4,6 +4,8 @@
 //!
 //! Source: JSON-RPC 2.0 specification, "Response object" (`jsonrpc`, `id`, `result`).
 
+use std::ops::Range;
+
 use serde_json::Value;
 
 use super::jsonrpc::is_valid_id;
@@ -17,11 +19,19 @@ const VERSION: &str = "\"2.0\"";
 /// `{"result":…,"jsonrpc":"2.0","id":1}`). Reads only those members, so it costs nothing for a
 /// result of any size; whether the rest is valid JSON is found out when the result is mapped.
 pub fn response_head(line: &str) -> Option<Value> {
-    leading_members(line).or_else(|| trailing_members(line))
+    leading_members(line)
+        .map(|(id, _)| id)
+        .or_else(|| trailing_members(line))
 }
 
-/// [`response_head`] when `jsonrpc` and `id` come first.
-fn leading_members(line: &str) -> Option<Value> {
+/// Where the text of the id is in a line that [`response_head`] reads with `jsonrpc` and `id`
+/// before `result` (byte offsets); `None` for any other line.
+pub fn leading_id_span(line: &str) -> Option<Range<usize>> {
+    leading_members(line).map(|(_, span)| span)
+}
+
+/// [`response_head`] when `jsonrpc` and `id` come first, with where the id's text is.
+fn leading_members(line: &str) -> Option<(Value, Range<usize>)> {
     let mut rest = line.trim_start().strip_prefix('{')?;
     let (mut version, mut id) = (false, None);
     loop {
@@ -42,6 +52,9 @@ fn leading_members(line: &str) -> Option<Value> {
             "jsonrpc" | "id" => {
                 let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
                 let value = values.next()?.ok()?;
+                // The value's text: from its first character to where the reader stopped.
+                let at = line.len() - rest.len();
+                let span = at + (rest.len() - rest.trim_start().len())..at + values.byte_offset();
                 rest = rest[values.byte_offset()..]
                     .trim_start()
                     .strip_prefix(',')?;
@@ -54,7 +67,7 @@ fn leading_members(line: &str) -> Option<Value> {
                     if id.is_some() || !is_valid_id(&value) {
                         return None;
                     }
-                    id = Some(value);
+                    id = Some((value, span));
                 }
             }
             _ => return None,
@@ -112,6 +125,29 @@ fn trailing_members(line: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_leading_ids_span_is_its_text() {
+        for (line, id) in [
+            (r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, "7"),
+            (
+                r#" { "id" :  "a\"b" , "jsonrpc":"2.0", "result":1}"#,
+                r#""a\"b""#,
+            ),
+            (r#"{"jsonrpc" : "2.0" ,"id":-12 ,"result":[]}"#, "-12"),
+        ] {
+            let span = leading_id_span(line).unwrap();
+            assert_eq!(&line[span], id, "{line}");
+        }
+        assert_eq!(
+            leading_id_span(r#"{"result":{},"jsonrpc":"2.0","id":1}"#),
+            None
+        );
+        assert_eq!(
+            leading_id_span(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#),
+            None
+        );
+    }
 
     #[test]
     fn the_version_is_read_as_text_with_the_same_answers() {
