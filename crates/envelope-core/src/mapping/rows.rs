@@ -112,16 +112,18 @@ pub fn paged_result_json(result: &Value, media: MediaMode) -> String {
 /// "Base Protocol: General fields, `_meta`, Per-response protocol fields"): the client's answer
 /// comes from the proxy, which stamps its own for 2026-07-28 clients, and the 2025 revisions
 /// reserve the `io.modelcontextprotocol/` prefix without defining the key (2025-11-25 "Basic:
-/// `_meta`"). `None` for `null` and for a `_meta` that held nothing else.
+/// `_meta`"). `None` for a `_meta` that held nothing else, and for one that is not an object
+/// (`null`, a number, an array: the schema of every revision makes `_meta` an object, and a
+/// strict client would refuse the whole result for it).
 pub(crate) fn kept_meta(meta: &Value) -> Option<Value> {
     match meta {
-        Value::Null => None,
         Value::Object(map) if map.contains_key(crate::era::META_SERVER_INFO) => {
             let mut map = map.clone();
             map.remove(crate::era::META_SERVER_INFO);
             (!map.is_empty()).then_some(Value::Object(map))
         }
-        other => Some(other.clone()),
+        Value::Object(_) => Some(meta.clone()),
+        _ => None,
     }
 }
 

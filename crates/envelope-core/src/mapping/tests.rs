@@ -85,6 +85,10 @@ fn result_meta_is_kept_without_the_servers_identity() {
         Some(json!({"progressToken": 3}))
     );
     assert_eq!(with(Value::Null), None);
+    // Not an object: dropped (every revision's schema makes `_meta` an object).
+    for not_object in [json!(5), json!([1]), json!("s"), json!(true)] {
+        assert_eq!(with(not_object.clone()), None, "{not_object}");
+    }
 }
 
 #[test]
