@@ -94,6 +94,10 @@ struct Running {
     seq: u64,
     /// While parked: the transcript events of its rounds so far, for the retry's record.
     carried: Vec<Value>,
+    /// Whether the server may answer with an `InputRequiredResult` (a 2026-07-28 server, or
+    /// one whose era is not known): a 2025-era server's is enveloped as an error, as for a
+    /// legacy client, since no `requestState` of it could be retried.
+    server_rounds: bool,
     _waiter: WaiterGuard,
 }
 
@@ -262,6 +266,7 @@ impl Core {
             progress_token,
             seq: leg.seq,
             carried: Vec::new(),
+            server_rounds: server_is_modern(ds) != Some(false),
             _waiter: waiter,
         };
         self.drive(running, meta).await
@@ -274,7 +279,10 @@ impl Core {
             let started = tokio::time::Instant::now();
             let ask = tokio::select! {
                 result = &mut running.future => {
-                    let flow = interim_or_done(result);
+                    let flow = match running.server_rounds {
+                        true => interim_or_done(result),
+                        false => Flow::Done(result),
+                    };
                     if let Flow::Interim(interim) = &flow {
                         self.keep_round_events(running.seq, &running.tool, interim);
                     }
@@ -621,6 +629,7 @@ mod tests {
             progress_token: None,
             seq: 0,
             carried: Vec::new(),
+            server_rounds: true,
             _waiter: waiter,
         };
         if !parked {

@@ -219,3 +219,28 @@ fn log_messages_reach_only_modern_requests_that_asked() {
     );
     finish_session(p);
 }
+
+/// A 2025-era server's `input_required` result cannot be retried (it issues no state a
+/// 2026-07-28 client could send back through it): a modern client gets the error envelope a
+/// legacy client gets, not the raw result (found by a fresh-user test).
+#[test]
+fn a_legacy_servers_input_required_is_an_error_envelope_for_a_modern_client() {
+    let (_dir, config) = write_config(&fixture_server("a", &["--features"], ""));
+    let mut p = RawProxy::start(&config, &[]);
+    let params = json!({"name": "input_required", "arguments": {}});
+    let answer = ask(&mut p, json!("m1"), "tools/call", params, good_meta());
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    let e = envelope_of(&answer);
+    assert_eq!(
+        (e["status"].as_str(), e["retryable"].as_bool()),
+        (Some("error"), Some(false))
+    );
+    assert!(
+        e["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("input_required: "),
+        "{e}"
+    );
+    finish_session(p);
+}
