@@ -194,21 +194,17 @@ pub fn report(config: &Config, proxy: &Core) -> CheckReport {
     }
 }
 
-/// Adds to `report` an error when the directory of the config's `[transcript] path` does not
-/// exist (or is no directory): the proxy could not record there (it would log that once and
-/// go on without a transcript). Located as a config error is: file, line, column,
-/// `transcript.path`. Reads the file system (one `stat`).
+/// Adds to `report` an error when the config's `[transcript] path` cannot name a file the
+/// proxy can record to: it is empty (it names the config's own directory), it is an existing
+/// directory, or its directory does not exist (or is no directory). The proxy would log that
+/// once and go on without a transcript. Located as a config error is: file, line, column,
+/// `transcript.path`. Reads the file system (at most two `stat`s).
 pub fn check_transcript_dir(report: &mut CheckReport, config: &Config) {
     let Some(path) = &config.transcript.path else {
         return;
     };
-    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+    let Some(message) = transcript_path_problem(path, config.transcript_path_empty) else {
         return;
-    };
-    let why = match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => return,
-        Ok(_) => "is not a directory",
-        Err(_) => "does not exist",
     };
     let (line, column) = config.transcript_path_at.unzip();
     let error = crate::config::ConfigError {
@@ -216,12 +212,38 @@ pub fn check_transcript_dir(report: &mut CheckReport, config: &Config) {
         line,
         column,
         key: Some("transcript.path".into()),
-        message: format!(
-            "the transcript's directory {dir:?} {why}, so no transcript can be recorded there; \
-             create the directory or change the path"
-        ),
+        message,
     };
     report.config_errors.push(error.render());
+}
+
+/// What keeps the proxy from recording to the transcript at `path` (resolved; `empty` when
+/// written as `""`), or `None` when nothing does as far as one can tell without writing.
+fn transcript_path_problem(path: &std::path::Path, empty: bool) -> Option<String> {
+    if empty {
+        return Some(format!(
+            "the transcript path is empty, which names the config's directory {path:?}, not a \
+             file, so no transcript can be recorded; give a file's path, such as \
+             \"calls.jsonl\", or remove the key"
+        ));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Some(format!(
+            "the transcript path {path:?} is a directory, not a file, so no transcript can be \
+             recorded there; give a file's path, such as {:?}",
+            path.join("calls.jsonl")
+        ));
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let why = match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return None,
+        Ok(_) => "is not a directory",
+        Err(_) => "does not exist",
+    };
+    Some(format!(
+        "the transcript's directory {dir:?} {why}, so no transcript can be recorded there; \
+         create the directory or change the path"
+    ))
 }
 
 /// The report line of one started server.

@@ -5,8 +5,12 @@
 //! Contract:
 //! * Arguments: `call_id` (string, required): the `call_id` of a truncated envelope; `skip`
 //!   (integer >= 0, default 0): rows to leave out before the page (for example a row too long
-//!   to show). A `skip` larger than the rows still to come answers an `invalid_argument` error
-//!   envelope naming how many rows remain, and moves nothing: no row is dropped unseen.
+//!   to show), counted from the rows already answered. A `skip` larger than the rows still
+//!   to come answers an `invalid_argument` error envelope naming how many rows remain, and
+//!   moves nothing: no row is dropped unseen.
+//! * A next row too long for any page (after the `skip`) answers an `invalid_argument` error
+//!   naming it and the `skip` that passes it (the call's own plus one, since the error
+//!   consumes nothing), so following the advice always moves on.
 //! * Each call answers the next rows after those already answered for that `call_id` (the
 //!   first answer's rows, then each page's), filled greedily within the original tool's
 //!   budget; `omitted` counts the rows still after the page, and `status` is `ok` on the last
@@ -39,7 +43,7 @@ use crate::settings::PositiveCount;
 pub const DEFAULT_TOOL_NAME: &str = "envelope_next_page";
 
 /// What the page tool tells the model (its `description`).
-pub const DESCRIPTION: &str = "Returns the next rows of a tool result whose envelope came back with status \"truncated\": pass that envelope's call_id, and call again with the same call_id until status is \"ok\". Pass skip to leave out rows first: a row too long for any page answers an error saying so, and skip: 1 passes it.";
+pub const DESCRIPTION: &str = "Returns the next rows of a tool result whose envelope came back with status \"truncated\": pass that envelope's call_id, and call again with the same call_id until status is \"ok\". Pass skip to leave out rows first: a row too long for any page answers an error saying so and naming the skip that passes it (skip counts from the rows already answered).";
 
 /// The `[paging]` table as written.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -292,7 +296,7 @@ impl Pager {
                 }
                 return error(
                     "invalid_argument",
-                    row_too_long(&shown, first_row, remaining),
+                    row_too_long(&shown, first_row, skip, remaining),
                 );
             }
             if self
@@ -380,14 +384,22 @@ fn skip_past_end(of: &str, skip: u64, left: u64) -> String {
     )
 }
 
-/// The message of a page call whose next row (0-based `row`) does not fit the budget on its
-/// own, with `left` rows still to come counting it: nothing is consumed; a `skip` of 1 passes
-/// it.
-fn row_too_long(of: &str, row: u64, left: u64) -> String {
+/// The message of a page call with `skip` whose first row (0-based `row`, after the `skip`
+/// rows) does not fit the budget on its own, with `left` rows still to come counting it:
+/// nothing is consumed, not even the `skip` rows, so the `skip` that passes it is `skip + 1`
+/// (a `skip` counts from the rows already answered, never from the row an error named).
+fn row_too_long(of: &str, row: u64, skip: u64, left: u64) -> String {
+    let pass = skip.saturating_add(1);
+    let after = left - 1;
+    if skip == 0 {
+        return format!(
+            "row {} of call_id '{of}' is longer than the tool's budget on its own, so no page can show it; call again with skip: 1 to leave it out ({after} row(s) after it), or raise the tool's budget; nothing was skipped",
+            row + 1,
+        );
+    }
     format!(
-        "row {} of call_id '{of}' is longer than the tool's budget on its own, so no page can show it; call again with skip: 1 to leave it out ({} row(s) after it), or raise the tool's budget; nothing was skipped",
+        "row {} of call_id '{of}' is longer than the tool's budget on its own, so no page can show it; call again with skip: {pass} to leave out it and the {skip} row(s) before it (a skip counts from the rows already answered; {after} row(s) after it), or raise the tool's budget; nothing was skipped",
         row + 1,
-        left - 1
     )
 }
 

@@ -258,3 +258,50 @@ fn a_transcript_path_in_a_missing_directory_is_a_located_error() {
     );
     assert!(report_for("calls.jsonl").passed());
 }
+
+/// A `[transcript] path` that is empty (it names the config's directory) or an existing
+/// directory (written with a trailing `/` or not) is an error naming the file, line, column and
+/// key, and the check fails; `check` passed both, and the proxy then recorded nothing.
+#[test]
+fn an_empty_transcript_path_or_a_directory_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::create_dir(dir.path().join("logs")).unwrap();
+    let report_for = |transcript: &str| {
+        let text = format!("[transcript]\npath = \"{transcript}\"\n");
+        let config = Config::parse(&text, &file, &|_| None).unwrap();
+        let mut report = CheckReport {
+            servers: vec![],
+            warnings: vec![],
+            config_errors: vec![],
+        };
+        check_transcript_dir(&mut report, &config);
+        report
+    };
+    let empty = report_for("");
+    let want = format!(
+        "{}:2:8: transcript.path: the transcript path is empty, which names the config's \
+         directory {:?}, not a file, so no transcript can be recorded; give a file's path, \
+         such as \"calls.jsonl\", or remove the key",
+        file.display(),
+        dir.path()
+    );
+    assert_eq!(empty.config_errors, std::slice::from_ref(&want));
+    assert!(!empty.passed());
+    assert!(render(&empty).contains(&format!("\nerror: {want}\n")));
+    let logs = dir.path().join("logs");
+    let absolute = logs.display().to_string();
+    for written in ["logs", "logs/", absolute.as_str()] {
+        let report = report_for(written);
+        let want = format!(
+            "{}:2:8: transcript.path: the transcript path {logs:?} is a directory, not a file, \
+             so no transcript can be recorded there; give a file's path, such as {:?}",
+            file.display(),
+            logs.join("calls.jsonl")
+        );
+        assert_eq!(report.config_errors, [want], "{written}");
+        assert!(!report.passed());
+    }
+    assert!(report_for("logs/calls.jsonl").passed());
+    assert!(report_for("new.jsonl").passed());
+}

@@ -45,6 +45,10 @@ pub struct Config {
     /// Where `[transcript] path` is written: its 1-based line and column (in characters),
     /// for findings about it (`check`: its directory does not exist); `None` when not written.
     pub transcript_path_at: Option<(usize, usize)>,
+    /// Whether `[transcript] path` is written as `""`, which [`TranscriptConfig::path`]
+    /// resolves to the config's own directory, where no file can be recorded (`check` says
+    /// so).
+    pub transcript_path_empty: bool,
     /// The `[paging]` table (defaults when absent).
     pub paging: PagingConfig,
     /// What is questionable but does not stop the proxy, located as errors are (a tool name

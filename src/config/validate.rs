@@ -102,11 +102,13 @@ impl Ctx<'_> {
             media: d.media,
         };
         let mut transcript_path_at = None;
+        let mut transcript_path_empty = false;
         let transcript = match raw.transcript {
             None => TranscriptConfig::default(),
             Some(t) => TranscriptConfig {
                 path: t.path.map(|p| {
                     transcript_path_at = Some(line_column(self.text, p.span().start));
+                    transcript_path_empty = p.get_ref().is_empty();
                     resolve_path(&base_dir, p.get_ref())
                 }),
                 redact_keys: t
@@ -130,6 +132,7 @@ impl Ctx<'_> {
             servers,
             transcript,
             transcript_path_at,
+            transcript_path_empty,
             paging,
             warnings: self.warnings.take(),
         })

@@ -381,3 +381,97 @@ fn an_overlong_unknown_call_id_is_cut_in_not_found() {
     assert!(message.contains(&shown), "{message}");
     assert!(message.chars().count() < 1_000, "{} chars", message.len());
 }
+
+/// Pages call "1" following every answer's advice: no `skip` after a page, the `skip` an
+/// error names after a row too long for any page. Returns the pages' contents and the rows
+/// the errors named, or panics when the advice makes no progress.
+fn follow_the_advice(p: &Pager) -> (Vec<String>, Vec<String>) {
+    let (mut shown, mut named) = (Vec::new(), Vec::new());
+    let mut skip = 0u64;
+    for n in 0..20 {
+        let env = p
+            .page(
+                &format!("p{n}"),
+                Some(&json!({"call_id": "1", "skip": skip})),
+            )
+            .mapped
+            .envelope;
+        match env.status {
+            crate::envelope::Status::Error => {
+                let content = env.content;
+                let advice = content
+                    .split("call again with skip: ")
+                    .nth(1)
+                    .unwrap_or_else(|| panic!("no advice: {content}"));
+                let advised: u64 = advice.split(' ').next().unwrap().parse().unwrap();
+                assert!(advised > skip, "the advice repeats skip {skip}: {content}");
+                let row = content.split(" of call_id").next().unwrap();
+                let row = row.trim_start_matches("invalid_argument: ");
+                named.push(row.to_owned());
+                skip = advised;
+            }
+            crate::envelope::Status::Ok => {
+                shown.push(env.content);
+                return (shown, named);
+            }
+            _ => {
+                shown.push(env.content);
+                skip = 0;
+            }
+        }
+    }
+    panic!("following the advice did not reach the end: {shown:?}, {named:?}");
+}
+
+/// Long rows kept whole, several in a row: the error after a `skip` names the `skip` that
+/// passes the row it names (counted from the rows already answered), so following it
+/// reaches the end. It said `skip: 1` whatever the `skip`, and `skip: 1` named the same row
+/// again, forever.
+#[test]
+fn following_the_skip_advice_reaches_the_end() {
+    let keep = TextShape {
+        long_rows: LongRows::Keep,
+        ..TextShape::default()
+    };
+    let c = ctx("1", Budget::chars(10), keep);
+    for (text, pages, named) in [
+        (
+            "short\nthis row is far too long\nthis one is also too long\nend",
+            vec!["end"],
+            vec!["row 2", "row 3"],
+        ),
+        (
+            "short\nthis row is far too long\nok\nthis one is also too long\nthe third long row\nend\nlast long row here",
+            vec!["ok", "end", ""],
+            vec!["row 2", "row 4", "row 5", "row 7"],
+        ),
+    ] {
+        let p = pager();
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        let first = map_outcome(&Outcome::Result { result: result.clone() }, &c).envelope;
+        assert_eq!(first.content, "short");
+        p.keep(&c, "t", &first, || Some(result.to_string())).unwrap();
+        let (shown, errors) = follow_the_advice(&p);
+        assert_eq!((shown, errors), (pages.iter().map(|s| s.to_string()).collect(), named.iter().map(|s| s.to_string()).collect()), "{text}");
+    }
+    // The tester's second call: skip 1 past row 2 names row 3 and the skip that passes both.
+    let p = pager();
+    let result = json!({"content": [{"type": "text", "text": "short\nthis row is far too long\nthis one is also too long\nend"}]});
+    let first = map_outcome(
+        &Outcome::Result {
+            result: result.clone(),
+        },
+        &c,
+    )
+    .envelope;
+    p.keep(&c, "t", &first, || Some(result.to_string()))
+        .unwrap();
+    let env = p
+        .page("9", Some(&json!({"call_id": "1", "skip": 1})))
+        .mapped
+        .envelope;
+    assert_eq!(
+        env.content,
+        "invalid_argument: row 3 of call_id '1' is longer than the tool's budget on its own, so no page can show it; call again with skip: 2 to leave out it and the 1 row(s) before it (a skip counts from the rows already answered; 1 row(s) after it), or raise the tool's budget; nothing was skipped"
+    );
+}

@@ -563,3 +563,28 @@ fn a_missing_transcript_directory_and_a_tool_in_both_lists_are_reported() {
     let warning = format!("\nwarning: {file}:7:19: mcp_servers.fx.disabled_tools: \"rows\" is also listed in enabled_tools (line 6)");
     assert!(text.contains(&warning), "{text}");
 }
+
+/// A `[transcript] path` that is empty or an existing directory is an error naming the file,
+/// line and key, and `check` exits 1 (the proxy could not record there); it exited 0 and said
+/// nothing.
+#[test]
+fn an_empty_or_directory_transcript_path_is_reported() {
+    let logs = tempfile::tempdir().unwrap();
+    for (path, said) in [
+        (String::new(), "the transcript path is empty".to_owned()),
+        (
+            logs.path().display().to_string(),
+            format!("the transcript path {:?} is a directory", logs.path()),
+        ),
+    ] {
+        let (_dir, config) = write_config(&format!(
+            "[transcript]\npath = \"{path}\"\n{}",
+            fixture_server("fx", &[], "")
+        ));
+        let out = check(&config);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{path:?}: {text}");
+        let error = format!("\nerror: {}:2:8: transcript.path: {said}", config.display());
+        assert!(text.contains(&error), "{text}");
+    }
+}
