@@ -180,6 +180,16 @@ fn array_of_objects_and_mixed_array() {
     assert_eq!(env.status, Status::Ok);
 }
 
+/// A text block whose whole text is a JSON scalar (`42`, `"hi"`, `true`) is plain text: its
+/// row is the text as written (README "Where rows come from"); only `structuredContent` and
+/// array items give `value=` rows.
+#[test]
+fn a_text_block_of_a_json_scalar_is_plain_text() {
+    for scalar in ["42", "\"hi\"", "true", "null", "-1.5"] {
+        assert_eq!(ok(json!({"content": [text(scalar)]}), 100).content, scalar);
+    }
+}
+
 #[test]
 fn scalar_structured_content_is_a_value_row() {
     for (sc, expected) in [
