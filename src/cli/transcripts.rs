@@ -28,11 +28,17 @@ fn read_transcript(path: &Path) -> anyhow::Result<transcript::Transcript> {
     Ok(t)
 }
 
-/// How `replay` names a record: `TOOL ARGUMENTS (call_id=ID)`.
+/// How `replay` names a record: `TOOL ARGUMENTS (call_id=ID)`, the tool and the call_id with
+/// control and invisible characters escaped (`envelope_core::trajectory::escape_line`): a
+/// client's call_id `"B1\n"` must not break the report's line (the arguments are JSON text,
+/// escaped already).
 fn label(record: &CallRecord) -> String {
+    use envelope_core::trajectory::escape_line;
     format!(
         "{} {} (call_id={})",
-        record.tool, record.arguments, record.call_id
+        escape_line(&record.tool),
+        record.arguments,
+        escape_line(&record.call_id)
     )
 }
 
@@ -55,6 +61,7 @@ pub(super) fn run_replay(
     for (record, result) in t.records.iter().zip(&results) {
         if let Some(reason) = envelope_core::replay::skip_reason(record) {
             skipped += 1;
+            let reason = envelope_core::trajectory::escape_line(&reason);
             writeln!(out, "skipped {}: {reason}", label(record))?;
         } else if result.matches() {
             passed += 1;
@@ -231,6 +238,7 @@ fn print_verdicts(
             }
             Verdict::Skipped(why) => {
                 skipped += 1;
+                let why = envelope_core::trajectory::escape_line(&why);
                 writeln!(out, "skipped {}: {why}", label(record))?;
             }
         }
@@ -275,4 +283,27 @@ pub(super) fn run_stats(
         .write_all(text.as_bytes())
         .context("writing stdout")?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record's tool and call_id are the client's text: a line break or a bidirectional
+    /// control in them stays escaped on the report's one line (found by a fresh-user test).
+    #[test]
+    fn a_label_keeps_the_clients_control_characters_escaped() {
+        let record: CallRecord = serde_json::from_value(serde_json::json!({
+            "v": 1, "started_at": "2026-12-04T00:00:00.000Z", "seq": 0,
+            "call_id": "B1\n\u{202e}", "tool": "t\r", "server": "s", "server_tool": "t",
+            "arguments": {"a": "x\ny"}, "char_budget": 100, "timeout_ms": 1000,
+            "media": "passthrough", "outcome": {"kind": "result", "result": {"content": []}},
+            "envelope": {"call_id": "B1\n", "tool": "t", "status": "ok", "content": "",
+                "omitted": 0, "retryable": false},
+            "duration_ms": 0
+        }))
+        .unwrap();
+        let shown = label(&record);
+        assert_eq!(shown, r#"t\r {"a":"x\ny"} (call_id=B1\n\u{202e})"#);
+    }
 }

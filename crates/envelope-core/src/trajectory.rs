@@ -597,8 +597,9 @@ fn shorter(rest: &str, cap: usize) -> String {
 }
 
 /// One line's text with newlines as `\n`, carriage returns as `\r` and other control or
-/// invisible characters as `\u{hex}` (see the module docs).
-fn escape_line(s: &str) -> String {
+/// invisible characters (bidirectional controls, zero-width characters) as `\u{hex}` (see the
+/// module docs): what a terminal report may print of a text it did not write.
+pub fn escape_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
