@@ -61,7 +61,7 @@ pub(super) fn run_replay(
     for (record, result) in t.records.iter().zip(&results) {
         if let Some(reason) = envelope_core::replay::skip_reason(record) {
             skipped += 1;
-            let reason = envelope_core::trajectory::escape_line(&reason);
+            let reason = envelope_core::trajectory::escape_line(reason);
             writeln!(out, "skipped {}: {reason}", label(record))?;
         } else if result.matches() {
             passed += 1;
