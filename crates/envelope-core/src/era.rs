@@ -186,11 +186,22 @@ pub fn supported_versions() -> Vec<&'static str> {
         .collect()
 }
 
-/// The -32022 error object for a request that asked for `requested`.
+/// The -32022 error object for a request that asked for `requested` (per request: its
+/// `_meta` or its `MCP-Protocol-Version` header). `data.supported` lists every version we
+/// speak ([`supported_versions`]); a legacy one among them is spoken only in a session opened
+/// with `initialize`, and the message says so when it is the one asked for.
 pub fn unsupported_version(requested: &str) -> Value {
+    let message = match LEGACY_VERSIONS.contains(&requested) {
+        true => format!(
+            "Unsupported protocol version: {requested} for a request on its own (per-request \
+             versions: {}); {requested} is spoken in a session opened with `initialize`",
+            MODERN_VERSIONS.join(", ")
+        ),
+        false => format!("Unsupported protocol version: {requested}"),
+    };
     json!({
         "code": UNSUPPORTED_PROTOCOL_VERSION,
-        "message": format!("Unsupported protocol version: {requested}"),
+        "message": message,
         "data": { "supported": supported_versions(), "requested": requested },
     })
 }
@@ -296,6 +307,23 @@ pub fn log_level_passes(level: &str, wanted: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_legacy_version_asked_per_request_is_told_to_open_a_session() {
+        let e = unsupported_version("2025-11-25");
+        assert_eq!(e["code"], UNSUPPORTED_PROTOCOL_VERSION);
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains("session opened with `initialize`"),
+            "{message}"
+        );
+        assert!(e["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25")));
+        let other = unsupported_version("2099-01-01");
+        assert_eq!(other["message"], "Unsupported protocol version: 2099-01-01");
+    }
 
     #[test]
     fn the_server_info_text_is_the_server_info_serialized() {
