@@ -423,7 +423,10 @@ impl Passthrough {
                 Ok(result) => return Ok((server, result)),
                 Err(error) => {
                     debug!(%server, %uri, %error, "{method} not accepted; trying the next server");
-                    if failure.is_none() && !declines(&error) && index.knows(&server, uri) {
+                    // A server that went down while asked failed, whether or not it lists
+                    // `uri`: asking again once it is back would crash it again.
+                    let owns = index.knows(&server, uri) || !super::down::is_up(ds);
+                    if failure.is_none() && !declines(&error) && owns {
                         failure = Some(error);
                     }
                 }

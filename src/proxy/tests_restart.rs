@@ -355,3 +355,26 @@ async fn a_remote_servers_new_session_gets_the_level_and_the_subscriptions_again
     c.session.close().await;
     core.shutdown().await;
 }
+
+/// A `resources/read` that makes the server that is asked crash is answered with that failure
+/// at once, even for a URI the server does not list: read again once the server is back, it
+/// crashed it a second time (with `max_restarts = 1`, the server then gave up), and the
+/// client got a bare "Resource not found" (found by a fresh-user test).
+#[tokio::test]
+async fn a_read_that_crashes_its_server_is_that_failure_not_asked_again() {
+    let core = Core::new(
+        config(&format!("{}max_restarts = 1\n", feature_server())),
+        None,
+    );
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let read = |id: i64, uri: &str| request(json!(id), "resources/read", json!({ "uri": uri }));
+    let crashed = c.answer(&read(2, "hidden://fx/crash")).await;
+    let message = crashed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("server 'fx' did not answer"), "{crashed}");
+    // Crashed once, restarted once: it is back, not given up.
+    let doc = c.answer(&read(3, DOC)).await;
+    assert_eq!(doc["result"]["contents"][0]["text"], "doc 1 of fx", "{doc}");
+    c.session.close().await;
+    core.shutdown().await;
+}
