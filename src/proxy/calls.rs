@@ -195,7 +195,10 @@ impl Core {
     ) -> Result<(Mapped, CallSummary), NotEnveloped> {
         let (params, name) = match call_params(call.params) {
             Ok(checked) => checked,
-            Err(refusal) => return Err(self.refuse_malformed(call.id, call.seq, *refusal)),
+            Err(refusal) => {
+                let error = self.refuse_malformed(call.id, call.seq, *refusal);
+                return Err(NotEnveloped::Error(error));
+            }
         };
         let seq = call.seq.unwrap_or_else(|| self.next_seq());
         let mut open = OpenCall::new(self, seq, call_id_of(call.id), name, params);
@@ -274,11 +277,17 @@ impl Core {
         unless_url_elicitation(url_error, self.finish(pager, finished))
     }
 
-    /// Records a `tools/call` refused for its malformed params (see [`call_params()`]) under
-    /// the name it gave (empty when none) and the arguments as it sent them (whatever their
-    /// type; redacted as any call's when recorded), and returns the refusal. Nothing to record
-    /// without a transcript.
-    fn refuse_malformed(&self, id: &Value, seq: Option<u64>, refusal: Malformed) -> NotEnveloped {
+    /// Records a `tools/call` refused before it was made (malformed params, see
+    /// [`call_params()`]; positional params, a malformed `_meta`, not initialized: see
+    /// `Session::handle_request`) under the name it gave (empty when none) and the arguments
+    /// as it sent them (whatever their type; redacted as any call's when recorded), and returns
+    /// the error. Nothing to record without a transcript.
+    pub(super) fn refuse_malformed(
+        &self,
+        id: &Value,
+        seq: Option<u64>,
+        refusal: Malformed,
+    ) -> Value {
         let Malformed { error, params } = refusal;
         if self.transcript.is_some() {
             let seq = seq.unwrap_or_else(|| self.next_seq());
@@ -286,7 +295,7 @@ impl Core {
             let name = name.unwrap_or_default().to_owned();
             OpenCall::new(self, seq, call_id_of(id), name, params).refused(&error);
         }
-        NotEnveloped::Error(error)
+        error
     }
 
     /// Forwards a call to the server `route` names (or its cassette), as a call in flight

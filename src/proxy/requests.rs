@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use jsonrpc_core::ErrorCode;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use tracing::info;
 
+use super::call_params::Malformed;
 use super::calls::{CallRequest, CallSummary, NotEnveloped};
 use super::dispatch::invalid_request;
 use super::session::Session;
@@ -91,6 +92,16 @@ impl Session {
             .or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
             .or_else(|| jsonrpc::meta_error(params.as_ref()))
         {
+            if method != "tools/call" {
+                return Answer::of(&jsonrpc::error_response(id, err));
+            }
+            // Recorded in the `seq` it took, as any call the proxy refuses itself.
+            let params = match params {
+                Some(Value::Object(params)) => params,
+                _ => Map::new(),
+            };
+            let refusal = Malformed { error: err, params };
+            let err = self.core.refuse_malformed(&id, admission.seq, refusal);
             return Answer::of(&jsonrpc::error_response(id, err));
         }
         if method == "ping" {

@@ -88,3 +88,75 @@ async fn refused_calls_are_recorded_as_refused_with_the_arguments_sent() {
     }
     assert_eq!(plans[3], LivePlan::Call);
 }
+
+/// Every `seq` a `tools/call` takes is in the transcript: positional params, a `_meta` of the
+/// wrong shape and a call before `initialize` are refused by the session before the call path,
+/// and were answered without a record, their `seq` used up (the transcript read 0, 3, 5). A
+/// second request with an id still in flight is refused before it takes a `seq`: no record, no
+/// gap.
+#[tokio::test]
+async fn every_refused_call_is_recorded_and_the_seqs_have_no_gaps() {
+    let (_dir, path, core) = recording_fx_redacting(vec!["token".into()]);
+    let mut early = Client::open(&core);
+    let not_initialized = early
+        .ask(&call(json!("e"), "fx_echo", json!({"text": "e"})))
+        .await;
+    assert_eq!(
+        not_initialized["error"]["code"], -32600,
+        "{not_initialized}"
+    );
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let positional = c
+        .ask(&request(json!("p"), "tools/call", json!([1, 2])))
+        .await;
+    assert_eq!(positional["error"]["code"], -32602, "{positional}");
+    let params = json!({"name": "fx_echo", "arguments": {"token": "s3cret", "text": "m"},
+        "_meta": 5});
+    let bad_meta = c.ask(&request(json!("m"), "tools/call", params)).await;
+    assert_eq!(bad_meta["error"]["code"], -32602, "{bad_meta}");
+    let slow = call(json!("s"), "fx_sleep", json!({"ms": 60_000}));
+    c.session.feed_line(slow.to_string().into_bytes()).await;
+    let again = c
+        .ask(&call(json!("s"), "fx_echo", json!({"text": "s"})))
+        .await;
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "s"}});
+    c.session.feed_line(cancel.to_string().into_bytes()).await;
+    let ok = c
+        .ask(&call(json!("d"), "fx_echo", json!({"text": "d"})))
+        .await;
+    assert_eq!(envelope(&ok)["content"], "d", "{ok}");
+    let records = call_records_once(&core, &path, 5).await;
+    let seqs: Vec<u64> = records.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [0, 1, 2, 3, 4], "{records:?}");
+    let seen: Vec<(&Value, &Value, &Value)> = records
+        .iter()
+        .map(|r| (&r["call_id"], &r["tool"], &r["outcome"]["kind"]))
+        .collect();
+    let (refused, fx_echo) = (json!("refused"), json!("fx_echo"));
+    assert_eq!(
+        seen,
+        [
+            (&json!("e"), &fx_echo, &refused),
+            (&json!("p"), &json!(""), &refused),
+            (&json!("m"), &fx_echo, &refused),
+            (&json!("s"), &json!("fx_sleep"), &json!("cancelled")),
+            (&json!("d"), &fx_echo, &json!("result")),
+        ],
+        "{records:?}"
+    );
+    let errors = [&not_initialized, &positional, &bad_meta];
+    for (r, answer) in records.iter().zip(errors) {
+        assert_eq!(r["outcome"]["error"], answer["error"], "{r}");
+    }
+    let arguments: Vec<&Value> = records[..3].iter().map(|r| &r["arguments"]).collect();
+    let want = [
+        &json!({"text": "e"}),
+        &json!({}),
+        &json!({"token": "[redacted]", "text": "m"}),
+    ];
+    assert_eq!(arguments, want, "{records:?}");
+    core.shutdown().await;
+}
