@@ -30,6 +30,7 @@ mod handlers;
 mod headers;
 mod host;
 mod sessions;
+mod splice;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
