@@ -217,6 +217,19 @@ fn failure_reasons_name_the_state() {
         .contains("startup_timeout_sec"));
 }
 
+/// The check of a config at `file` whose only table is `[transcript] path = "<transcript>"`.
+fn transcript_report(file: &std::path::Path, transcript: &str) -> CheckReport {
+    let text = format!("[transcript]\npath = \"{transcript}\"\n");
+    let config = Config::parse(&text, file, &|_| None).unwrap();
+    let mut report = CheckReport {
+        servers: vec![],
+        warnings: vec![],
+        config_errors: vec![],
+    };
+    check_transcript_dir(&mut report, &config);
+    report
+}
+
 /// A `[transcript] path` in a directory that does not exist (or is a file) is an error naming
 /// the file, line, column and key, and the check fails; it was not reported, and the proxy
 /// then recorded nothing.
@@ -225,17 +238,7 @@ fn a_transcript_path_in_a_missing_directory_is_a_located_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("c.toml");
     std::fs::write(dir.path().join("plain"), "").unwrap();
-    let report_for = |transcript: &str| {
-        let text = format!("[transcript]\npath = \"{transcript}\"\n");
-        let config = Config::parse(&text, &file, &|_| None).unwrap();
-        let mut report = CheckReport {
-            servers: vec![],
-            warnings: vec![],
-            config_errors: vec![],
-        };
-        check_transcript_dir(&mut report, &config);
-        report
-    };
+    let report_for = |transcript: &str| transcript_report(&file, transcript);
     let missing = report_for("missing/calls.jsonl");
     let want = format!(
         "{}:2:8: transcript.path: the transcript's directory {:?} does not exist, so no \
@@ -267,17 +270,7 @@ fn an_empty_transcript_path_or_a_directory_is_a_located_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("c.toml");
     std::fs::create_dir(dir.path().join("logs")).unwrap();
-    let report_for = |transcript: &str| {
-        let text = format!("[transcript]\npath = \"{transcript}\"\n");
-        let config = Config::parse(&text, &file, &|_| None).unwrap();
-        let mut report = CheckReport {
-            servers: vec![],
-            warnings: vec![],
-            config_errors: vec![],
-        };
-        check_transcript_dir(&mut report, &config);
-        report
-    };
+    let report_for = |transcript: &str| transcript_report(&file, transcript);
     let empty = report_for("");
     let want = format!(
         "{}:2:8: transcript.path: the transcript path is empty, which names the config's \

@@ -409,8 +409,8 @@ impl Downstream {
 
     /// [`Downstream::request`]; with `raw`, a successful answer of any size comes back
     /// unparsed ([`ResultBody::Raw`]) unless it holds a secret of the server's (then it is
-    /// parsed to take them out): for a `tools/call` whose result is mapped from its text
-    /// (`envelope_core::mapping::fast`) and not recorded.
+    /// parsed to take them out): for a `tools/call`, whose result is mapped from its text
+    /// (`envelope_core::mapping::fast`, or in one pass when large) and recorded verbatim.
     pub async fn request_with(
         &self,
         method: &str,

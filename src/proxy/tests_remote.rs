@@ -10,10 +10,11 @@ use std::time::Instant;
 
 use super::*;
 
-/// The fixture server process; killed when dropped.
-struct HttpFixture {
+/// A server of tests/fixtures/http_servers.py, killed when dropped.
+pub(super) struct HttpFixture {
     child: Child,
-    port: u16,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub(super) url: String,
 }
 
 impl Drop for HttpFixture {
@@ -23,28 +24,41 @@ impl Drop for HttpFixture {
     }
 }
 
-fn legacy_sdk_server() -> HttpFixture {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(root.join(".tools/venv/bin/python"))
-        .arg(root.join("tests/fixtures/http_servers.py"))
-        .args(["sdk", "--legacy-only", "--port", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the Python SDK in .tools/venv (scripts/install-deps)");
-    let fixture = HttpFixture { child, port };
-    let deadline = Instant::now() + WAIT;
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "fixture not listening on {port}");
-        std::thread::sleep(Duration::from_millis(50));
+impl HttpFixture {
+    /// Starts tests/fixtures/http_servers.py with `python`: `args`, then `--port` and a free
+    /// port, then `tail`; returns once it accepts connections (panics after [`WAIT`]).
+    pub(super) fn start(python: &Path, args: &[&str], tail: &[&std::ffi::OsStr]) -> HttpFixture {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(python)
+            .arg(root.join("tests/fixtures/http_servers.py"))
+            .args(args)
+            .args(["--port", &port.to_string()])
+            .args(tail)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let fixture = HttpFixture { child, url };
+        let deadline = Instant::now() + WAIT;
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "fixture not listening on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        fixture
     }
-    fixture
+}
+
+/// The Python SDK fixture in its 2025 era (needs `.tools/venv`: scripts/install-deps).
+fn legacy_sdk_server() -> HttpFixture {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/venv/bin/python");
+    HttpFixture::start(&python, &["sdk", "--legacy-only"], &[])
 }
 
 /// Answers the sampling request `asked` with `text`.
@@ -63,7 +77,7 @@ fn prompt_of(asked: &Value) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_servers_request_goes_to_the_call_whose_stream_it_came_on() {
     let server = legacy_sdk_server();
-    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let url = server.url.clone();
     let core = Core::new(config(&format!("[mcp_servers.web]\nurl = {url:?}\n")), None);
     let (mut a, mut b) = two_ready_clients(&core).await;
     // a's call is the older one on the server; it asks only after 2 s. b's asks at once.

@@ -261,50 +261,6 @@ async fn a_completion_for_a_restarting_servers_prompt_waits_for_it() {
     core.shutdown().await;
 }
 
-/// The fault fixture server (tests/fixtures/http_servers.py, standard library only) with
-/// `--forgetful`, logging its requests to `log`; killed when dropped.
-struct Forgetful(std::process::Child);
-
-impl Drop for Forgetful {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Forgetful {
-    /// Starts it and returns it with its URL once it listens.
-    fn start(log: &Path) -> (Forgetful, String) {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new("python3")
-            .arg(root.join("tests/fixtures/http_servers.py"))
-            .args([
-                "faults",
-                "--forgetful",
-                "--port",
-                &port.to_string(),
-                "--log",
-            ])
-            .arg(log)
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .expect("python3");
-        let server = Forgetful(child);
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return (server, format!("http://127.0.0.1:{port}/mcp"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("the fault fixture does not listen on {port}");
-    }
-}
-
 /// Whether the fixture's request log holds a request `rpc` in session `session`.
 fn logged_in(log: &Path, rpc: &str, session: &str) -> bool {
     let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -320,7 +276,13 @@ fn logged_in(log: &Path, rpc: &str, session: &str) -> bool {
 async fn a_remote_servers_new_session_gets_the_level_and_the_subscriptions_again() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("requests.jsonl");
-    let (_server, url) = Forgetful::start(&log);
+    // The fault fixture (standard library only), logging its requests to `log`.
+    let server = super::remote::HttpFixture::start(
+        Path::new("python3"),
+        &["faults", "--forgetful"],
+        &["--log".as_ref(), log.as_os_str()],
+    );
+    let url = server.url.clone();
     let core = Core::new(config(&format!("[mcp_servers.web]\nurl = {url:?}\n")), None);
     let mut c = Client::open(&core);
     c.initialized().await;
