@@ -338,11 +338,11 @@ fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
         }
     };
     [
-        s.tool.clone(),
+        name_cell(&s.tool),
         if s.server.is_empty() {
             "-".into()
         } else {
-            s.server.clone()
+            name_cell(&s.server)
         },
         s.calls.to_string(),
         s.errors_label(),
@@ -357,6 +357,30 @@ fn table_cells(s: &ToolStats) -> [String; COLUMNS] {
         opt(s.suggested_char_budget),
         opt(s.suggested_token_budget),
     ]
+}
+
+/// The most characters (Unicode scalar values) a tool or server name takes in the text table;
+/// `--json` and `--html` keep every name whole. MCP 2025-11-25 ("Tools: Tool names") asks for
+/// tool names of 1 to 128 characters, and a prefixed name adds its server's; 500-character
+/// names made every line of the table wider than any terminal.
+pub const NAME_CELL_CHARS: usize = 48;
+
+/// A tool or server name as the text table shows it: control and invisible characters escaped
+/// ([`crate::trajectory::escape_line`]: a name must not break or hide a line), then, when
+/// longer than [`NAME_CELL_CHARS`], its start and its end around a `…` (names that share a
+/// long prefix usually differ at the end).
+fn name_cell(name: &str) -> String {
+    let escaped = crate::trajectory::escape_line(name);
+    let count = escaped.chars().count();
+    if count <= NAME_CELL_CHARS {
+        return escaped;
+    }
+    let head = (NAME_CELL_CHARS - 1) / 2;
+    let tail = NAME_CELL_CHARS - 1 - head;
+    let mut out: String = escaped.chars().take(head).collect();
+    out.push('…');
+    out.extend(escaped.chars().skip(count - tail));
+    out
 }
 
 /// A fixed-width table, one line per tool after a header line, columns separated by two

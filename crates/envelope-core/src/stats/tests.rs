@@ -290,3 +290,38 @@ fn one_row_per_tool_name_and_pages_count_no_raw_size() {
     );
     assert_eq!(cells[9], "-", "no saving for pages: {table}");
 }
+
+#[test]
+fn long_or_unprintable_names_do_not_widen_or_break_the_table() {
+    let long = format!("{}_middle_{}", "a".repeat(300), "z_end".repeat(40));
+    let stats = compute(
+        &[
+            record(&long, text_result("a"), 100, 5),
+            record("bad\nname\u{202e}", text_result("a"), 100, 5),
+        ],
+        Tokenizer::O200kBase,
+    );
+    let table = render_table(&stats);
+    let lines: Vec<&str> = table.lines().collect();
+    // The header, two rows, a blank line and the summary: no name broke a line.
+    assert_eq!(lines.len(), 5, "{table}");
+    let widest = lines.iter().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest < 250, "a line of {widest} characters:\n{table}");
+    assert!(table.contains(&format!("{}…", "a".repeat(23))), "{table}");
+    assert!(
+        table.contains("z_endz_end "),
+        "the name's end is kept: {table}"
+    );
+    assert!(table.contains("bad\\nname\\u{202e}"), "{table}");
+    let doc: Value = serde_json::from_str(&render_json(&stats)).unwrap();
+    let names: Vec<&str> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&long.as_str()),
+        "--json keeps the whole name"
+    );
+}
