@@ -38,6 +38,7 @@ use super::host::SessionIo;
 pub use super::splice::one_line;
 use super::splice::{with_id, with_member};
 use crate::era::META_SUBSCRIPTION_ID;
+use crate::small_map;
 
 /// Unrelated messages kept for a legacy session's next GET stream while none is open.
 pub const BACKLOG: usize = 256;
@@ -293,9 +294,8 @@ impl Channel {
         }
         // Progress tokens reach the shared servers as they are: every one is replaced by a
         // token unique in the process, so that two clients' tokens never meet there.
-        let token = request
-            .pointer_mut("/params/_meta/progressToken")
-            .map(|token| {
+        let token =
+            small_map::path_mut(request, &["params", "_meta", "progressToken"]).map(|token| {
                 let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
                 let fresh = json!(format!("mcp-envelope-http-progress-{n}"));
                 let token_key = key_of(&fresh);

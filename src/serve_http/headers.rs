@@ -13,6 +13,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::era::{self, RequestEra, LEGACY_VERSIONS, MODERN_VERSIONS};
+use crate::small_map;
 
 /// `MCP-Protocol-Version`.
 pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -101,9 +102,7 @@ pub fn check_legacy_version(headers: &HeaderMap) -> Result<(), Refusal> {
 pub fn check_modern(headers: &HeaderMap, message: &Value) -> Result<(), Refusal> {
     let mismatch = |text: String| Refusal::bad_request(HEADER_MISMATCH, text);
     let version = header(headers, PROTOCOL_VERSION);
-    let body_version = message
-        .pointer("/params/_meta")
-        .and_then(|m| m.get(era::META_PROTOCOL_VERSION))
+    let body_version = small_map::path(message, &["params", "_meta", era::META_PROTOCOL_VERSION])
         .and_then(Value::as_str);
     let unsupported = body_version
         .filter(|v| !MODERN_VERSIONS.contains(v))
