@@ -17,6 +17,10 @@
 //! channel (a full one drops records, counted and logged); if the file cannot be written, that
 //! is logged once and calls go on. A symlink, a FIFO or anything but a regular file is refused,
 //! and a file others can read is tightened to 0600 ([`file`]).
+//!
+//! Call records are numbered here ([`TranscriptWriter::record`]): each record queued takes the
+//! next `seq` (0, 1, 2, … in this proxy run), so the numbers of a transcript have no gap except
+//! where records were dropped because the queue was full (logged).
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -44,6 +48,9 @@ pub struct TranscriptWriter {
     redact_keys: Vec<String>,
     /// Records dropped because the queue was full.
     dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The `seq` the next call record gets; held while the record is queued, so that the
+    /// records are queued (and written) in the order of their numbers.
+    next_seq: std::sync::Arc<std::sync::Mutex<u64>>,
 }
 
 /// Most records waiting for the writer thread; more are dropped (and counted, with one
@@ -77,6 +84,7 @@ impl TranscriptWriter {
             tx,
             redact_keys,
             dropped: Default::default(),
+            next_seq: Default::default(),
         }
     }
 
@@ -103,18 +111,31 @@ impl TranscriptWriter {
         &self.redact_keys
     }
 
-    /// Queues a record; never blocks on the file.
+    /// Queues a call record, numbered: its `seq` is set to the next number of this writer
+    /// (the one it had is ignored), taken as it is queued, so records are numbered in the
+    /// order they are made (the order the calls end) and no number is left unused; a record
+    /// dropped because the queue is full still takes its number (the gap shows the loss).
+    /// Never blocks on the file.
     pub fn record(&self, record: CallRecord) {
-        self.enqueue(WriterMsg::Record(Box::new(record), None));
+        self.enqueue_numbered(record, None);
     }
 
     /// Queues a record whose outcome is the `result` of `response_line`, a whole JSON-RPC
     /// success response as received (a large one, which the proxy never parses into a tree):
     /// the writer thread finds the `result` text and records it verbatim as
     /// `outcome.result`. The record's own `outcome` field is ignored. If the line holds no
-    /// valid `result` the outcome is recorded as `invalid_response`.
+    /// valid `result` the outcome is recorded as `invalid_response`. Numbered as by
+    /// [`TranscriptWriter::record`].
     pub fn record_response_line(&self, record: CallRecord, response_line: String) {
-        self.enqueue(WriterMsg::Record(Box::new(record), Some(response_line)));
+        self.enqueue_numbered(record, Some(response_line));
+    }
+
+    /// Sets `record.seq` to the next number and queues it, both under one lock.
+    fn enqueue_numbered(&self, mut record: CallRecord, response_line: Option<String>) {
+        let mut next = self.next_seq.lock().unwrap();
+        record.seq = *next;
+        *next += 1;
+        self.enqueue(WriterMsg::Record(Box::new(record), response_line));
     }
 
     /// Queues a [`ToolListRecord`] of `server`'s `tools`, stamped now.

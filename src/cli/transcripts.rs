@@ -122,7 +122,8 @@ struct LiveRun {
 }
 
 impl LiveRun {
-    /// The live records in the order made (each with its `seq`, the order it started in) of
+    /// The live records in the order made (each with its `seq`, the order it was recorded in,
+    /// which is the order made: the calls are made one at a time) of
     /// the calls of `made` (the index of each call's transcript record, in the order made),
     /// matched to the transcript `records` by that order and the recorded `call_id`.
     fn new(mut live: Vec<CallRecord>, made: &[usize], records: &[CallRecord]) -> LiveRun {

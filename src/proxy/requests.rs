@@ -21,7 +21,7 @@ use crate::jsonrpc;
 #[derive(Debug, Clone)]
 pub(super) struct Admission {
     pub initialized: bool,
-    pub seq: Option<u64>,
+    pub key: Option<u64>,
     /// The request's per-request fields when it is an MCP 2026-07-28 request.
     pub modern: Option<Arc<RequestMeta>>,
 }
@@ -47,18 +47,18 @@ impl Answer {
 
 impl Session {
     /// Decides, in the order requests are fed, whether a request came after `initialize` and
-    /// which start order (`seq`) a `tools/call` gets; the request's own task may run later. A
-    /// client that sends requests after `initialize` has finished initializing, even if it
-    /// never sent `notifications/initialized`.
+    /// which key (start order among the calls in flight) a `tools/call` gets; the request's own
+    /// task may run later. A client that sends requests after `initialize` has finished
+    /// initializing, even if it never sent `notifications/initialized`.
     fn admit(&self, method: &str) -> Admission {
         let initialized = self.protocol_version.get().is_some();
         if initialized {
             self.mark_client_ready();
         }
-        let seq = (method == "tools/call").then(|| self.core.next_seq());
+        let key = (method == "tools/call").then(|| self.core.next_key());
         Admission {
             initialized,
-            seq,
+            key,
             modern: None,
         }
     }
@@ -95,13 +95,13 @@ impl Session {
             if method != "tools/call" {
                 return Answer::of(&jsonrpc::error_response(id, err));
             }
-            // Recorded in the `seq` it took, as any call the proxy refuses itself.
+            // Recorded, as any call the proxy refuses itself.
             let params = match params {
                 Some(Value::Object(params)) => params,
                 _ => Map::new(),
             };
             let refusal = Malformed { error: err, params };
-            let err = self.core.refuse_malformed(&id, admission.seq, refusal);
+            let err = self.core.refuse_malformed(&id, admission.key, refusal);
             return Answer::of(&jsonrpc::error_response(id, err));
         }
         if method == "ping" {
@@ -125,7 +125,7 @@ impl Session {
                     id: &id,
                     params,
                     slot,
-                    seq: admission.seq,
+                    key: admission.key,
                     modern: admission.modern.as_ref(),
                     session: Some(self),
                 };

@@ -3,7 +3,7 @@
 //! Cancellation", in either era; a 2026-07-28 client of `serve --http` closing the response
 //! stream, which the session takes as that notification), the transcript still gets the call's
 //! record, with the outcome `{"kind":"cancelled"}`, the events it had so far (progress,
-//! server requests), its `seq` and its duration up to the cancellation. Without a transcript it
+//! server requests) and its duration up to the cancellation. Without a transcript it
 //! costs nothing but moving the call's own values into it.
 
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use crate::small_map;
 /// task is dropped (cancelled) can still be recorded by [`Drop`].
 pub(super) struct OpenCall<'a> {
     core: &'a Core,
-    /// The call's start order.
-    pub seq: u64,
+    /// The call's key (its start order): its entry among the calls in flight.
+    pub key: u64,
     /// The envelope's `call_id` (the client's id as a string).
     pub call_id: String,
     /// The tool name the client used.
@@ -43,17 +43,17 @@ pub(super) struct OpenCall<'a> {
 }
 
 impl<'a> OpenCall<'a> {
-    /// The call `seq` as it starts.
+    /// The call `key` as it starts.
     pub(super) fn new(
         core: &'a Core,
-        seq: u64,
+        key: u64,
         call_id: String,
         name: String,
         params: Map<String, Value>,
     ) -> OpenCall<'a> {
         OpenCall {
             core,
-            seq,
+            key,
             call_id,
             name,
             params,
@@ -127,7 +127,7 @@ impl<'a> OpenCall<'a> {
         let arguments = crate::exact_args::unmarked(self.take_arguments());
         Finished {
             facts,
-            seq: self.seq,
+            key: self.key,
             started_at: self.started_at,
             duration: self.started.elapsed(),
             arguments,
@@ -161,24 +161,24 @@ pub(super) struct Unstarted {
     core: Option<Arc<Core>>,
     id: Value,
     params: Option<Option<Value>>,
-    seq: Option<u64>,
+    key: Option<u64>,
 }
 
 impl Unstarted {
-    /// The request `id` with `params`; `seq` is its start order when it is a `tools/call`.
+    /// The request `id` with `params`; `key` is its start order when it is a `tools/call`.
     pub(super) fn new(
         core: &Arc<Core>,
         id: Value,
         method: &str,
         params: Option<Value>,
-        seq: Option<u64>,
+        key: Option<u64>,
     ) -> Unstarted {
         let records = method == "tools/call" && core.transcript.is_some();
         Unstarted {
             core: records.then(|| core.clone()),
             id,
             params: Some(params),
-            seq,
+            key,
         }
     }
 
@@ -200,10 +200,10 @@ impl Drop for Unstarted {
         let Ok((params, name)) = super::call_params::call_params(params) else {
             return;
         };
-        let seq = self.seq.unwrap_or_else(|| core.next_seq());
+        let key = self.key.unwrap_or_else(|| core.next_key());
         let call_id = super::call_id_of(&self.id);
         // Dropped unanswered: records itself as cancelled.
-        drop(OpenCall::new(&core, seq, call_id, name, params));
+        drop(OpenCall::new(&core, key, call_id, name, params));
         tracing::info!(call_id = %super::call_id_of(&self.id), "tools/call cancelled before it started");
     }
 }

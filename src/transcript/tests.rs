@@ -242,6 +242,27 @@ fn writer_refuses_symlinks_and_fifos_and_tightens_loose_modes() {
     assert!(got.is_empty(), "records written to a FIFO");
 }
 
+/// Records are numbered as they are queued, whatever `seq` they were made with: 0, 1, 2, ….
+#[test]
+fn records_are_numbered_as_they_are_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let w = TranscriptWriter::start(path.clone(), vec![]);
+    for (i, made_with) in [7u64, 7, 0].into_iter().enumerate() {
+        let mut r = record(&i.to_string(), json!([]), 10);
+        r.seq = made_with;
+        w.record(r);
+    }
+    w.flush();
+    let seqs: Vec<u64> = read_transcript(&path)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(seqs, [0, 1, 2]);
+}
+
 #[test]
 fn a_full_queue_drops_records_instead_of_growing() {
     let (tx, _rx) = std_mpsc::sync_channel(MAX_QUEUED_RECORDS);
@@ -249,6 +270,7 @@ fn a_full_queue_drops_records_instead_of_growing() {
         tx,
         redact_keys: vec![],
         dropped: Default::default(),
+        next_seq: Default::default(),
     };
     for i in 0..MAX_QUEUED_RECORDS + 10 {
         w.record(record(&i.to_string(), json!([]), 10));
