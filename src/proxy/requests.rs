@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use jsonrpc_core::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tracing::info;
 
 use super::call_params::Malformed;
@@ -87,20 +87,12 @@ impl Session {
         slot: DownstreamSlot,
         admission: Admission,
     ) -> Answer {
-        let refused = self.refusal(method, &admission);
-        if let Some(err) = refused
-            .or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
-            .or_else(|| jsonrpc::meta_error(params.as_ref()))
-        {
+        if let Some(err) = self.refused_before_handling(method, params.as_ref(), &admission) {
             if method != "tools/call" {
                 return Answer::of(&jsonrpc::error_response(id, err));
             }
             // Recorded, as any call the proxy refuses itself.
-            let params = match params {
-                Some(Value::Object(params)) => params,
-                _ => Map::new(),
-            };
-            let refusal = Malformed { error: err, params };
+            let refusal = Malformed::of(err, params);
             let err = self.core.refuse_malformed(&id, admission.key, refusal);
             return Answer::of(&jsonrpc::error_response(id, err));
         }
@@ -150,6 +142,20 @@ impl Session {
             }
             _ => Box::pin(self.passthrough(id, method, params, &slot)).await,
         }
+    }
+
+    /// The JSON-RPC error object a request is refused with before it is handled, whatever
+    /// its method: [`Session::refusal`], params sent as an array (JSON-RPC 2.0 allows them; MCP
+    /// requests take an object), a `_meta` of the wrong shape ([`jsonrpc::meta_error`]).
+    pub(super) fn refused_before_handling(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        admission: &Admission,
+    ) -> Option<Value> {
+        self.refusal(method, admission)
+            .or_else(|| jsonrpc::positional_params_error(method, params))
+            .or_else(|| jsonrpc::meta_error(params))
     }
 
     /// Keeps a legacy client's answer to the content types of the protocol version it
