@@ -153,9 +153,10 @@ fn call_again(
     let made: Vec<usize> = (0..records.len())
         .filter(|&i| plans[i].is_called())
         .collect();
+    let writer = TranscriptWriter::open(scratch.clone(), Vec::new())
+        .context("the scratch transcript of the live calls")?;
     let rt = runtime()?;
     let finished = rt.block_on(async {
-        let writer = TranscriptWriter::start(scratch.clone(), Vec::new());
         let proxy = headless_proxy(config, Some(writer.clone()));
         let work = async {
             proxy
