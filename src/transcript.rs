@@ -13,10 +13,19 @@
 //! crash never leaves a broken line in the middle; a reader tolerates a broken last line and
 //! says so.
 //!
-//! Recording never slows or breaks a call: records go to a writer thread through a bounded
-//! channel (a full one drops records, counted and logged); if the file cannot be written, that
-//! is logged once and calls go on. A symlink, a FIFO or anything but a regular file is refused,
-//! and a file others can read is tightened to 0600 ([`file`]).
+//! The file is opened before the proxy serves anything ([`TranscriptWriter::open`]): a path
+//! that cannot be recorded to (a directory, a symlink, a FIFO or anything but a regular file, a
+//! missing directory, no permission) is an error naming the path and why ([`OpenError`]), so a
+//! user who asked for a transcript never runs without one unknowingly. A file others can read
+//! is tightened to 0600 ([`crate::private_file`]).
+//!
+//! From then on, recording never slows or breaks a call: records go to a writer thread through
+//! a bounded channel (a full one drops records, counted and logged); if a write fails later
+//! (the disk is full), that is logged once and calls go on.
+//!
+//! Call records are numbered here ([`TranscriptWriter::record`]): each record queued takes the
+//! next `seq` (0, 1, 2, … in this proxy run), so the numbers of a transcript have no gap except
+//! where records were dropped because the queue was full (logged).
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -44,6 +53,47 @@ pub struct TranscriptWriter {
     redact_keys: Vec<String>,
     /// Records dropped because the queue was full.
     dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The `seq` the next call record gets; held while the record is queued, so that the
+    /// records are queued (and written) in the order of their numbers.
+    next_seq: std::sync::Arc<std::sync::Mutex<u64>>,
+}
+
+/// Why no transcript can be recorded at a path, found when it is opened: the path and the
+/// reason, e.g. `cannot record the transcript at "/data/calls.jsonl": its directory "/data"
+/// does not exist`.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot record the transcript at {path:?}: {why}")]
+pub struct OpenError {
+    /// The path given (`--transcript`, `[transcript] path`).
+    pub path: PathBuf,
+    /// Why, as a phrase: it is a directory, its directory does not exist, permission denied,
+    /// a symlink, a FIFO, ….
+    pub why: String,
+}
+
+/// Why `path` could not be opened for appending, given the error `err` the open got: a
+/// directory, a missing or non-directory parent, no permission, or the error's own text (a
+/// symlink, a FIFO, anything but a regular file: [`crate::private_file`]).
+fn why_unwritable(path: &Path, err: &std::io::Error) -> String {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return format!(
+            "it is a directory, not a file; give a file's path, such as {:?}",
+            path.join("calls.jsonl")
+        );
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    match (err.kind(), dir) {
+        (std::io::ErrorKind::NotFound, Some(dir)) => {
+            format!("its directory {dir:?} does not exist; create it or change the path")
+        }
+        (std::io::ErrorKind::PermissionDenied, _) => {
+            "permission denied: this user may not write the file or create it there".to_owned()
+        }
+        _ if err.raw_os_error() == Some(libc::ENOTDIR) => {
+            "a part of the path that should be a directory is not one".to_owned()
+        }
+        _ => err.to_string(),
+    }
 }
 
 /// Most records waiting for the writer thread; more are dropped (and counted, with one
@@ -65,19 +115,29 @@ impl std::fmt::Debug for WriterMsg {
 }
 
 impl TranscriptWriter {
-    /// Starts the writer thread for `path` (created with mode 0600 if missing, appended to
-    /// otherwise). Opening happens on the thread: a failure is logged once, never returned.
-    pub fn start(path: PathBuf, redact_keys: Vec<String>) -> TranscriptWriter {
+    /// Opens `path` for appending (created with mode 0600 if missing; a symlink, a FIFO or
+    /// anything but a regular file refused: [`crate::private_file::open_for_append`]) and
+    /// starts the writer thread. `Err` names the path and why it cannot be recorded to; a
+    /// write that fails later is logged once, never returned.
+    pub fn open(path: PathBuf, redact_keys: Vec<String>) -> Result<TranscriptWriter, OpenError> {
+        let (file, loose) = crate::private_file::open_for_append(&path).map_err(|e| OpenError {
+            why: why_unwritable(&path, &e),
+            path: path.clone(),
+        })?;
+        if let Some(mode) = loose {
+            warn!(path = %path.display(), mode = format!("{mode:o}"), "the transcript could be read by others; its mode is now 0600");
+        }
         let (tx, rx) = std_mpsc::sync_channel::<WriterMsg>(MAX_QUEUED_RECORDS);
         std::thread::Builder::new()
             .name("transcript".into())
-            .spawn(move || write_loop(&path, rx))
+            .spawn(move || write_loop(&path, file, rx))
             .expect("spawning the transcript thread");
-        TranscriptWriter {
+        Ok(TranscriptWriter {
             tx,
             redact_keys,
             dropped: Default::default(),
-        }
+            next_seq: Default::default(),
+        })
     }
 
     /// Queues a message without waiting; a full queue drops it (see [`MAX_QUEUED_RECORDS`]).
@@ -103,18 +163,31 @@ impl TranscriptWriter {
         &self.redact_keys
     }
 
-    /// Queues a record; never blocks on the file.
+    /// Queues a call record, numbered: its `seq` is set to the next number of this writer
+    /// (the one it had is ignored), taken as it is queued, so records are numbered in the
+    /// order they are made (the order the calls end) and no number is left unused; a record
+    /// dropped because the queue is full still takes its number (the gap shows the loss).
+    /// Never blocks on the file.
     pub fn record(&self, record: CallRecord) {
-        self.enqueue(WriterMsg::Record(Box::new(record), None));
+        self.enqueue_numbered(record, None);
     }
 
     /// Queues a record whose outcome is the `result` of `response_line`, a whole JSON-RPC
     /// success response as received (a large one, which the proxy never parses into a tree):
     /// the writer thread finds the `result` text and records it verbatim as
     /// `outcome.result`. The record's own `outcome` field is ignored. If the line holds no
-    /// valid `result` the outcome is recorded as `invalid_response`.
+    /// valid `result` the outcome is recorded as `invalid_response`. Numbered as by
+    /// [`TranscriptWriter::record`].
     pub fn record_response_line(&self, record: CallRecord, response_line: String) {
-        self.enqueue(WriterMsg::Record(Box::new(record), Some(response_line)));
+        self.enqueue_numbered(record, Some(response_line));
+    }
+
+    /// Sets `record.seq` to the next number and queues it, both under one lock.
+    fn enqueue_numbered(&self, mut record: CallRecord, response_line: Option<String>) {
+        let mut next = self.next_seq.lock().unwrap();
+        record.seq = *next;
+        *next += 1;
+        self.enqueue(WriterMsg::Record(Box::new(record), response_line));
     }
 
     /// Queues a [`ToolListRecord`] of `server`'s `tools`, stamped now.
@@ -235,19 +308,9 @@ fn record_line_with_raw_result(record: &CallRecord, response_line: &str) -> Vec<
     .expect("records always serialize")
 }
 
-fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
-    let mut file = match crate::private_file::open_for_append(path) {
-        Ok((f, loose)) => {
-            if let Some(mode) = loose {
-                warn!(path = %path.display(), mode = format!("{mode:o}"), "the transcript could be read by others; its mode is now 0600");
-            }
-            Some(f)
-        }
-        Err(e) => {
-            warn!(path = %path.display(), error = %e, "cannot open the transcript; calls go on without recording");
-            None
-        }
-    };
+/// The writer thread: writes each queued line to `file` (the transcript at `path`, opened by
+/// [`TranscriptWriter::open`]); the first failed write is logged, and writing goes on.
+fn write_loop(path: &Path, mut f: std::fs::File, rx: std_mpsc::Receiver<WriterMsg>) {
     let mut failed_once = false;
     for msg in rx {
         match msg {
@@ -255,7 +318,6 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
                 let _ = done.send(());
             }
             WriterMsg::Line(mut line) => {
-                let Some(f) = file.as_mut() else { continue };
                 line.push(b'\n');
                 if let Err(e) = f.write_all(&line) {
                     if !failed_once {
@@ -265,7 +327,6 @@ fn write_loop(path: &Path, rx: std_mpsc::Receiver<WriterMsg>) {
                 }
             }
             WriterMsg::Record(record, raw) => {
-                let Some(f) = file.as_mut() else { continue };
                 let mut line = match &raw {
                     None => serde_json::to_vec(&record).expect("records always serialize"),
                     Some(response) => record_line_with_raw_result(&record, response),

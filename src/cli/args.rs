@@ -98,7 +98,7 @@ pub enum Command {
     ///
     /// Example: mcp-envelope serve --config config/example.toml
     #[command(
-        after_help = "Exit codes: 0 stopped normally (stdin closed or a signal), 2 config error or (--http) an address it cannot listen on."
+        after_help = "Exit codes: 0 stopped normally (stdin closed or a signal), 2 config error, a transcript it cannot record to, or (--http) an address it cannot listen on."
     )]
     Serve {
         /// Append one JSON line per tools/call to this transcript (overrides `[transcript] path`).
@@ -129,7 +129,7 @@ pub enum Command {
     ///
     /// Example: mcp-envelope call --config config/example.toml get_current_time '{"timezone":"Europe/Warsaw"}'
     #[command(
-        after_help = "Exit codes: 0 the envelope is ok or truncated, 1 it is an error, 2 usage or config error, 130 stopped by SIGINT/SIGTERM."
+        after_help = "Exit codes: 0 the envelope is ok or truncated, 1 it is an error, 2 usage or config error or a transcript it cannot record to, 130 stopped by SIGINT/SIGTERM."
     )]
     Call {
         /// The tool name as the client sees it (after prefixes).

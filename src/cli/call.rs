@@ -43,9 +43,10 @@ pub(super) fn run_call(
         // are down, and the names are `serve`'s all the same.
         config.servers_for_call(tool)
     };
+    // Before any server starts: a transcript that cannot be recorded is an error.
+    let writer = transcript_writer(&config, transcript)?;
     let rt = runtime()?;
     let envelope = rt.block_on(async {
-        let writer = transcript_writer(&config, transcript);
         let proxy = headless_proxy(&config, writer.clone());
         if let Some(servers) = start_only {
             proxy.start_only(servers);

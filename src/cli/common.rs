@@ -48,15 +48,30 @@ pub(super) fn load_config(global: &GlobalArgs) -> anyhow::Result<Arc<Config>> {
     Ok(Arc::new(config))
 }
 
+/// The transcript writer of `serve` and `call`: recording to `flag` (`--transcript`) or else
+/// to the config's `[transcript] path`; `None` when neither names one. A path that cannot be
+/// recorded to is a usage error (exit 2) naming the path, why, and where it was given, before
+/// anything is served ([`TranscriptWriter::open`]).
 pub(super) fn transcript_writer(
     config: &Config,
     flag: Option<PathBuf>,
-) -> Option<TranscriptWriter> {
-    let path = flag.or_else(|| config.transcript.path.clone())?;
-    Some(TranscriptWriter::start(
-        path,
-        config.transcript.redact_keys.clone(),
-    ))
+) -> anyhow::Result<Option<TranscriptWriter>> {
+    let from_flag = flag.is_some();
+    let Some(path) = flag.or_else(|| config.transcript.path.clone()) else {
+        return Ok(None);
+    };
+    let keys = config.transcript.redact_keys.clone();
+    let writer = TranscriptWriter::open(path, keys).map_err(|e| {
+        let given = match from_flag {
+            true => "--transcript".to_owned(),
+            false => format!("`[transcript] path` in {}", config.path.display()),
+        };
+        let (path, why) = (e.path, e.why);
+        usage(anyhow::anyhow!(
+            "cannot record the transcript at {path:?} (given by {given}): {why}"
+        ))
+    })?;
+    Ok(Some(writer))
 }
 
 /// The async runtime: one thread for every task. Handing each message between worker threads

@@ -78,9 +78,10 @@ pub(super) fn run_serve(
         // As `replay`: without --config, recorded calls map with the settings recorded.
         cassette = cassette.map(crate::cassette::Playback::with_recorded_settings);
     }
+    // Before anything is served: a transcript that cannot be recorded is an error.
+    let writer = transcript_writer(&config, transcript)?;
     let rt = runtime()?;
     rt.block_on(async {
-        let writer = transcript_writer(&config, transcript);
         // SIGHUP reloads the config while serving (see crate::reload).
         let stop = crate::reload::serve_stop_signal();
         let (stdio, _restore_flags) = crate::stdio::open()?;
@@ -111,12 +112,13 @@ pub(super) fn run_serve_http(
     (addr, options): (std::net::SocketAddr, crate::serve_http::HttpOptions),
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(global)?;
+    // Before anything is served: a transcript that cannot be recorded is an error.
+    let writer = transcript_writer(&config, transcript)?;
     let rt = runtime()?;
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(addr))
         .map_err(|e| usage(anyhow::anyhow!(cannot_listen(addr, &e))))?;
     rt.block_on(async {
-        let writer = transcript_writer(&config, transcript);
         let stop = crate::reload::serve_stop_signal();
         crate::serve_http::run(listener, options, config, writer, stop).await
     })

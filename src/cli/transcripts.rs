@@ -122,7 +122,8 @@ struct LiveRun {
 }
 
 impl LiveRun {
-    /// The live records in the order made (each with its `seq`, the order it started in) of
+    /// The live records in the order made (each with its `seq`, the order it was recorded in,
+    /// which is the order made: the calls are made one at a time) of
     /// the calls of `made` (the index of each call's transcript record, in the order made),
     /// matched to the transcript `records` by that order and the recorded `call_id`.
     fn new(mut live: Vec<CallRecord>, made: &[usize], records: &[CallRecord]) -> LiveRun {
@@ -152,9 +153,10 @@ fn call_again(
     let made: Vec<usize> = (0..records.len())
         .filter(|&i| plans[i].is_called())
         .collect();
+    let writer = TranscriptWriter::open(scratch.clone(), Vec::new())
+        .context("the scratch transcript of the live calls")?;
     let rt = runtime()?;
     let finished = rt.block_on(async {
-        let writer = TranscriptWriter::start(scratch.clone(), Vec::new());
         let proxy = headless_proxy(config, Some(writer.clone()));
         let work = async {
             proxy

@@ -20,6 +20,18 @@ pub(super) struct Malformed {
     pub params: Map<String, Value>,
 }
 
+impl Malformed {
+    /// The refusal `error` of a call with `params` as sent (an empty map when they are no
+    /// object: positional params).
+    pub(super) fn of(error: Value, params: Option<Value>) -> Malformed {
+        let params = match params {
+            Some(Value::Object(params)) => params,
+            _ => Map::new(),
+        };
+        Malformed { error, params }
+    }
+}
+
 /// The params of a `tools/call` (without a `task` member) and its `name`; -32602 when
 /// malformed.
 pub(super) fn call_params(

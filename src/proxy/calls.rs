@@ -26,13 +26,14 @@ use crate::settings::RecordedBudget;
 use crate::small_map;
 use crate::transcript::CallRecord;
 
-/// One `tools/call` to make: the client's id and params, where the downstream id goes, the
-/// start order when already assigned, the request's 2026-07-28 fields, the session.
+/// One `tools/call` to make: the client's id and params, where the downstream id goes, its key
+/// (start order, [`Core::next_key`]) when already assigned, the request's 2026-07-28 fields,
+/// the session.
 pub(super) struct CallRequest<'a> {
     pub id: &'a Value,
     pub params: Option<Value>,
     pub slot: DownstreamSlot,
-    pub seq: Option<u64>,
+    pub key: Option<u64>,
     pub modern: Option<&'a Arc<RequestMeta>>,
     pub session: Option<&'a Arc<Session>>,
 }
@@ -136,7 +137,8 @@ fn push_decimal(out: &mut String, n: u64) {
 /// A mapped call and what its transcript record and paging need.
 pub(super) struct Finished {
     pub facts: CallFacts,
-    pub seq: u64,
+    /// The call's key among the calls in flight: its record takes its events from there.
+    pub key: u64,
     /// When the call started by the wall clock: read only when a transcript records it.
     pub started_at: Option<SystemTime>,
     pub duration: Duration,
@@ -165,7 +167,7 @@ impl Core {
             id,
             params,
             slot,
-            seq: None,
+            key: None,
             modern: None,
             session: None,
         };
@@ -179,8 +181,10 @@ impl Core {
         }
     }
 
-    /// The next start order of a `tools/call`.
-    pub(super) fn next_seq(&self) -> u64 {
+    /// The next key of a `tools/call`: its start order among this proxy's `tools/call`
+    /// requests, its key among the calls in flight. Not its transcript `seq`
+    /// ([`crate::transcript::TranscriptWriter::record`] numbers the records).
+    pub(super) fn next_key(&self) -> u64 {
         self.call_counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
@@ -196,12 +200,12 @@ impl Core {
         let (params, name) = match call_params(call.params) {
             Ok(checked) => checked,
             Err(refusal) => {
-                let error = self.refuse_malformed(call.id, call.seq, *refusal);
+                let error = self.refuse_malformed(call.id, call.key, *refusal);
                 return Err(NotEnveloped::Error(error));
             }
         };
-        let seq = call.seq.unwrap_or_else(|| self.next_seq());
-        let mut open = OpenCall::new(self, seq, call_id_of(call.id), name, params);
+        let key = call.key.unwrap_or_else(|| self.next_key());
+        let mut open = OpenCall::new(self, key, call_id_of(call.id), name, params);
         let pager = self.pager_for(call.session);
         let arguments = small_map::get(&open.params, "arguments");
         // What is known before the server is asked: a page (the page tool's answer) or an
@@ -220,7 +224,7 @@ impl Core {
             },
         };
         let leg = Leg {
-            seq,
+            key,
             slot: &call.slot,
             modern: call.modern,
             session: call.session,
@@ -261,7 +265,7 @@ impl Core {
         let url_error = url_elicitation_error(outcome.as_ref());
         let finished = Finished {
             facts,
-            seq,
+            key,
             started_at: open.started_at,
             duration: open.started.elapsed(),
             // `params` is dropped with `open`: its `arguments` taken out, not removed (no hash).
@@ -285,15 +289,15 @@ impl Core {
     pub(super) fn refuse_malformed(
         &self,
         id: &Value,
-        seq: Option<u64>,
+        key: Option<u64>,
         refusal: Malformed,
     ) -> Value {
         let Malformed { error, params } = refusal;
         if self.transcript.is_some() {
-            let seq = seq.unwrap_or_else(|| self.next_seq());
+            let key = key.unwrap_or_else(|| self.next_key());
             let name = small_map::get(&params, "name").and_then(Value::as_str);
             let name = name.unwrap_or_default().to_owned();
-            OpenCall::new(self, seq, call_id_of(id), name, params).refused(&error);
+            OpenCall::new(self, key, call_id_of(id), name, params).refused(&error);
         }
         error
     }
@@ -313,7 +317,7 @@ impl Core {
         let slot = Some(leg.slot.clone());
         let entry = self
             .calls
-            .enter(open.seq, &route.server, session, token, slot);
+            .enter(open.key, &route.server, session, token, slot);
         open.in_flight = Some(entry);
         open.routed(&route.server, &route.tool, settings);
         let call_outcome = self
@@ -356,7 +360,7 @@ impl Core {
         let Some(writer) = &self.transcript else {
             return;
         };
-        let events = self.calls.take_events(done.seq);
+        let events = self.calls.take_events(done.key);
         // Recording into the cassette itself: a call it answered is in it already, and the
         // proxy's own answers (the page tool's, an unknown tool's) and cancelled calls are no
         // server's answers to play back (a page is made again from its call), so none of them
@@ -385,7 +389,8 @@ impl Core {
         let record = |outcome| {
             CallRecord::new(
                 done.started_at.unwrap_or_else(SystemTime::now),
-                done.seq,
+                // The writer numbers the record as it is queued (no number is left unused).
+                0,
                 &facts.call_id,
                 &facts.tool,
                 &facts.server,
@@ -486,16 +491,16 @@ impl Core {
             // parsing only what the budget can use.
             Ok(Ok(ResultBody::Raw(raw))) => CallOutcome::Raw(raw),
             Ok(Ok(ResultBody::Value(result))) => CallOutcome::Outcome(Outcome::Result { result }),
-            Ok(Err(error)) => CallOutcome::Outcome(self.rpc_error_outcome(leg.seq, error)),
+            Ok(Err(error)) => CallOutcome::Outcome(self.rpc_error_outcome(leg.key, error)),
             Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
     }
 
-    /// The outcome of call `seq`'s JSON-RPC `error`: [`Outcome::InputFailed`] when it repeats
+    /// The outcome of call `key`'s JSON-RPC `error`: [`Outcome::InputFailed`] when it repeats
     /// the error a request of the server to the client got during the call
     /// ([`crate::outcome::errors::input_failure`]), else [`Outcome::RpcError`].
-    fn rpc_error_outcome(&self, seq: u64, error: Value) -> Outcome {
-        let failed = self.calls.input_error(seq).and_then(|input| {
+    fn rpc_error_outcome(&self, key: u64, error: Value) -> Outcome {
+        let failed = self.calls.input_error(key).and_then(|input| {
             crate::outcome::errors::input_failure(
                 &input.method,
                 &input.error,
@@ -507,11 +512,11 @@ impl Core {
     }
 }
 
-/// The downstream leg's context: the call's start order (its transcript events go there),
+/// The downstream leg's context: the call's key (its transcript events go there),
 /// where the downstream id goes, the request's 2026-07-28 fields, the session that made the
 /// call.
 pub(super) struct Leg<'a> {
-    pub seq: u64,
+    pub key: u64,
     pub slot: &'a DownstreamSlot,
     pub modern: Option<&'a Arc<RequestMeta>>,
     pub session: Option<&'a Arc<Session>>,

@@ -52,7 +52,8 @@ pub(super) struct InputError {
 
 type Table = Arc<Mutex<HashMap<u64, CallTrack>>>;
 
-/// The calls in flight by start order (`seq`).
+/// The calls in flight by key: the start order of their `tools/call` requests (not the
+/// transcript's `seq`, which the transcript writer numbers records with).
 #[derive(Default)]
 pub(super) struct CallsInFlight {
     calls: Table,
@@ -60,29 +61,29 @@ pub(super) struct CallsInFlight {
 
 /// Keeps a call in [`CallsInFlight`] until dropped (answered, or its task aborted).
 pub(super) struct CallGuard {
-    seq: u64,
+    key: u64,
     calls: Table,
 }
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        self.calls.lock().unwrap().remove(&self.seq);
+        self.calls.lock().unwrap().remove(&self.key);
     }
 }
 
 impl CallsInFlight {
-    /// Records call `seq` to `server` from `session` until the guard is dropped; `slot` is
+    /// Records call `key` to `server` from `session` until the guard is dropped; `slot` is
     /// where its downstream request's id will be.
     pub(super) fn enter(
         &self,
-        seq: u64,
+        key: u64,
         server: &str,
         session: Option<u64>,
         progress_token: Option<String>,
         slot: Option<DownstreamSlot>,
     ) -> CallGuard {
         self.calls.lock().unwrap().insert(
-            seq,
+            key,
             CallTrack {
                 server: server.to_owned(),
                 session,
@@ -94,7 +95,7 @@ impl CallsInFlight {
             },
         );
         CallGuard {
-            seq,
+            key,
             calls: self.calls.clone(),
         }
     }
@@ -112,7 +113,7 @@ impl CallsInFlight {
         calls
             .iter()
             .filter(|(_, t)| t.server == server)
-            .map(|(seq, _)| *seq)
+            .map(|(key, _)| *key)
             .min()
     }
 
@@ -121,7 +122,7 @@ impl CallsInFlight {
     /// [`CallsInFlight::continue_progress`]): the notification must carry the call's.
     pub(super) fn progress_owner(&self, server: &str, token: &str) -> Option<(u64, Option<Value>)> {
         let calls = self.calls.lock().unwrap();
-        let (seq, track) = calls.iter().find(|(_, t)| {
+        let (key, track) = calls.iter().find(|(_, t)| {
             t.server == server
                 && t.downstream_token
                     .as_deref()
@@ -132,7 +133,7 @@ impl CallsInFlight {
             let text = track.progress_token.as_deref()?;
             serde_json::from_str(text).ok()
         });
-        Some((*seq, own))
+        Some((*key, own))
     }
 
     /// The call whose downstream request is `slot` now continues a request that set
@@ -162,58 +163,58 @@ impl CallsInFlight {
             let exact = on_server
                 .iter()
                 .find(|(_, t)| t.slot.as_ref().and_then(slot_id) == Some(cause));
-            if let Some((seq, _)) = exact {
-                return Some(**seq);
+            if let Some((key, _)) = exact {
+                return Some(**key);
             }
         }
-        let (seq, oldest) = on_server.iter().min_by_key(|(seq, _)| **seq)?;
+        let (key, oldest) = on_server.iter().min_by_key(|(key, _)| **key)?;
         if on_server.iter().any(|(_, t)| t.session != oldest.session) {
             debug!(%server, "a server request without a link to its call: the oldest call's session is a guess");
         }
-        Some(**seq)
+        Some(**key)
     }
 
-    /// The session that made call `seq`.
-    pub(super) fn session_of(&self, seq: u64) -> Option<u64> {
-        self.calls.lock().unwrap().get(&seq)?.session
+    /// The session that made call `key`.
+    pub(super) fn session_of(&self, key: u64) -> Option<u64> {
+        self.calls.lock().unwrap().get(&key)?.session
     }
 
-    /// Adds `event` to call `seq`'s transcript events.
-    pub(super) fn push_event(&self, seq: u64, event: Value) {
-        if let Some(t) = self.calls.lock().unwrap().get_mut(&seq) {
+    /// Adds `event` to call `key`'s transcript events.
+    pub(super) fn push_event(&self, key: u64, event: Value) {
+        if let Some(t) = self.calls.lock().unwrap().get_mut(&key) {
             t.events.push(event);
         }
     }
 
     /// Puts `earlier` (the events of a multi-round call's earlier rounds, see
-    /// `round_events.rs`) before call `seq`'s own transcript events.
-    pub(super) fn carry_events(&self, seq: u64, earlier: Vec<Value>) {
+    /// `round_events.rs`) before call `key`'s own transcript events.
+    pub(super) fn carry_events(&self, key: u64, earlier: Vec<Value>) {
         if earlier.is_empty() {
             return;
         }
-        if let Some(t) = self.calls.lock().unwrap().get_mut(&seq) {
+        if let Some(t) = self.calls.lock().unwrap().get_mut(&key) {
             t.events.splice(0..0, earlier);
         }
     }
 
-    /// Notes the error that a request of call `seq`'s server to the client got.
-    pub(super) fn note_input_error(&self, seq: u64, input_error: InputError) {
-        if let Some(t) = self.calls.lock().unwrap().get_mut(&seq) {
+    /// Notes the error that a request of call `key`'s server to the client got.
+    pub(super) fn note_input_error(&self, key: u64, input_error: InputError) {
+        if let Some(t) = self.calls.lock().unwrap().get_mut(&key) {
             t.input_error = Some(input_error);
         }
     }
 
-    /// The last error a request of call `seq`'s server to the client got, if any.
-    pub(super) fn input_error(&self, seq: u64) -> Option<InputError> {
-        self.calls.lock().unwrap().get(&seq)?.input_error.clone()
+    /// The last error a request of call `key`'s server to the client got, if any.
+    pub(super) fn input_error(&self, key: u64) -> Option<InputError> {
+        self.calls.lock().unwrap().get(&key)?.input_error.clone()
     }
 
-    /// Takes call `seq`'s transcript events (for its record).
-    pub(super) fn take_events(&self, seq: u64) -> Vec<Value> {
+    /// Takes call `key`'s transcript events (for its record).
+    pub(super) fn take_events(&self, key: u64) -> Vec<Value> {
         self.calls
             .lock()
             .unwrap()
-            .get_mut(&seq)
+            .get_mut(&key)
             .map(|t| std::mem::take(&mut t.events))
             .unwrap_or_default()
     }

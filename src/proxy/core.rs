@@ -50,7 +50,9 @@ pub struct Core {
     catalog: RwLock<Arc<Catalog>>,
     pub(super) shutdown: watch::Sender<bool>,
     pub(super) transcript: Option<TranscriptWriter>,
-    /// Start order of `tools/call`s across sessions (the transcript's `seq`).
+    /// Start order of `tools/call` requests across sessions, `input_required` rounds included:
+    /// each call's key among the calls in flight. Not the transcript's `seq`: the transcript
+    /// writer numbers the records it is given ([`TranscriptWriter::record`]).
     pub(super) call_counter: AtomicU64,
     /// Bytes queued for a stdio client: servers' output is paused while too many wait.
     output_gate: OnceLock<Arc<crate::backpressure::OutputGate>>,

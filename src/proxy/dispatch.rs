@@ -90,7 +90,9 @@ impl Session {
         // Boxed: an unboxed task moves its future on every spawn and when it completes
         // (memmove was the proxy's top symbol under load). `answer_request` itself, not an
         // async block around it, which would hold every argument twice.
-        let request = Unstarted::new(&self.core, id, &method, params, admission.seq);
+        let refusal =
+            |params: Option<&Value>| self.refused_before_handling(&method, params, &admission);
+        let request = Unstarted::new(&self.core, (id, &method, params), admission.key, refusal);
         let answer = session.answer_request(request, method, slot, (admission, permit), task_key);
         let task = tokio::spawn(Box::pin(answer));
         match self.inflight.lock().unwrap().get_mut(&key) {

@@ -113,15 +113,15 @@ impl Core {
                 debug!(%server, %token, "progress for no request in flight dropped");
                 return;
             }
-            if let Some(seq) = call.filter(|_| self.transcript.is_some()) {
+            if let Some(key) = call.filter(|_| self.transcript.is_some()) {
                 let event = jsonrpc::notification(&method, params.clone());
                 self.calls
-                    .push_event(seq, transcript::event("server_to_client", event));
+                    .push_event(key, transcript::event("server_to_client", event));
             }
             // Only a token names the call the notification is for.
             owner = call.filter(|_| named);
         }
-        let sessions = match owner.and_then(|seq| self.calls.session_of(seq)) {
+        let sessions = match owner.and_then(|key| self.calls.session_of(key)) {
             Some(id) => self.session(id).into_iter().collect(),
             None => self.sessions(),
         };
@@ -139,13 +139,13 @@ impl Core {
         let Some(token) = params.and_then(|p| p.get_mut("progressToken")) else {
             return (self.calls.oldest(server), false);
         };
-        let Some((seq, own)) = self.calls.progress_owner(server, &token.to_string()) else {
+        let Some((key, own)) = self.calls.progress_owner(server, &token.to_string()) else {
             return (None, true);
         };
         if let Some(own) = own {
             *token = own;
         }
-        (Some(seq), true)
+        (Some(key), true)
     }
 
     /// A server's request: to the modern call that takes it (as an input request), else to a
@@ -173,13 +173,13 @@ impl Core {
             Some(call) => multi_round::ask_call(call, &method, params.clone(), event.clone()).await,
             None => Err(multi_round::Untaken),
         };
-        let (answer, seq): (InputAnswer, _) = match taken {
+        let (answer, key): (InputAnswer, _) = match taken {
             // A modern client's answers are results; an error there is the proxy's (no response
             // for the request in the retry, or a capability the request did not declare).
-            Ok((answer, seq)) => (answer.map_err(|e| (e, Answerer::Proxy)), Some(seq)),
+            Ok((answer, key)) => (answer.map_err(|e| (e, Answerer::Proxy)), Some(key)),
             Err(_) => {
-                if let (Some(seq), Some(event)) = (caller, event) {
-                    self.calls.push_event(seq, event);
+                if let (Some(key), Some(event)) = (caller, event) {
+                    self.calls.push_event(key, event);
                 }
                 let answer = if linked {
                     // The call the transport linked it to ended before taking it.
@@ -198,12 +198,12 @@ impl Core {
             }
         };
         let answer = answer.and_then(|r| object_result(r).map_err(|e| (e, Answerer::Proxy)));
-        if let (Some(seq), Err((error, by))) = (seq, &answer) {
+        if let (Some(key), Err((error, by))) = (key, &answer) {
             self.calls
-                .note_input_error(seq, input_error(&method, error, *by));
+                .note_input_error(key, input_error(&method, error, *by));
         }
-        if let Some(seq) = seq.filter(|_| self.transcript.is_some()) {
-            self.calls.push_event(seq, answer_event(id, &answer));
+        if let Some(key) = key.filter(|_| self.transcript.is_some()) {
+            self.calls.push_event(key, answer_event(id, &answer));
         }
         let _ = reply.send(answer.map_err(|(error, _)| error));
     }
@@ -222,7 +222,7 @@ impl Core {
             capability.is_none_or(|c| s.declares(c)) || s.protocol_version().is_none()
         };
         let caller = caller
-            .and_then(|seq| self.calls.session_of(seq))
+            .and_then(|key| self.calls.session_of(key))
             .and_then(|id| self.session(id));
         if let Some(session) = caller {
             if may_ask(&session) {

@@ -65,9 +65,9 @@ pub(super) struct InputAsk {
 }
 
 /// Where the answer to an [`InputAsk`] goes: the client's result or the JSON-RPC error object
-/// the server gets, with the start order (`seq`) of the `tools/call` request the call is
-/// driven by when it is answered (a resumed call's retry), whose record takes the answer's
-/// transcript event.
+/// the server gets, with the key (start order, see `calls_in_flight.rs`) of the `tools/call`
+/// request the call is driven by when it is answered (a resumed call's retry), whose record
+/// takes the answer's transcript event.
 type Reply = oneshot::Sender<(Result<Value, Value>, u64)>;
 
 /// The calls that take a server's requests: (our key, server, where to hand a request).
@@ -91,7 +91,7 @@ struct Running {
     progress_token: Option<String>,
     /// The start order of the `tools/call` request it is driven by (the first, then each
     /// retry that resumes it): its transcript events go there.
-    seq: u64,
+    key: u64,
     /// While parked: the transcript events of its rounds so far, for the retry's record.
     carried: Vec<Value>,
     /// Whether the server may answer with an `InputRequiredResult` (a 2026-07-28 server, or
@@ -181,7 +181,7 @@ impl MultiRound {
 }
 
 /// Hands a server's request to the call that takes it and waits for the client's answer
-/// (`Ok`: the client's result or the JSON-RPC error object the server gets, and the `seq` of
+/// (`Ok`: the client's result or the JSON-RPC error object the server gets, and the `key` of
 /// the call's request whose record takes the answer's event; the call records `event`, the
 /// request's, when it takes it). `Err(Untaken)` when the call ended without taking it (before
 /// it was handed over, or while it waited in the call's queue): the request is for the caller
@@ -251,7 +251,7 @@ impl Core {
             let error = crate::era::invalid_params("`requestState` was not issued for this call: unknown to this server and to mcp-envelope");
             return Flow::Refused(error);
         }
-        self.resume_round_events(leg.seq, tool, state.as_deref(), &responses);
+        self.resume_round_events(leg.key, tool, state.as_deref(), &responses);
         let (waiter, asks) = self.multi_round.register(ds.name(), slot);
         let progress_token = super::cancelled_progress::request_progress_token(params);
         let running = Running {
@@ -264,7 +264,7 @@ impl Core {
             timeout,
             slot: slot.clone(),
             progress_token,
-            seq: leg.seq,
+            key: leg.key,
             carried: Vec::new(),
             server_rounds: server_is_modern(ds) != Some(false),
             _waiter: waiter,
@@ -284,7 +284,7 @@ impl Core {
                         false => Flow::Done(result),
                     };
                     if let Flow::Interim(interim) = &flow {
-                        self.keep_round_events(running.seq, &running.tool, interim);
+                        self.keep_round_events(running.key, &running.tool, interim);
                     }
                     return flow;
                 }
@@ -303,7 +303,7 @@ impl Core {
             let mut requests = Vec::new();
             for mut ask in asks {
                 if let Some(event) = ask.event.take() {
-                    self.calls.push_event(running.seq, event);
+                    self.calls.push_event(running.key, event);
                 }
                 let capability = mrtr::capability_for(&ask.method);
                 match capability.filter(|c| meta.declares(c)) {
@@ -324,7 +324,7 @@ impl Core {
                             None => "MCP 2026-07-28 has no such request to a client".into(),
                         };
                         let refusal = Err(mrtr::refused(&ask.method, &why));
-                        let _ = ask.reply.send((refusal, running.seq));
+                        let _ = ask.reply.send((refusal, running.key));
                     }
                 }
             }
@@ -337,7 +337,7 @@ impl Core {
     /// Parks a call under a fresh state; returns the `InputRequiredResult` for the client. The
     /// call's transcript events so far go with it (see `round_events.rs`).
     fn park(&self, mut running: Running, requests: &[InputRequest]) -> Value {
-        running.carried = self.calls.take_events(running.seq);
+        running.carried = self.calls.take_events(running.key);
         let state = mrtr::new_state();
         info!(tool = %running.tool, inputs = requests.len(), "call parked until the client retries with its input");
         let result = mrtr::input_required_result(requests, &state);
@@ -385,16 +385,16 @@ impl Core {
             Ok(running) => running,
             Err(why) => return Flow::Refused(crate::era::invalid_params(&why)),
         };
-        running.seq = leg.seq;
+        running.key = leg.key;
         let earlier = std::mem::take(&mut running.carried);
-        self.calls.carry_events(running.seq, earlier);
+        self.calls.carry_events(running.key, earlier);
         for (key, reply) in running.waiting.drain(..) {
             let answer = responses.remove(&key).ok_or_else(|| {
                 crate::era::invalid_params(&format!(
                     "the client gave no response for input request `{key}`"
                 ))
             });
-            let _ = reply.send((answer, running.seq));
+            let _ = reply.send((answer, running.key));
         }
         // The retry is the request a client cancellation now names.
         *slot.lock().unwrap() = running.slot.lock().unwrap().clone();
@@ -465,15 +465,15 @@ impl Core {
         let recording = self.transcript.is_some();
         if recording {
             let event = request_event(id.clone(), &request.method, request.params.clone());
-            self.calls.push_event(leg.seq, event);
+            self.calls.push_event(leg.key, event);
         }
         let answer = ask_legacy_session(leg.session, server, &id, request).await;
         if let Err((error, by)) = &answer {
             let noted = super::events::input_error(&request.method, error, *by);
-            self.calls.note_input_error(leg.seq, noted);
+            self.calls.note_input_error(leg.key, noted);
         }
         if recording {
-            self.calls.push_event(leg.seq, answer_event(id, &answer));
+            self.calls.push_event(leg.key, answer_event(id, &answer));
         }
         answer
     }
@@ -627,7 +627,7 @@ mod tests {
             timeout: Duration::from_secs(60),
             slot,
             progress_token: None,
-            seq: 0,
+            key: 0,
             carried: Vec::new(),
             server_rounds: true,
             _waiter: waiter,

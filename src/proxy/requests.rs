@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use jsonrpc_core::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tracing::info;
 
 use super::call_params::Malformed;
@@ -21,7 +21,7 @@ use crate::jsonrpc;
 #[derive(Debug, Clone)]
 pub(super) struct Admission {
     pub initialized: bool,
-    pub seq: Option<u64>,
+    pub key: Option<u64>,
     /// The request's per-request fields when it is an MCP 2026-07-28 request.
     pub modern: Option<Arc<RequestMeta>>,
 }
@@ -47,18 +47,18 @@ impl Answer {
 
 impl Session {
     /// Decides, in the order requests are fed, whether a request came after `initialize` and
-    /// which start order (`seq`) a `tools/call` gets; the request's own task may run later. A
-    /// client that sends requests after `initialize` has finished initializing, even if it
-    /// never sent `notifications/initialized`.
+    /// which key (start order among the calls in flight) a `tools/call` gets; the request's own
+    /// task may run later. A client that sends requests after `initialize` has finished
+    /// initializing, even if it never sent `notifications/initialized`.
     fn admit(&self, method: &str) -> Admission {
         let initialized = self.protocol_version.get().is_some();
         if initialized {
             self.mark_client_ready();
         }
-        let seq = (method == "tools/call").then(|| self.core.next_seq());
+        let key = (method == "tools/call").then(|| self.core.next_key());
         Admission {
             initialized,
-            seq,
+            key,
             modern: None,
         }
     }
@@ -87,21 +87,13 @@ impl Session {
         slot: DownstreamSlot,
         admission: Admission,
     ) -> Answer {
-        let refused = self.refusal(method, &admission);
-        if let Some(err) = refused
-            .or_else(|| jsonrpc::positional_params_error(method, params.as_ref()))
-            .or_else(|| jsonrpc::meta_error(params.as_ref()))
-        {
+        if let Some(err) = self.refused_before_handling(method, params.as_ref(), &admission) {
             if method != "tools/call" {
                 return Answer::of(&jsonrpc::error_response(id, err));
             }
-            // Recorded in the `seq` it took, as any call the proxy refuses itself.
-            let params = match params {
-                Some(Value::Object(params)) => params,
-                _ => Map::new(),
-            };
-            let refusal = Malformed { error: err, params };
-            let err = self.core.refuse_malformed(&id, admission.seq, refusal);
+            // Recorded, as any call the proxy refuses itself.
+            let refusal = Malformed::of(err, params);
+            let err = self.core.refuse_malformed(&id, admission.key, refusal);
             return Answer::of(&jsonrpc::error_response(id, err));
         }
         if method == "ping" {
@@ -125,7 +117,7 @@ impl Session {
                     id: &id,
                     params,
                     slot,
-                    seq: admission.seq,
+                    key: admission.key,
                     modern: admission.modern.as_ref(),
                     session: Some(self),
                 };
@@ -150,6 +142,20 @@ impl Session {
             }
             _ => Box::pin(self.passthrough(id, method, params, &slot)).await,
         }
+    }
+
+    /// The JSON-RPC error object a request is refused with before it is handled, whatever
+    /// its method: [`Session::refusal`], params sent as an array (JSON-RPC 2.0 allows them; MCP
+    /// requests take an object), a `_meta` of the wrong shape ([`jsonrpc::meta_error`]).
+    pub(super) fn refused_before_handling(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        admission: &Admission,
+    ) -> Option<Value> {
+        self.refusal(method, admission)
+            .or_else(|| jsonrpc::positional_params_error(method, params))
+            .or_else(|| jsonrpc::meta_error(params))
     }
 
     /// Keeps a legacy client's answer to the content types of the protocol version it

@@ -19,7 +19,9 @@
 //! answered with an `InputRequiredResult`, the last with the envelope). Only the last is
 //! recorded (an `input_required` answer is no envelope), so the events of every earlier round
 //! are carried to it: the record of the call that completes holds the whole exchange in order,
-//! as a legacy client's single call does.
+//! as a legacy client's single call does. The earlier rounds take no `seq` (the transcript
+//! writer numbers the records it is given, `TranscriptWriter::record`), so the exchange is one
+//! record and one number, with no number left unused.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -108,15 +110,15 @@ impl KeptRounds {
 }
 
 impl Core {
-    /// A modern server answered a modern client's call `seq` of `tool` with its own
+    /// A modern server answered a modern client's call `key` of `tool` with its own
     /// `InputRequiredResult` `interim`: when recording, the call's events so far and the input
     /// requests (keys as ids) are kept under the server's `requestState` for the retry.
-    pub(super) fn keep_round_events(&self, seq: u64, tool: &str, interim: &Value) {
+    pub(super) fn keep_round_events(&self, key: u64, tool: &str, interim: &Value) {
         if self.transcript.is_none() {
             return;
         }
         let state = interim.get("requestState").and_then(Value::as_str);
-        let mut events = self.calls.take_events(seq);
+        let mut events = self.calls.take_events(key);
         for request in mrtr::input_requests(interim).unwrap_or_default() {
             let id = Value::from(request.key);
             events.push(request_event(id, &request.method, request.params));
@@ -126,12 +128,12 @@ impl Core {
             .keep(tool, state.unwrap_or(""), events);
     }
 
-    /// A modern client's request `seq` of `tool` to a modern server: when it is a retry (with
+    /// A modern client's request `key` of `tool` to a modern server: when it is a retry (with
     /// the server's `state` or `responses`) and recording, the earlier rounds' events, then
     /// each response as the answer to the request of its key.
     pub(super) fn resume_round_events(
         &self,
-        seq: u64,
+        key: u64,
         tool: &str,
         state: Option<&str>,
         responses: &Map<String, Value>,
@@ -144,7 +146,7 @@ impl Core {
             let id = Value::from(key.clone());
             events.push(answer_event(id, &Ok(response.clone())));
         }
-        self.calls.carry_events(seq, events);
+        self.calls.carry_events(key, events);
     }
 }
 

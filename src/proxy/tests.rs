@@ -677,6 +677,9 @@ mod cancel;
 #[path = "tests_refused.rs"]
 mod refused;
 
+#[path = "tests_seq.rs"]
+mod seq;
+
 #[path = "tests_versions.rs"]
 mod versions;
 

@@ -238,7 +238,7 @@ pub(super) fn recording_fx_redacting(
 ) -> (tempfile::TempDir, std::path::PathBuf, Arc<Core>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("calls.jsonl");
-    let writer = crate::transcript::TranscriptWriter::start(path.clone(), redact_keys);
+    let writer = crate::transcript::TranscriptWriter::open(path.clone(), redact_keys).unwrap();
     let core = Core::new(config(&fixture_server("fx")), Some(writer));
     (dir, path, core)
 }

@@ -31,7 +31,7 @@ async fn the_call_path_future_is_small_bin_sized() {
         id: &id,
         params: None,
         slot: Arc::default(),
-        seq: None,
+        key: None,
         modern: None,
         session: None,
     });

@@ -3,7 +3,7 @@
 //! Cancellation", in either era; a 2026-07-28 client of `serve --http` closing the response
 //! stream, which the session takes as that notification), the transcript still gets the call's
 //! record, with the outcome `{"kind":"cancelled"}`, the events it had so far (progress,
-//! server requests), its `seq` and its duration up to the cancellation. Without a transcript it
+//! server requests) and its duration up to the cancellation. Without a transcript it
 //! costs nothing but moving the call's own values into it.
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
+use super::call_params::Malformed;
 use super::calls::{CallFacts, Finished};
 use super::calls_in_flight::CallGuard;
 use super::Core;
@@ -22,8 +23,8 @@ use crate::small_map;
 /// task is dropped (cancelled) can still be recorded by [`Drop`].
 pub(super) struct OpenCall<'a> {
     core: &'a Core,
-    /// The call's start order.
-    pub seq: u64,
+    /// The call's key (its start order): its entry among the calls in flight.
+    pub key: u64,
     /// The envelope's `call_id` (the client's id as a string).
     pub call_id: String,
     /// The tool name the client used.
@@ -43,17 +44,17 @@ pub(super) struct OpenCall<'a> {
 }
 
 impl<'a> OpenCall<'a> {
-    /// The call `seq` as it starts.
+    /// The call `key` as it starts.
     pub(super) fn new(
         core: &'a Core,
-        seq: u64,
+        key: u64,
         call_id: String,
         name: String,
         params: Map<String, Value>,
     ) -> OpenCall<'a> {
         OpenCall {
             core,
-            seq,
+            key,
             call_id,
             name,
             params,
@@ -127,7 +128,7 @@ impl<'a> OpenCall<'a> {
         let arguments = crate::exact_args::unmarked(self.take_arguments());
         Finished {
             facts,
-            seq: self.seq,
+            key: self.key,
             started_at: self.started_at,
             duration: self.started.elapsed(),
             arguments,
@@ -154,31 +155,51 @@ impl Drop for OpenCall<'_> {
 /// A request from its admission until its task first runs: owns the request's id and params,
 /// and when it is dropped before [`Unstarted::start`] (the client's `notifications/cancelled`
 /// came before the task ran: the task was aborted before its first poll) and the request is a
-/// `tools/call` and a transcript is kept, records the call as cancelled, as [`OpenCall`] does
-/// for a call cancelled later (MCP 2025-11-25 "Utilities: Cancellation").
+/// `tools/call` and a transcript is kept, records the call as the task would have ended it
+/// but for the cancellation: as `refused` with the error the proxy would have answered when it
+/// refuses such a call whatever happens (malformed params, a `_meta` of the wrong shape, a
+/// call before `initialize`: [`super::call_params::call_params`] and the session's checks),
+/// else as cancelled, as [`OpenCall`] does for a call cancelled later (MCP 2025-11-25
+/// "Utilities: Cancellation"). Either way the call is in the transcript, as every call is.
 pub(super) struct Unstarted {
-    /// The core when the request is a `tools/call` and the core keeps a transcript.
-    core: Option<Arc<Core>>,
+    /// What its record needs when the request is a `tools/call` and the core keeps a
+    /// transcript (boxed: the request's task holds this until it runs, and its future is kept
+    /// small, see `answer_request` in `dispatch.rs`).
+    recording: Option<Box<Recording>>,
     id: Value,
     params: Option<Option<Value>>,
-    seq: Option<u64>,
+    key: Option<u64>,
+}
+
+/// The core of an [`Unstarted`] `tools/call` that a transcript records, and the JSON-RPC error
+/// object its session refuses it with before handling it, if any.
+struct Recording {
+    core: Arc<Core>,
+    refusal: Option<Value>,
 }
 
 impl Unstarted {
-    /// The request `id` with `params`; `seq` is its start order when it is a `tools/call`.
+    /// The request `id` with `params`; `key` is its start order when it is a `tools/call`.
+    /// `refusal` gives the error its session refuses the request with before handling it
+    /// (asked only when a `tools/call` is recorded).
     pub(super) fn new(
         core: &Arc<Core>,
-        id: Value,
-        method: &str,
-        params: Option<Value>,
-        seq: Option<u64>,
+        (id, method, params): (Value, &str, Option<Value>),
+        key: Option<u64>,
+        refusal: impl FnOnce(Option<&Value>) -> Option<Value>,
     ) -> Unstarted {
         let records = method == "tools/call" && core.transcript.is_some();
+        let recording = records.then(|| {
+            Box::new(Recording {
+                core: core.clone(),
+                refusal: refusal(params.as_ref()),
+            })
+        });
         Unstarted {
-            core: records.then(|| core.clone()),
+            recording,
             id,
             params: Some(params),
-            seq,
+            key,
         }
     }
 
@@ -191,19 +212,28 @@ impl Unstarted {
 
 impl Drop for Unstarted {
     fn drop(&mut self) {
-        let (Some(core), Some(params)) = (self.core.take(), self.params.take()) else {
+        let (Some(recording), Some(params)) = (self.recording.take(), self.params.take()) else {
             return;
         };
-        // Malformed params: not recorded. Had the task run it would have answered -32602 and
-        // recorded the refusal (`calls::refuse_malformed`); cancelled first, the client got no
-        // answer and the transcript has no record of it (a known gap).
-        let Ok((params, name)) = super::call_params::call_params(params) else {
-            return;
-        };
-        let seq = self.seq.unwrap_or_else(|| core.next_seq());
+        let Recording { core, refusal } = *recording;
         let call_id = super::call_id_of(&self.id);
-        // Dropped unanswered: records itself as cancelled.
-        drop(OpenCall::new(&core, seq, call_id, name, params));
-        tracing::info!(call_id = %super::call_id_of(&self.id), "tools/call cancelled before it started");
+        let checked = match refusal {
+            Some(error) => Err(Malformed::of(error, params)),
+            None => super::call_params::call_params(params).map_err(|refusal| *refusal),
+        };
+        match checked {
+            // Refused whatever happens: recorded as the task would have (the client, having
+            // cancelled it, got no answer).
+            Err(refusal) => {
+                core.refuse_malformed(&self.id, self.key, refusal);
+                tracing::info!(call_id = %call_id, "tools/call cancelled before it started (refused: its request was malformed)");
+            }
+            Ok((params, name)) => {
+                let key = self.key.unwrap_or_else(|| core.next_key());
+                // Dropped unanswered: records itself as cancelled.
+                drop(OpenCall::new(&core, key, call_id.clone(), name, params));
+                tracing::info!(call_id = %call_id, "tools/call cancelled before it started");
+            }
+        }
     }
 }

@@ -185,7 +185,7 @@ fn writer_creates_the_file_with_mode_0600_and_appends_whole_lines() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
-    let w = TranscriptWriter::start(path.clone(), vec![]);
+    let w = TranscriptWriter::open(path.clone(), vec![]).unwrap();
     w.record(record("1", json!([{"a": 1}]), 10));
     w.record(record("2", json!([{"a": 2}]), 10));
     w.flush();
@@ -196,28 +196,26 @@ fn writer_creates_the_file_with_mode_0600_and_appends_whole_lines() {
     assert_eq!(t.records[1].call_id, "2");
 }
 
-/// A symlinked path is not followed, a FIFO is not written (its reader sees nothing), an
-/// existing file others could read becomes 0600.
+/// A symlinked path is not followed and a FIFO is not written: each is an error naming the
+/// path and why, when the writer is opened (they were logged, and the proxy ran without
+/// recording); an existing file others could read becomes 0600.
 #[test]
 fn writer_refuses_symlinks_and_fifos_and_tightens_loose_modes() {
-    use std::io::Read;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target.jsonl");
     std::fs::write(&target, "").unwrap();
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
     let link = dir.path().join("link.jsonl");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let w = TranscriptWriter::start(link, vec![]);
-    w.record(record("1", json!([{"a": 1}]), 10));
-    w.flush();
-    assert_eq!(
-        std::fs::read_to_string(&target).unwrap(),
-        "",
-        "followed the link"
-    );
+    let err = TranscriptWriter::open(link.clone(), vec![]).unwrap_err();
+    assert_eq!(err.path, link);
+    assert!(err.why.contains("symbolic link"), "{err}");
+    assert!(err.to_string().contains("link.jsonl"), "{err}");
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "followed the link");
 
-    let w = TranscriptWriter::start(target.clone(), vec![]);
+    let w = TranscriptWriter::open(target.clone(), vec![]).unwrap();
     w.record(record("2", json!([{"a": 2}]), 10));
     w.flush();
     let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
@@ -228,18 +226,60 @@ fn writer_refuses_symlinks_and_fifos_and_tightens_loose_modes() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: mkfifo with a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let w = TranscriptWriter::start(fifo.clone(), vec![]);
-    w.record(record("3", json!([{"a": 3}]), 10));
+    let err = TranscriptWriter::open(fifo.clone(), vec![]).unwrap_err();
+    assert!(err.why.contains("FIFO"), "{err}");
+}
+
+/// A directory, a missing directory, a file where a directory should be and a file without
+/// write permission are each an error naming the path and why (they were logged, and the
+/// proxy ran without recording).
+#[test]
+fn unwritable_paths_are_errors_naming_the_path_and_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let read_only = dir.path().join("read-only.jsonl");
+    std::fs::write(&read_only, "").unwrap();
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o400)).unwrap();
+    // root may write any file: only a non-root run sees the permission refused.
+    // SAFETY: geteuid takes nothing and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cases = vec![
+        (dir.path().to_owned(), "is a directory, not a file"),
+        (dir.path().join("missing/t.jsonl"), "does not exist"),
+        (file.join("t.jsonl"), "is not one"),
+    ];
+    if !root {
+        cases.push((read_only, "permission denied"));
+    }
+    for (path, why) in cases {
+        let err = TranscriptWriter::open(path.clone(), vec![]).unwrap_err();
+        assert_eq!(err.path, path);
+        assert!(err.why.contains(why), "{path:?}: {err}");
+        assert!(err.to_string().contains(&format!("{path:?}")), "{err}");
+    }
+}
+
+/// Records are numbered as they are queued, whatever `seq` they were made with: 0, 1, 2, ….
+#[test]
+fn records_are_numbered_as_they_are_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let w = TranscriptWriter::open(path.clone(), vec![]).unwrap();
+    for (i, made_with) in [7u64, 7, 0].into_iter().enumerate() {
+        let mut r = record(&i.to_string(), json!([]), 10);
+        r.seq = made_with;
+        w.record(r);
+    }
     w.flush();
-    let mut reader = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&fifo)
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let mut got = Vec::new();
-    let _ = reader.read_to_end(&mut got);
-    assert!(got.is_empty(), "records written to a FIFO");
+    let seqs: Vec<u64> = read_transcript(&path)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(seqs, [0, 1, 2]);
 }
 
 #[test]
@@ -249,6 +289,7 @@ fn a_full_queue_drops_records_instead_of_growing() {
         tx,
         redact_keys: vec![],
         dropped: Default::default(),
+        next_seq: Default::default(),
     };
     for i in 0..MAX_QUEUED_RECORDS + 10 {
         w.record(record(&i.to_string(), json!([]), 10));
@@ -299,11 +340,4 @@ fn other_format_versions_are_named() {
         }
         other => panic!("{other:?}"),
     }
-}
-
-#[test]
-fn unwritable_path_is_not_an_error() {
-    let w = TranscriptWriter::start(PathBuf::from("/nonexistent-dir/x/t.jsonl"), vec![]);
-    w.record(record("1", json!([]), 10));
-    w.flush();
 }

@@ -41,6 +41,7 @@ mod remote;
 mod stdio;
 mod tokens;
 mod transcripts;
+mod transcripts_open;
 mod transcripts_paging;
 mod transcripts_rounds;
 mod transcripts_tools;

@@ -30,7 +30,12 @@ pub struct CallRecord {
     pub v: u32,
     /// When the call started: RFC 3339, UTC, milliseconds (`2026-11-30T03:48:18.123Z`).
     pub started_at: String,
-    /// Order in which the calls started in this proxy run (0-based).
+    /// The record's number in this proxy run (0-based): the proxy's transcript writer numbers
+    /// call records in the order they are made, which is the order the calls ended (a
+    /// 2026-07-28 client's call that needed input is recorded once, when its last round is
+    /// answered; its `input_required` rounds take no number). Every number is used: a missing
+    /// one means records were dropped (the writer fell behind, which is logged). Transcripts
+    /// written before numbered the calls in the order they started, leaving gaps.
     pub seq: u64,
     /// The envelope's `call_id` (the client's JSON-RPC id as a string).
     pub call_id: String,

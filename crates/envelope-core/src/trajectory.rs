@@ -10,7 +10,8 @@
 //! # Order
 //! Groups are placed by when their call **started**: records are sorted by `started_at` (the
 //! RFC 3339 text, which sorts chronologically in the fixed format the proxy writes), then by
-//! `seq`; records equal on both keep their file order. File order alone is wrong because a
+//! `seq` (the order they were recorded in; in transcripts written before, the order they
+//! started in); records equal on both keep their file order. File order alone is wrong because a
 //! record is written when its call *ends*.
 //!
 //! # Line shapes
