@@ -234,9 +234,28 @@ fn transcript_path_problem(path: &std::path::Path, empty: bool) -> Option<String
             path.join("calls.jsonl")
         ));
     }
+    let refused = |why: &str| {
+        Some(format!(
+            "the transcript path {path:?} {why}, so `serve` and `call` would refuse to start"
+        ))
+    };
+    // What `serve` refuses at start-up (`crate::private_file::open_for_append`), told without
+    // creating or changing anything.
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return refused("is a symbolic link, which the transcript writer does not follow")
+        }
+        Ok(m) if !m.is_file() => {
+            return refused("is not a regular file (a FIFO, a socket or a device)")
+        }
+        Ok(_) if !may_write(path) => return refused("cannot be written by this user"),
+        Ok(_) => return None,
+        Err(_) => {}
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
     let why = match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => return None,
+        Ok(m) if m.is_dir() && may_write(dir) => return None,
+        Ok(m) if m.is_dir() => "cannot be written by this user (the file cannot be created)",
         Ok(_) => "is not a directory",
         Err(_) => "does not exist",
     };
@@ -244,6 +263,17 @@ fn transcript_path_problem(path: &std::path::Path, empty: bool) -> Option<String
         "the transcript's directory {dir:?} {why}, so no transcript can be recorded there; \
          create the directory or change the path"
     ))
+}
+
+/// Whether this process may write `path` (a file: append to it; a directory: create a file in
+/// it), as `access(2)` with `W_OK` tells: the real user's permissions, without opening it.
+fn may_write(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: access(2) reads the NUL-terminated path, which lives across the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
 }
 
 /// The report line of one started server.

@@ -298,3 +298,39 @@ fn an_empty_transcript_path_or_a_directory_is_a_located_error() {
     assert!(report_for("logs/calls.jsonl").passed());
     assert!(report_for("new.jsonl").passed());
 }
+
+/// What `serve` refuses at start-up is what `check` reports: a symlink, a FIFO, a file or a
+/// directory this user cannot write (the last two only when not root, who may write anything).
+#[test]
+fn a_transcript_serve_would_refuse_is_a_located_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    let report_for = |transcript: &str| transcript_report(&file, transcript);
+    std::fs::write(dir.path().join("target"), "").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("target"), dir.path().join("link")).unwrap();
+    let fifo = std::ffi::CString::new(dir.path().join("fifo").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    for (name, why) in [
+        ("link", "is a symbolic link"),
+        ("fifo", "is not a regular file"),
+    ] {
+        let report = report_for(name);
+        assert!(!report.passed(), "{name}");
+        let error = &report.config_errors[0];
+        assert!(error.contains(why), "{error}");
+        assert!(error.contains(":2:8: transcript.path: "), "{error}");
+        assert!(error.contains("would refuse to start"), "{error}");
+    }
+    assert!(report_for("target").passed());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return;
+    }
+    std::fs::set_permissions(dir.path().join("target"), PermissionsExt::from_mode(0o400)).unwrap();
+    assert!(report_for("target").config_errors[0].contains("cannot be written"));
+    std::fs::create_dir(dir.path().join("ro")).unwrap();
+    std::fs::set_permissions(dir.path().join("ro"), PermissionsExt::from_mode(0o500)).unwrap();
+    assert!(report_for("ro/calls.jsonl").config_errors[0].contains("cannot be written"));
+}
