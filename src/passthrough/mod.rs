@@ -29,6 +29,7 @@ pub mod logging;
 pub mod param_shapes;
 pub mod prompts;
 pub mod resources;
+pub mod subscribed;
 pub use envelope_core::mapping::nested as results;
 pub mod uri_template;
 
@@ -367,6 +368,8 @@ pub struct Passthrough {
     down_prompts: Mutex<down::DownPrompts>,
     /// Subscribed URI → the server that accepted the subscription.
     subscriptions: Mutex<HashMap<String, String>>,
+    /// What each server is subscribed to on its current connection (one subscribe per URI).
+    subscribed_on: Arc<subscribed::SubscribedOn>,
     /// Per server, the connection last seen ready, to notice a (re)start or a new session (held,
     /// so that a new connection can never reuse its address).
     connections: Mutex<HashMap<String, SeenConnection>>,
@@ -550,7 +553,9 @@ impl Passthrough {
 
     /// Subscribes a (re)started server again to every URI the clients hold a subscription to
     /// at it: its new process knows none of them, and would send no
-    /// `notifications/resources/updated`. A refusal is logged (the URI may be gone).
+    /// `notifications/resources/updated`. A URI a client's own subscribe already reached the
+    /// new process with is not sent again ([`subscribed`]). A refusal is logged (the URI may be
+    /// gone).
     async fn subscribe_again(&self, up: &Upstream<'_>, ds: &Downstream) {
         let uris: Vec<String> = {
             let subscriptions = self.subscriptions.lock().unwrap();
@@ -561,7 +566,8 @@ impl Passthrough {
         };
         for uri in uris {
             let params = json!({ "uri": uri });
-            if let Err(e) = up.ask(ds, "resources/subscribe", &params).await {
+            let subscribed = self.subscribed_on.subscribe(up, ds, &params, &uri).await;
+            if let Err(e) = subscribed {
                 warn!(server = %ds.name(), %uri, error = %e, "subscribing again after a restart failed");
             }
         }

@@ -17,6 +17,8 @@
 //!   it went down) goes to no other server: the error names that server and why
 //!   ([`super::down`]); `resources/unsubscribe` of such a URI, or of one subscribed at a server
 //!   that is down, succeeds at once and drops the record (nothing is subscribed again).
+//! - A server is sent `resources/subscribe` once per URI on each connection: a subscription it
+//!   already accepted there is answered with that acceptance ([`super::subscribed`]).
 //! - URIs are never rewritten, and contents pass through unchanged (not enveloped).
 
 use std::collections::HashMap;
@@ -419,7 +421,15 @@ impl Passthrough {
             let Some(ds) = up.server(&server) else {
                 continue;
             };
-            match up.ask(ds, method, params).await {
+            let answer = match method {
+                "resources/subscribe" => self.subscribed_on.subscribe(up, ds, params, uri).await,
+                "resources/unsubscribe" => {
+                    self.subscribed_on.forget(&server, uri);
+                    up.ask(ds, method, params).await
+                }
+                _ => up.ask(ds, method, params).await,
+            };
+            match answer {
                 Ok(result) => return Ok((server, result)),
                 Err(error) => {
                     debug!(%server, %uri, %error, "{method} not accepted; trying the next server");

@@ -340,3 +340,58 @@ async fn a_read_that_crashes_its_server_is_that_failure_not_asked_again() {
     c.session.close().await;
     core.shutdown().await;
 }
+
+/// The URIs the fixture server `fx`'s process got a `resources/subscribe` for, in arrival order
+/// (repeats kept), once it holds the subscriptions `want` says and a moment has passed for a
+/// late repeat.
+async fn subscribes_once_holding(c: &mut Client, first_id: i64, want: &str) -> Vec<String> {
+    assert_eq!(c.held_subscriptions(first_id, want).await, want);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let read = request(
+        json!(first_id + 300),
+        "resources/read",
+        json!({"uri": "hidden://fx/subscribe-log"}),
+    );
+    let answer = c.answer(&read).await;
+    let text = answer["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let log = text
+        .strip_prefix("subscribes:")
+        .unwrap_or_else(|| panic!("{answer}"));
+    log.split_whitespace().map(str::to_owned).collect()
+}
+
+/// A `resources/subscribe` sent while its server restarts reaches the new process once per URI:
+/// the restart's re-subscribe sweep and the forwarded request used to both send it, for a URI
+/// the client already held (and, depending on which came first, for a new one) (found by a
+/// fresh-user test).
+#[tokio::test]
+async fn a_subscribe_during_a_restart_reaches_the_new_process_once() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let subscribe =
+        |id: i64, uri: &str| request(json!(id), "resources/subscribe", json!({ "uri": uri }));
+    assert_eq!(c.answer(&subscribe(2, DOC)).await["result"], json!({}));
+    c.answer(&call(json!(3), "fx_crash", json!({}))).await;
+    // Both sent at once, while fx restarts: the URI held already, and a new one.
+    let other = "fixture://fx/doc/2";
+    for message in [subscribe(4, DOC), subscribe(5, other)] {
+        c.session.feed_line(message.to_string().into_bytes()).await;
+    }
+    let mut answered = Vec::new();
+    while answered.len() < 2 {
+        let m = c.recv().await;
+        if m.get("id").is_some_and(|id| id == 4 || id == 5) {
+            assert_eq!(m["result"], json!({}), "{m}");
+            answered.push(m);
+        }
+    }
+    let want = format!("subscribed: {DOC} {other}");
+    let mut log = subscribes_once_holding(&mut c, 10, &want).await;
+    log.sort();
+    assert_eq!(log, [DOC, other], "one subscribe per URI");
+    c.session.close().await;
+    core.shutdown().await;
+}
