@@ -24,6 +24,7 @@
 
 pub mod completion;
 pub mod down;
+pub mod fan_out;
 pub mod inventory;
 pub mod logging;
 pub mod param_shapes;
@@ -31,6 +32,7 @@ pub mod prompts;
 pub mod resources;
 pub mod subscribed;
 pub use envelope_core::mapping::nested as results;
+pub mod uri_routing;
 pub mod uri_template;
 
 use std::collections::HashMap;
@@ -176,7 +178,45 @@ pub struct Upstream<'a> {
     pub slot: Option<&'a DownstreamSlot>,
 }
 
+/// What an [`Upstream`] holds, owned: for a request sent to several servers at once, which may
+/// outlive the request that sent it ([`fan_out`]).
+#[derive(Clone)]
+pub struct OwnedUpstream {
+    servers: Arc<Vec<Downstream>>,
+    config: Arc<Config>,
+    slot: Option<DownstreamSlot>,
+}
+
+impl OwnedUpstream {
+    /// The [`Upstream`] it holds.
+    pub fn upstream(&self) -> Upstream<'_> {
+        Upstream {
+            servers: self.servers.clone(),
+            config: self.config.clone(),
+            slot: self.slot.as_ref(),
+        }
+    }
+
+    /// The same without the client request's slot: for what is sent on the proxy's own behalf
+    /// once that request has been answered.
+    pub fn detached(&self) -> OwnedUpstream {
+        OwnedUpstream {
+            slot: None,
+            ..self.clone()
+        }
+    }
+}
+
 impl Upstream<'_> {
+    /// An owned copy ([`OwnedUpstream`]).
+    pub fn owned(&self) -> OwnedUpstream {
+        OwnedUpstream {
+            servers: self.servers.clone(),
+            config: self.config.clone(),
+            slot: self.slot.cloned(),
+        }
+    }
+
     /// The ready servers whose `initialize` result declares capability `key`, in config order.
     pub fn offering(&self, key: &str) -> Vec<&Downstream> {
         self.servers

@@ -688,3 +688,6 @@ mod params;
 
 #[path = "tests_restart.rs"]
 mod restart;
+
+#[path = "tests_routing.rs"]
+mod routing;
