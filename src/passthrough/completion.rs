@@ -11,7 +11,10 @@
 //! empty completion (`{"completion": {"values": [], "hasMore": false}}`). An unknown prompt name
 //! or template, or another `ref.type`, is -32602. The server's answer passes through unchanged.
 //! A ref whose server is down is waited for while it (re)starts, and is otherwise -32602 naming
-//! that server and why ([`super::down`]); it never goes to another server.
+//! that server and why ([`super::down`]); it never goes to another server. A ref no server up
+//! answers while servers are down is -32602 naming those that might own it, with why, in the
+//! message and `data.servers_down` (for `ref/resource`: every server down, and the proxy's
+//! "Unknown resource template" rather than the last server's refusal).
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Value};
@@ -54,7 +57,7 @@ impl Passthrough {
                 };
                 let route = self.prompt_route(up, &name).await?;
                 let Some(ds) = up.server(&route.server) else {
-                    return Err(super::prompts::unknown_prompt(&name, ""));
+                    return Err(super::prompts::unknown_prompt(&name, &[]));
                 };
                 if !offers_completions(ds) {
                     return Ok(empty_completion());
@@ -149,12 +152,20 @@ impl Passthrough {
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| {
-            jsonrpc::error_object(
-                ErrorCode::InvalidParams,
-                format!("Unknown resource template: {uri}"),
-                None,
-            )
-        }))
+        // Any server that is down may own it: it is our answer then, naming them.
+        let down = super::down::servers_down(up, &[], |_| true);
+        match last {
+            Some(error) if down.is_empty() => Err(error),
+            _ => {
+                let note = super::down::note(&down, "resource templates");
+                let data = super::down::with_servers_down(Some(json!({ "uri": uri })), &down);
+                let data = data.filter(|_| !down.is_empty());
+                Err(jsonrpc::error_object(
+                    ErrorCode::InvalidParams,
+                    format!("Unknown resource template: {uri}{note}"),
+                    data,
+                ))
+            }
+        }
     }
 }

@@ -246,7 +246,7 @@ impl Upstream<'_> {
     /// Runs `pass` (a look-up over the servers ready now); when it finds nothing and a server
     /// is [`Upstream::settling`], waits for those ([`Upstream::wait_settling`]) and runs it once
     /// more. `Err` holds the names of the servers still not ready (empty when none was
-    /// settling), for [`not_ready_note`].
+    /// settling), for [`down::servers_down`].
     pub async fn again_once_settled<T, F: std::future::Future<Output = Option<T>>>(
         &self,
         mut pass: impl FnMut() -> F,
@@ -335,21 +335,6 @@ impl Upstream<'_> {
             }
         }
         Err(format!("{method} returned more than {MAX_PAGES} pages"))
-    }
-}
-
-/// The end of an error message about a name or URI no ready server knows, when `not_ready`
-/// (server names) were still (re)starting after the wait: `" (server 'a' was not ready, so its
-/// prompts are not known)"`; empty when every server was ready.
-pub fn not_ready_note(not_ready: &[String], what: &str) -> String {
-    match not_ready {
-        [] => String::new(),
-        [one] => format!(" (server '{one}' was not ready, so its {what} are not known)"),
-        many => {
-            let names: Vec<String> = many.iter().map(|n| format!("'{n}'")).collect();
-            let names = names.join(", ");
-            format!(" (servers {names} were not ready, so their {what} are not known)")
-        }
     }
 }
 
@@ -652,23 +637,5 @@ impl Passthrough {
         if let Err(e) = result {
             warn!(%server, error = %e, "refreshing a list after list_changed failed");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::not_ready_note;
-
-    #[test]
-    fn the_note_names_the_servers_that_were_not_ready() {
-        assert_eq!(not_ready_note(&[], "prompts"), "");
-        let one = not_ready_note(&["a".into()], "prompts");
-        assert_eq!(
-            one,
-            " (server 'a' was not ready, so its prompts are not known)"
-        );
-        let two = not_ready_note(&["a".into(), "b".into()], "resources");
-        let expected = " (servers 'a', 'b' were not ready, so their resources are not known)";
-        assert_eq!(two, expected);
     }
 }

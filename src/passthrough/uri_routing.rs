@@ -38,8 +38,9 @@ impl Passthrough {
     /// Sends `method` with `params` to the servers that may own `uri` (see the module
     /// documentation), `preferred` first; returns the first success and who gave it. When no
     /// server accepts and one is (re)starting, it is waited for (up to its `tool_timeout_sec`)
-    /// and the servers are tried once more; the -32002 message then names those still not
-    /// ready ([`super::not_ready_note`]).
+    /// and the servers are tried once more. The -32002 (resource not found) message then names
+    /// the servers that are down, with why, and `data.servers_down` lists them
+    /// ([`super::down::servers_down`]): any of them may serve `uri`.
     pub(super) async fn route(
         &self,
         up: &Upstream<'_>,
@@ -69,11 +70,14 @@ impl Passthrough {
             Ok(answer) => return answer,
             Err(not_ready) => not_ready,
         };
-        let note = super::not_ready_note(&not_ready, "resources");
+        // Any server that is down may serve it: URIs are not named after their server.
+        let down = super::down::servers_down(up, &not_ready, |_| true);
+        let note = super::down::note(&down, "resources");
+        let data = super::down::with_servers_down(Some(json!({ "uri": uri })), &down);
         Err(jsonrpc::error_object(
             ErrorCode::ServerError(RESOURCE_NOT_FOUND),
             format!("Resource not found: {uri}{note}"),
-            Some(json!({ "uri": uri })),
+            data,
         ))
     }
 
