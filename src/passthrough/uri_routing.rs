@@ -170,10 +170,11 @@ fn stands(index: &Index, server: &str, uri: &str, asked: &Asked) -> Verdict {
     }
 }
 
-/// `method` with `params` on its way to each of `servers` (config names; one gone since, after a
-/// reload, declines with -32002). A subscription goes through `subscribed_on` (once per URI and
-/// connection), and an unsubscribe makes it forget the URI.
-fn asking(
+/// `method` with `params` (for `uri`) on its way to each of `servers` (config names; one gone
+/// since, after a reload, declines with -32002), for [`first_taken`]. A subscription goes
+/// through `subscribed_on` (once per URI and connection), and an unsubscribe makes it forget
+/// the URI; any other method is sent as it is.
+pub(super) fn asking(
     up: &Upstream<'_>,
     subscribed_on: &std::sync::Arc<SubscribedOn>,
     method: &str,

@@ -46,6 +46,13 @@ async fn an_unlisted_uri_waits_for_one_timeout_not_the_sum() {
     let (nobody, took) = timed(&mut c, &read(4, "nobody://x")).await;
     assert_eq!(nobody["error"]["code"], -32002, "{nobody}");
     assert!(took < one_timeout, "{took:?}");
+    // A template nobody lists: fx's refusal, once the slow ones timed out.
+    let unknown = json!({"type": "ref/resource", "uri": "nobody://{x}"});
+    let complete = json!({"ref": unknown, "argument": {"name": "x", "value": ""}});
+    let (refused, took) = timed(&mut c, &request(json!(6), "completion/complete", complete)).await;
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Unknown reference"), "{refused}");
+    assert!(took < one_timeout, "{took:?}");
     let subscribe = request(
         json!(5),
         "resources/subscribe",
