@@ -47,6 +47,16 @@ pub fn down_servers(servers: &[Downstream]) -> Vec<Down> {
         .collect()
 }
 
+/// At most `shown` of `items`, then `and N more` for the rest (a message naming servers).
+pub fn at_most(mut items: Vec<String>, shown: usize) -> Vec<String> {
+    let more = items.len().saturating_sub(shown);
+    if more > 0 {
+        items.truncate(shown);
+        items.push(format!("and {more} more"));
+    }
+    items
+}
+
 /// `text` on one line, cut to [`MAX_REASON_CHARS`] characters including the truncation marker
 /// (`… [N characters cut]`, [`envelope_core::message_cut::cut_message`]).
 fn short(text: &str) -> String {

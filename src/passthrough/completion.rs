@@ -4,18 +4,24 @@
 //! - `ref/prompt`: the prompt's exposed name is routed like `prompts/get` and sent with the
 //!   server's own name;
 //! - `ref/resource`: the `uri` (a URI template) goes to the server that listed that template
-//!   (else one that listed that exact URI); when no server did, to each server that offers
-//!   completions and resources, in config order, until one answers.
+//!   (else one that listed that exact URI); when no server did, to every server that offers
+//!   completions and resources at once ([`super::fan_out`]: slow servers cost the longest
+//!   `tool_timeout_sec`, not their sum): the answer of the first in config order that accepts,
+//!   once every one before it refused, else the last one's refusal.
 //!
 //! A server that owns the ref but does not offer completions gets no request: the answer is an
 //! empty completion (`{"completion": {"values": [], "hasMore": false}}`). An unknown prompt name
 //! or template, or another `ref.type`, is -32602. The server's answer passes through unchanged.
 //! A ref whose server is down is waited for while it (re)starts, and is otherwise -32602 naming
-//! that server and why ([`super::down`]); it never goes to another server.
+//! that server and why ([`super::down`]); it never goes to another server. A ref no server up
+//! answers while servers are down is -32602 naming those that might own it, with why, in the
+//! message and `data.servers_down` (for `ref/resource`: every server down, and the proxy's
+//! "Unknown resource template" rather than the last server's refusal).
 
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Value};
 
+use super::fan_out::{first_taken, Asked, Verdict};
 use super::{server_capabilities, Passthrough, Upstream};
 use crate::downstream::Downstream;
 use crate::jsonrpc;
@@ -54,7 +60,7 @@ impl Passthrough {
                 };
                 let route = self.prompt_route(up, &name).await?;
                 let Some(ds) = up.server(&route.server) else {
-                    return Err(super::prompts::unknown_prompt(&name, ""));
+                    return Err(super::prompts::unknown_prompt(&name, &[]));
                 };
                 if !offers_completions(ds) {
                     return Ok(empty_completion());
@@ -139,22 +145,38 @@ impl Passthrough {
             }
             return up.ask(ds, "completion/complete", params).await;
         }
-        let mut last = None;
-        for ds in resource_servers
+        // Asked of them all at once; the first in config order that answers wins.
+        let completing = resource_servers
             .into_iter()
-            .filter(|ds| offers_completions(ds))
-        {
-            match up.ask(ds, "completion/complete", params).await {
-                Ok(result) => return Ok(result),
-                Err(e) => last = Some(e),
+            .filter(|ds| offers_completions(ds));
+        let servers: Vec<String> = completing.map(|ds| ds.name().to_owned()).collect();
+        let method = "completion/complete";
+        let asking =
+            super::uri_routing::asking(up, &self.subscribed_on, method, params, uri, &servers);
+        let answered = |_: usize, asked: &Asked| match asked.answer {
+            Ok(_) => Verdict::Take,
+            Err(_) => Verdict::Pass,
+        };
+        let fanned = first_taken(asking, answered).await;
+        if let Some((_, asked)) = fanned.taken {
+            return asked.answer;
+        }
+        let in_order = fanned.answered.into_iter().max_by_key(|(i, _)| *i);
+        let last = in_order.and_then(|(_, asked)| asked.answer.err());
+        // Any server that is down may own it: it is our answer then, naming them.
+        let down = super::down::servers_down(up, &[], |_| true);
+        match last {
+            Some(error) if down.is_empty() => Err(error),
+            _ => {
+                let note = super::down::note(&down, "resource templates");
+                let data = super::down::with_servers_down(Some(json!({ "uri": uri })), &down);
+                let data = data.filter(|_| !down.is_empty());
+                Err(jsonrpc::error_object(
+                    ErrorCode::InvalidParams,
+                    format!("Unknown resource template: {uri}{note}"),
+                    data,
+                ))
             }
         }
-        Err(last.unwrap_or_else(|| {
-            jsonrpc::error_object(
-                ErrorCode::InvalidParams,
-                format!("Unknown resource template: {uri}"),
-                None,
-            )
-        }))
     }
 }

@@ -8,6 +8,12 @@
 //! prompts were exposed under ([`DownPrompts`]). A server that never listed them owns nothing
 //! known, and a request for an unknown URI or name is answered as before.
 //!
+//! A request that no server up answers, and that no server that is down is known to own (it
+//! never listed what it owns, or nobody asked it to), may still be for a server that is down:
+//! the "not found" error then names the servers that are down and might own it, with why
+//! ([`servers_down`], [`note`]; `data.servers_down` holds `{"server", "reason"}` for each),
+//! as a `tools/call` of an unknown name names them (`no_such_tool`'s `servers_down`).
+//!
 //! The error keeps the code of the method's "not found" answer, so that a client that checks
 //! codes is not surprised: -32002 (resource not found, MCP 2025-11-25 "Resources: Error
 //! Handling") for `resources/read` and `resources/subscribe`, -32602 (invalid params) for
@@ -44,6 +50,63 @@ pub fn down_names(up: &Upstream<'_>) -> Vec<String> {
         .into_iter()
         .map(|d| d.name)
         .collect()
+}
+
+/// The servers that are down now and might own what a request asks for (`could_own(name)`), in
+/// config order, with why; then those of `not_ready` (servers waited for that were still not
+/// ready, [`Upstream::wait_settling`]) that are not down by now but `could_own`, as `not ready`.
+pub fn servers_down(
+    up: &Upstream<'_>,
+    not_ready: &[String],
+    could_own: impl Fn(&str) -> bool,
+) -> Vec<Down> {
+    let mut down: Vec<Down> = down_servers(&up.servers);
+    for name in not_ready {
+        if !down.iter().any(|d| d.name == *name) {
+            let why = "not ready".to_owned();
+            down.push(Down {
+                name: name.clone(),
+                why,
+            });
+        }
+    }
+    down.retain(|d| could_own(&d.name));
+    down
+}
+
+/// At most this many servers are named in a message ([`note`]); `data.servers_down` has all.
+pub const SHOWN: usize = 3;
+
+/// The end of a "not found" message when `down` (see [`servers_down`]) might own what was asked
+/// for, `what` being that kind of thing in the plural: `" (server 'a' is down (unavailable:
+/// …), so its prompts are not known)"`, `" (servers 'a' (…), 'b' (…) are down, so their
+/// resources are not known)"` (at most [`SHOWN`], then `and N more`); empty for none.
+pub fn note(down: &[Down], what: &str) -> String {
+    if let [d] = down {
+        let (name, why) = (&d.name, &d.why);
+        return format!(" (server '{name}' is down ({why}), so its {what} are not known)");
+    }
+    let each = down.iter().map(|d| format!("'{}' ({})", d.name, d.why));
+    let named = crate::availability::at_most(each.collect(), SHOWN).join(", ");
+    match down {
+        [] => String::new(),
+        _ => format!(" (servers {named} are down, so their {what} are not known)"),
+    }
+}
+
+/// `data` of a "not found" error (`data`, an object or null) with `servers_down` added: each
+/// of `down` as `{"server", "reason"}`; unchanged when `down` is empty.
+pub fn with_servers_down(data: Option<Value>, down: &[Down]) -> Option<Value> {
+    if down.is_empty() {
+        return data;
+    }
+    let each: Vec<Value> = down
+        .iter()
+        .map(|d| json!({ "server": d.name, "reason": d.why }))
+        .collect();
+    let mut data = data.unwrap_or_else(|| json!({}));
+    data["servers_down"] = Value::Array(each);
+    Some(data)
 }
 
 /// The error for a resource `uri` of the down server `d` (-32002, see the module doc).
@@ -148,6 +211,33 @@ mod tests {
         );
         assert_eq!(prompt_error("fx_greet", &d)["code"], -32602);
         assert_eq!(template_error("a://{x}", &d)["data"]["server"], "fx");
+    }
+
+    #[test]
+    fn the_note_names_the_servers_down_that_might_own_it() {
+        let down = |names: &[&str]| -> Vec<Down> {
+            let each = names.iter().map(|n| Down {
+                name: (*n).to_owned(),
+                why: format!("why {n}"),
+            });
+            each.collect()
+        };
+        assert_eq!(note(&[], "prompts"), "");
+        let one = note(&down(&["a"]), "prompts");
+        assert_eq!(
+            one,
+            " (server 'a' is down (why a), so its prompts are not known)"
+        );
+        let two = note(&down(&["a", "b"]), "resources");
+        let expected =
+            " (servers 'a' (why a), 'b' (why b) are down, so their resources are not known)";
+        assert_eq!(two, expected);
+        let five = note(&down(&["a", "b", "c", "d", "e"]), "prompts");
+        assert!(five.contains("'c' (why c), and 2 more are down"), "{five}");
+        assert_eq!(with_servers_down(None, &[]), None);
+        let data = with_servers_down(Some(json!({"uri": "u"})), &down(&["a"]));
+        let expected = json!({"uri": "u", "servers_down": [{"server": "a", "reason": "why a"}]});
+        assert_eq!(data, Some(expected));
     }
 
     #[test]

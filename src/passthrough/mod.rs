@@ -24,12 +24,15 @@
 
 pub mod completion;
 pub mod down;
+pub mod fan_out;
 pub mod inventory;
 pub mod logging;
 pub mod param_shapes;
 pub mod prompts;
 pub mod resources;
+pub mod subscribed;
 pub use envelope_core::mapping::nested as results;
+pub mod uri_routing;
 pub mod uri_template;
 
 use std::collections::HashMap;
@@ -175,7 +178,45 @@ pub struct Upstream<'a> {
     pub slot: Option<&'a DownstreamSlot>,
 }
 
+/// What an [`Upstream`] holds, owned: for a request sent to several servers at once, which may
+/// outlive the request that sent it ([`fan_out`]).
+#[derive(Clone)]
+pub struct OwnedUpstream {
+    servers: Arc<Vec<Downstream>>,
+    config: Arc<Config>,
+    slot: Option<DownstreamSlot>,
+}
+
+impl OwnedUpstream {
+    /// The [`Upstream`] it holds.
+    pub fn upstream(&self) -> Upstream<'_> {
+        Upstream {
+            servers: self.servers.clone(),
+            config: self.config.clone(),
+            slot: self.slot.as_ref(),
+        }
+    }
+
+    /// The same without the client request's slot: for what is sent on the proxy's own behalf
+    /// once that request has been answered.
+    pub fn detached(&self) -> OwnedUpstream {
+        OwnedUpstream {
+            slot: None,
+            ..self.clone()
+        }
+    }
+}
+
 impl Upstream<'_> {
+    /// An owned copy ([`OwnedUpstream`]).
+    pub fn owned(&self) -> OwnedUpstream {
+        OwnedUpstream {
+            servers: self.servers.clone(),
+            config: self.config.clone(),
+            slot: self.slot.cloned(),
+        }
+    }
+
     /// The ready servers whose `initialize` result declares capability `key`, in config order.
     pub fn offering(&self, key: &str) -> Vec<&Downstream> {
         self.servers
@@ -205,7 +246,7 @@ impl Upstream<'_> {
     /// Runs `pass` (a look-up over the servers ready now); when it finds nothing and a server
     /// is [`Upstream::settling`], waits for those ([`Upstream::wait_settling`]) and runs it once
     /// more. `Err` holds the names of the servers still not ready (empty when none was
-    /// settling), for [`not_ready_note`].
+    /// settling), for [`down::servers_down`].
     pub async fn again_once_settled<T, F: std::future::Future<Output = Option<T>>>(
         &self,
         mut pass: impl FnMut() -> F,
@@ -297,21 +338,6 @@ impl Upstream<'_> {
     }
 }
 
-/// The end of an error message about a name or URI no ready server knows, when `not_ready`
-/// (server names) were still (re)starting after the wait: `" (server 'a' was not ready, so its
-/// prompts are not known)"`; empty when every server was ready.
-pub fn not_ready_note(not_ready: &[String], what: &str) -> String {
-    match not_ready {
-        [] => String::new(),
-        [one] => format!(" (server '{one}' was not ready, so its {what} are not known)"),
-        many => {
-            let names: Vec<String> = many.iter().map(|n| format!("'{n}'")).collect();
-            let names = names.join(", ");
-            format!(" (servers {names} were not ready, so their {what} are not known)")
-        }
-    }
-}
-
 /// The `capabilities` a ready server declared in its `initialize` result.
 pub fn server_capabilities(ds: &Downstream) -> Option<Value> {
     match ds.state() {
@@ -367,6 +393,8 @@ pub struct Passthrough {
     down_prompts: Mutex<down::DownPrompts>,
     /// Subscribed URI → the server that accepted the subscription.
     subscriptions: Mutex<HashMap<String, String>>,
+    /// What each server is subscribed to on its current connection (one subscribe per URI).
+    subscribed_on: Arc<subscribed::SubscribedOn>,
     /// Per server, the connection last seen ready, to notice a (re)start or a new session (held,
     /// so that a new connection can never reuse its address).
     connections: Mutex<HashMap<String, SeenConnection>>,
@@ -550,7 +578,9 @@ impl Passthrough {
 
     /// Subscribes a (re)started server again to every URI the clients hold a subscription to
     /// at it: its new process knows none of them, and would send no
-    /// `notifications/resources/updated`. A refusal is logged (the URI may be gone).
+    /// `notifications/resources/updated`. A URI a client's own subscribe already reached the
+    /// new process with is not sent again ([`subscribed`]). A refusal is logged (the URI may be
+    /// gone).
     async fn subscribe_again(&self, up: &Upstream<'_>, ds: &Downstream) {
         let uris: Vec<String> = {
             let subscriptions = self.subscriptions.lock().unwrap();
@@ -561,7 +591,8 @@ impl Passthrough {
         };
         for uri in uris {
             let params = json!({ "uri": uri });
-            if let Err(e) = up.ask(ds, "resources/subscribe", &params).await {
+            let subscribed = self.subscribed_on.subscribe(up, ds, &params, &uri).await;
+            if let Err(e) = subscribed {
                 warn!(server = %ds.name(), %uri, error = %e, "subscribing again after a restart failed");
             }
         }
@@ -606,23 +637,5 @@ impl Passthrough {
         if let Err(e) = result {
             warn!(%server, error = %e, "refreshing a list after list_changed failed");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::not_ready_note;
-
-    #[test]
-    fn the_note_names_the_servers_that_were_not_ready() {
-        assert_eq!(not_ready_note(&[], "prompts"), "");
-        let one = not_ready_note(&["a".into()], "prompts");
-        assert_eq!(
-            one,
-            " (server 'a' was not ready, so its prompts are not known)"
-        );
-        let two = not_ready_note(&["a".into(), "b".into()], "resources");
-        let expected = " (servers 'a', 'b' were not ready, so their resources are not known)";
-        assert_eq!(two, expected);
     }
 }

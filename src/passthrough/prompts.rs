@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use tracing::warn;
 
 use super::{check_cursor, Passthrough, Upstream};
+use crate::availability::Down;
 use crate::catalog::{Catalog, NameFilter, Route, ServerTools};
 use crate::config::Config;
 use crate::downstream::Downstream;
@@ -76,10 +77,24 @@ impl PromptCatalog {
     }
 }
 
-/// The -32602 error for a prompt name no server offers, with `note` appended.
-pub fn unknown_prompt(name: &str, note: &str) -> Value {
+/// The -32602 error for a prompt name no server up offers; the servers in `down` (that are
+/// down and might offer it, [`could_offer`]) are named in the message and in
+/// `data.servers_down` ([`super::down::note`]).
+pub fn unknown_prompt(name: &str, down: &[Down]) -> Value {
+    let note = super::down::note(down, "prompts");
     let message = format!("Unknown prompt: {name}{note}");
-    jsonrpc::error_object(ErrorCode::InvalidParams, message, None)
+    let data = super::down::with_servers_down(None, down);
+    jsonrpc::error_object(ErrorCode::InvalidParams, message, data)
+}
+
+/// Whether server `server` could offer a prompt the client knows as `name`: its `tool_prefix`
+/// starts the name and its `enabled_prompts` / `disabled_prompts` let the rest through (the
+/// rule of `tools/call`'s `servers_down`, README "Error types").
+pub fn could_offer(config: &Config, server: &str, name: &str) -> bool {
+    config.server(server).is_some_and(|cfg| {
+        let own = name.strip_prefix(cfg.tool_prefix.as_str());
+        own.is_some_and(|own| cfg.exposes_prompt(own))
+    })
 }
 
 /// A prompt as the client sees it: `name` set to `exposed`, everything else unchanged.
@@ -144,14 +159,15 @@ impl Passthrough {
     /// `tool_timeout_sec`) and the prompts are read once more. A known name whose server is
     /// (re)starting waits for it the same way. `Err` is the -32602 error to answer: the
     /// server that is down and owns the name, with why ([`super::down`]), else "Unknown
-    /// prompt" with the servers that were not ready ([`super::not_ready_note`]).
+    /// prompt" naming the servers that are down (or were not ready) and could offer the name
+    /// ([`unknown_prompt`]), known to own it or not.
     pub(super) async fn prompt_route(&self, up: &Upstream<'_>, name: &str) -> Result<Route, Value> {
         let known = || self.prompts.lock().unwrap().route(name).cloned();
         let route = match known() {
             Some(route) => Ok(route),
             None => self.prompt_route_again(up, name).await,
         };
-        let route = route.map_err(|note| {
+        let route = route.map_err(|not_ready| {
             let owner = self
                 .down_prompts
                 .lock()
@@ -160,12 +176,18 @@ impl Passthrough {
                 .map(str::to_owned);
             match owner.and_then(|o| super::down::down(up, &o)) {
                 Some(d) => super::down::prompt_error(name, &d),
-                None => unknown_prompt(name, &note),
+                None => {
+                    let could_offer = |server: &str| could_offer(&up.config, server, name);
+                    unknown_prompt(
+                        name,
+                        &super::down::servers_down(up, &not_ready, could_offer),
+                    )
+                }
             }
         })?;
         // A server that is (re)starting is waited for; one still down then is named.
         let Some(ds) = up.server(&route.server) else {
-            return Err(unknown_prompt(name, ""));
+            return Err(unknown_prompt(name, &[]));
         };
         match super::down::wait_back(up, ds).await {
             Ok(()) => Ok(route),
@@ -173,8 +195,13 @@ impl Passthrough {
         }
     }
 
-    /// [`Passthrough::prompt_route`] of a name not known yet.
-    async fn prompt_route_again(&self, up: &Upstream<'_>, name: &str) -> Result<Route, String> {
+    /// [`Passthrough::prompt_route`] of a name not known yet; `Err` with the servers still not
+    /// ready after the wait.
+    async fn prompt_route_again(
+        &self,
+        up: &Upstream<'_>,
+        name: &str,
+    ) -> Result<Route, Vec<String>> {
         let known = || self.prompts.lock().unwrap().route(name).cloned();
         let pass = || async move {
             if let Err(e) = self.refresh_prompts(up, &up.offering("prompts")).await {
@@ -182,8 +209,7 @@ impl Passthrough {
             }
             known()
         };
-        let found = up.again_once_settled(pass).await;
-        found.map_err(|not_ready| super::not_ready_note(&not_ready, "prompts"))
+        up.again_once_settled(pass).await
     }
 
     pub(super) async fn list_prompts(
@@ -216,7 +242,7 @@ impl Passthrough {
         }
         let route = self.prompt_route(up, &name).await?;
         let Some(ds) = up.server(&route.server) else {
-            return Err(unknown_prompt(&name, ""));
+            return Err(unknown_prompt(&name, &[]));
         };
         params["name"] = Value::from(&*route.tool);
         up.ask(ds, "prompts/get", &params).await

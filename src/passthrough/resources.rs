@@ -3,20 +3,25 @@
 //! - `resources/list` and `resources/templates/list`: every page of every ready server that
 //!   offers resources, merged in config order into one page ([`merge`]); an item whose `uri`
 //!   (`uriTemplate`) an earlier server already listed is left out with a warning in the log.
-//! - `resources/read`, `resources/subscribe`, `resources/unsubscribe` are routed by URI: first
-//!   the server that listed that exact URI, then the servers with a template that matches it
-//!   ([`crate::passthrough::uri_template`]), then every other server that offers resources, in
-//!   config order, until one accepts ([`Index::candidates`]). Servers may serve URIs they do not
-//!   list, hence the last step. A server whose lists were never read (the client reads a URI
-//!   without listing first) is listed before the request is routed. When none accepts and a
-//!   server is (re)starting, it is waited for (up to its `tool_timeout_sec`) and the servers
-//!   are tried again. When none accepts, the answer is -32002 (resource not found) with
-//!   `data.uri`, unless a server that listed the URI (or a matching template) failed with
-//!   another error, which is then answered as it came.
+//! - `resources/read`, `resources/subscribe`, `resources/unsubscribe` are routed by URI
+//!   ([`super::uri_routing`]): first the servers that listed that exact URI, then those with a
+//!   template that matches it ([`crate::passthrough::uri_template`]), all asked at once; when
+//!   every one of them declines, every other server that offers resources, all asked at once
+//!   ([`Index::candidates`]). Servers may serve URIs they do not list, hence the last round.
+//!   Within a round the first server in that order (then config order) that accepts wins, or
+//!   whose error stands (one that is not a decline, from a server that listed the URI or a
+//!   matching template, or that went down while asked): that answer is the request's once
+//!   every server before it declined, whichever answers first. A server whose lists were
+//!   never read (the client reads a URI without listing first) is listed before the request is
+//!   routed (all such servers at once). When none accepts and a server is (re)starting, it is
+//!   waited for (up to its `tool_timeout_sec`) and the servers are tried again. When none
+//!   accepts, the answer is -32002 (resource not found) with `data.uri`.
 //! - A URI that only a server that is down owns (it listed the URI or a matching template before
 //!   it went down) goes to no other server: the error names that server and why
 //!   ([`super::down`]); `resources/unsubscribe` of such a URI, or of one subscribed at a server
 //!   that is down, succeeds at once and drops the record (nothing is subscribed again).
+//! - A server is sent `resources/subscribe` once per URI on each connection: a subscription it
+//!   already accepted there is answered with that acceptance ([`super::subscribed`]).
 //! - URIs are never rewritten, and contents pass through unchanged (not enveloped).
 
 use std::collections::HashMap;
@@ -54,10 +59,10 @@ impl Index {
         self.forgotten.remove(server);
     }
 
-    /// The servers to try for `uri`, most likely first, each once: those (of `order`, the
-    /// servers offering resources in config order) that listed `uri`, then those with a
-    /// template matching it, then the rest of `order`.
-    pub fn candidates(&self, uri: &str, order: &[&str]) -> Vec<String> {
+    /// The servers to ask for `uri`, each once, in two rounds: the likely owners, those (of
+    /// `order`, the servers offering resources in config order) that listed `uri`, then those
+    /// with a template matching it; and the rest of `order`.
+    pub fn candidates(&self, uri: &str, order: &[&str]) -> (Vec<String>, Vec<String>) {
         let listed = |s: &&&str| {
             self.listed
                 .get(**s)
@@ -68,15 +73,17 @@ impl Index {
                 .get(**s)
                 .is_some_and(|ts| ts.iter().any(|t| uri_template::matches(t, uri)))
         };
-        let mut out: Vec<String> = Vec::new();
+        let mut owners: Vec<String> = Vec::new();
         let firsts = order.iter().filter(listed);
         let seconds = order.iter().filter(templated);
-        for s in firsts.chain(seconds).chain(order.iter()) {
-            if !out.iter().any(|o| o == s) {
-                out.push((*s).to_owned());
+        for s in firsts.chain(seconds) {
+            if !owners.iter().any(|o| o == s) {
+                owners.push((*s).to_owned());
             }
         }
-        out
+        let rest = order.iter().filter(|s| !owners.iter().any(|o| o == *s));
+        let rest = rest.map(|s| (*s).to_owned()).collect();
+        (owners, rest)
     }
 
     /// Whether `server`'s resources were ever listed (by a client's `resources/list`, a
@@ -192,7 +199,7 @@ pub fn merge(lists: &[(String, Vec<Value>)], key: &str) -> (Vec<Value>, Vec<Stri
 }
 
 /// Whether `ds` declares `resources.subscribe`.
-fn subscribes(ds: &Downstream) -> bool {
+pub(super) fn subscribes(ds: &Downstream) -> bool {
     let capabilities = super::server_capabilities(ds);
     let subscribe = capabilities
         .as_ref()
@@ -201,7 +208,7 @@ fn subscribes(ds: &Downstream) -> bool {
 }
 
 /// The `uri` param of a resource request, or a -32602 error object.
-fn uri_param(params: &Value) -> Result<String, Value> {
+pub(super) fn uri_param(params: &Value) -> Result<String, Value> {
     match params.get("uri") {
         Some(Value::String(uri)) => Ok(uri.clone()),
         _ => Err(jsonrpc::error_object(
@@ -215,7 +222,7 @@ fn uri_param(params: &Value) -> Result<String, Value> {
 /// Whether an error answer means "not mine" (try the next server) rather than a failure of a
 /// server that has the resource: -32002 (not found), -32602 (invalid params, which several
 /// SDKs answer for an unknown URI), -32601 (method not found).
-fn declines(error: &Value) -> bool {
+pub(super) fn declines(error: &Value) -> bool {
     matches!(
         error.get("code").and_then(Value::as_i64),
         Some(RESOURCE_NOT_FOUND | -32602 | -32601)
@@ -284,28 +291,31 @@ impl Passthrough {
     /// so that a URI is routed to the server that lists it even when the client reads it
     /// without listing first (a URI from a `resource_link`, or from an earlier session). A
     /// server whose listing fails is remembered with empty lists (it is then tried in config
-    /// order, and listed again after its `notifications/resources/list_changed`).
-    async fn list_unlisted(&self, up: &Upstream<'_>, offering: &[&Downstream]) {
+    /// order, and listed again after its `notifications/resources/list_changed`). The servers
+    /// are listed at once, not one after another: slow ones cost the longest
+    /// `tool_timeout_sec`, not their sum.
+    pub(super) async fn list_unlisted(&self, up: &Upstream<'_>, offering: &[&Downstream]) {
         let unlisted: Vec<&Downstream> = {
             let index = self.resources.lock().unwrap();
             let unlisted = offering.iter().filter(|ds| !index.has_listed(ds.name()));
             unlisted.copied().collect()
         };
-        for ds in unlisted {
+        let listing = unlisted.into_iter().map(|ds| async move {
             if let Err(e) = self.refresh_resources(up, ds).await {
                 debug!(server = %ds.name(), error = %e, "listing resources for routing failed");
                 let mut index = self.resources.lock().unwrap();
                 index.set_resources(ds.name(), &[]);
                 index.set_templates(ds.name(), &[]);
             }
-        }
+        });
+        futures_util::future::join_all(listing).await;
     }
 
     /// The servers of `offering` that a subscription to `uri` may go to: those that declare
     /// `resources.subscribe` (MCP 2025-11-25 "Resources: Subscriptions"). When every server
     /// that lists `uri` (or a template matching it) declares no subscriptions, the answer is
     /// -32601 naming it: a subscription elsewhere would be accepted and never updated.
-    fn subscribable<'d>(
+    pub(super) fn subscribable<'d>(
         &self,
         offering: Vec<&'d Downstream>,
         uri: &str,
@@ -329,110 +339,6 @@ impl Passthrough {
             ));
         }
         Ok(offering.into_iter().filter(|ds| subscribes(ds)).collect())
-    }
-
-    /// Sends `method` with `params` to the servers that may own `uri` (see the module
-    /// documentation), `preferred` first; returns the first success and who gave it. When no
-    /// server accepts and one is (re)starting, it is waited for (up to its `tool_timeout_sec`)
-    /// and the servers are tried once more; the -32002 message then names those still not
-    /// ready ([`super::not_ready_note`]).
-    async fn route(
-        &self,
-        up: &Upstream<'_>,
-        method: &str,
-        params: &Value,
-        uri: &str,
-        preferred: Option<String>,
-    ) -> Result<(String, Value), Value> {
-        if let Some(d) = self.owner_down(up, uri).await {
-            return Err(super::down::resource_error(uri, &d));
-        }
-        let preferred = &preferred;
-        let pass = || async move {
-            let pass = self.route_once(up, method, params, uri, preferred.clone());
-            match pass.await {
-                Ok(found) => Some(Ok(found)),
-                Err(Some(error)) => Some(Err(error)),
-                Err(None) => None,
-            }
-        };
-        let not_ready = match up.again_once_settled(pass).await {
-            Ok(answer) => return answer,
-            Err(not_ready) => not_ready,
-        };
-        let note = super::not_ready_note(&not_ready, "resources");
-        Err(jsonrpc::error_object(
-            ErrorCode::ServerError(RESOURCE_NOT_FOUND),
-            format!("Resource not found: {uri}{note}"),
-            Some(json!({ "uri": uri })),
-        ))
-    }
-
-    /// The server that is down and owns `uri` ([`super::down`]): one that last listed it (or a
-    /// template matching it) while no server up knows it. A server that is (re)starting is
-    /// waited for first (up to its `tool_timeout_sec`); `None` once it is back, or when no
-    /// server that is down owns `uri`.
-    async fn owner_down(&self, up: &Upstream<'_>, uri: &str) -> Option<crate::availability::Down> {
-        let down = super::down::down_names(up);
-        if down.is_empty() {
-            return None;
-        }
-        let offering = up.offering("resources");
-        self.list_unlisted(up, &offering).await;
-        let owner = {
-            let index = self.resources.lock().unwrap();
-            if offering.iter().any(|ds| index.knows(ds.name(), uri)) {
-                return None;
-            }
-            index.owner_while_down(uri, &down)?
-        };
-        super::down::wait_back(up, up.server(&owner)?).await.err()
-    }
-
-    /// One pass of [`Passthrough::route`] over the servers ready now: `Err(None)` when none
-    /// accepted and none that knows `uri` failed otherwise; `Err(Some(error))` for an answer
-    /// that stands (that failure, or a subscription no owner supports).
-    async fn route_once(
-        &self,
-        up: &Upstream<'_>,
-        method: &str,
-        params: &Value,
-        uri: &str,
-        preferred: Option<String>,
-    ) -> Result<(String, Value), Option<Value>> {
-        let mut offering = up.offering("resources");
-        self.list_unlisted(up, &offering).await;
-        if method != "resources/read" {
-            offering = self.subscribable(offering, uri).map_err(Some)?;
-        }
-        let order: Vec<&str> = offering.iter().map(|ds| ds.name()).collect();
-        let (mut candidates, index) = {
-            let index = self.resources.lock().unwrap();
-            (index.candidates(uri, &order), index.clone())
-        };
-        if let Some(p) = preferred.filter(|p| order.contains(&p.as_str())) {
-            candidates.retain(|c| *c != p);
-            candidates.insert(0, p);
-        }
-        let mut failure = None;
-        for server in candidates {
-            let Some(ds) = up.server(&server) else {
-                continue;
-            };
-            match up.ask(ds, method, params).await {
-                Ok(result) => return Ok((server, result)),
-                Err(error) => {
-                    debug!(%server, %uri, %error, "{method} not accepted; trying the next server");
-                    // A server that went down while asked failed, whether or not it lists
-                    // `uri`: asking again once it is back would crash it again.
-                    let owns = index.knows(&server, uri) || !super::down::is_up(ds);
-                    if failure.is_none() && !declines(&error) && owns {
-                        failure = Some(error);
-                    }
-                }
-            }
-        }
-        Err(failure)
     }
 
     pub(super) async fn read(&self, up: &Upstream<'_>, params: &Value) -> Result<Value, Value> {
@@ -487,14 +393,25 @@ mod tests {
         index.set_resources("c", &[json!({"uri": "demo://one"})]);
         index.set_templates("c", &[json!({"uriTemplate": "demo://item/{id}"})]);
         let order = ["a", "b", "c"];
-        assert_eq!(index.candidates("demo://one", &order), ["c", "a", "b"]);
-        assert_eq!(index.candidates("demo://item/7", &order), ["c", "a", "b"]);
-        assert_eq!(index.candidates("file:///x", &order), ["a", "b", "c"]);
-        assert_eq!(index.candidates("other://z", &order), ["a", "b", "c"]);
+        let both = |index: &Index, uri: &str, order: &[&str]| {
+            let (owners, rest) = index.candidates(uri, order);
+            (owners.join(" "), rest.join(" "))
+        };
+        let split = |owners: &str, rest: &str| (owners.to_owned(), rest.to_owned());
+        assert_eq!(both(&index, "demo://one", &order), split("c", "a b"));
+        assert_eq!(both(&index, "demo://item/7", &order), split("c", "a b"));
+        assert_eq!(both(&index, "file:///x", &order), split("a", "b c"));
+        assert_eq!(both(&index, "other://z", &order), split("", "a b c"));
+        index.set_templates("a", &[json!({"uriTemplate": "demo://{x}"})]);
+        assert_eq!(
+            both(&index, "demo://one", &order),
+            split("c a", "b"),
+            "lister, then template"
+        );
         assert!(index.knows("c", "demo://item/7"));
-        assert!(!index.knows("a", "demo://item/7"));
+        assert!(!index.knows("b", "demo://item/7"));
         // A server that is no longer ready is not a candidate.
-        assert_eq!(index.candidates("demo://one", &["a", "b"]), ["a", "b"]);
+        assert_eq!(both(&index, "demo://one", &["a", "b"]), split("a", "b"));
     }
 
     #[test]

@@ -691,3 +691,6 @@ mod params;
 
 #[path = "tests_restart.rs"]
 mod restart;
+
+#[path = "tests_routing.rs"]
+mod routing;

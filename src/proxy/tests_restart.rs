@@ -146,10 +146,16 @@ fn fx_that_gives_up_and_fy() -> String {
 
 /// The message of an error answer, after checking that it names `fx` and why it is down.
 fn names_fx_and_why(answer: &Value) -> String {
+    names_fx_and_why_in(answer, "/server")
+}
+
+/// The same, with the server's name at `pointer` in the error's `data`.
+fn names_fx_and_why_in(answer: &Value, pointer: &str) -> String {
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("server 'fx'"), "{answer}");
     assert!(message.contains("gave up after 0 restart"), "{answer}");
-    assert_eq!(answer["error"]["data"]["server"], "fx", "{answer}");
+    let server = answer["error"]["data"].pointer(pointer);
+    assert_eq!(server, Some(&json!("fx")), "{answer}");
     message.to_owned()
 }
 
@@ -337,6 +343,118 @@ async fn a_read_that_crashes_its_server_is_that_failure_not_asked_again() {
     // Crashed once, restarted once: it is back, not given up.
     let doc = c.answer(&read(3, DOC)).await;
     assert_eq!(doc["result"]["contents"][0]["text"], "doc 1 of fx", "{doc}");
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// The URIs the fixture server `fx`'s process got a `resources/subscribe` for, in arrival order
+/// (repeats kept), once it holds the subscriptions `want` says and a moment has passed for a
+/// late repeat.
+async fn subscribes_once_holding(c: &mut Client, first_id: i64, want: &str) -> Vec<String> {
+    assert_eq!(c.held_subscriptions(first_id, want).await, want);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let read = request(
+        json!(first_id + 300),
+        "resources/read",
+        json!({"uri": "hidden://fx/subscribe-log"}),
+    );
+    let answer = c.answer(&read).await;
+    let text = answer["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let log = text
+        .strip_prefix("subscribes:")
+        .unwrap_or_else(|| panic!("{answer}"));
+    log.split_whitespace().map(str::to_owned).collect()
+}
+
+/// A `resources/subscribe` sent while its server restarts reaches the new process once per URI:
+/// the restart's re-subscribe sweep and the forwarded request used to both send it, for a URI
+/// the client already held (and, depending on which came first, for a new one) (found by a
+/// fresh-user test).
+#[tokio::test]
+async fn a_subscribe_during_a_restart_reaches_the_new_process_once() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let subscribe =
+        |id: i64, uri: &str| request(json!(id), "resources/subscribe", json!({ "uri": uri }));
+    assert_eq!(c.answer(&subscribe(2, DOC)).await["result"], json!({}));
+    c.answer(&call(json!(3), "fx_crash", json!({}))).await;
+    // Both sent at once, while fx restarts: the URI held already, and a new one.
+    let other = "fixture://fx/doc/2";
+    for message in [subscribe(4, DOC), subscribe(5, other)] {
+        c.session.feed_line(message.to_string().into_bytes()).await;
+    }
+    let mut answered = Vec::new();
+    while answered.len() < 2 {
+        let m = c.recv().await;
+        if m.get("id").is_some_and(|id| id == 4 || id == 5) {
+            assert_eq!(m["result"], json!({}), "{m}");
+            answered.push(m);
+        }
+    }
+    let want = format!("subscribed: {DOC} {other}");
+    let mut log = subscribes_once_holding(&mut c, 10, &want).await;
+    log.sort();
+    assert_eq!(log, [DOC, other], "one subscribe per URI");
+    c.session.close().await;
+    core.shutdown().await;
+}
+
+/// The message of an error answer, after checking that its `data.servers_down` names `fx` (down
+/// since it gave up) and why, and that the message does too.
+fn names_fx_among_servers_down(answer: &Value) -> String {
+    let message = names_fx_and_why_in(answer, "/servers_down/0/server");
+    assert!(message.contains("server 'fx' is down"), "{answer}");
+    let down = &answer["error"]["data"]["servers_down"];
+    assert_eq!(down[0]["server"], "fx", "{answer}");
+    let reason = down[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("unavailable: gave up"), "{answer}");
+    message.to_owned()
+}
+
+/// What a server that is down might own is answered naming it and why, even when nobody listed
+/// its resources or prompts before it went down: a request that no server up can answer names
+/// the servers that are down (those whose `tool_prefix` and prompt filters could give a prompt
+/// name), as a `tools/call` of an unknown name does (found by a fresh-user test).
+#[tokio::test]
+async fn what_no_server_up_answers_names_the_servers_down_without_earlier_listing() {
+    let core = Core::new(config(&fx_that_gives_up_and_fy()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    c.answer(&call(json!(2), "fx_crash", json!({}))).await;
+    gave_up(&core).await;
+    let uri = |u: &str| json!({ "uri": u });
+    let read = c
+        .answer(&request(json!(3), "resources/read", uri(DOC)))
+        .await;
+    assert_eq!(read["error"]["code"], -32002, "{read}");
+    assert_eq!(read["error"]["data"]["uri"], DOC, "{read}");
+    names_fx_among_servers_down(&read);
+    let sub = request(json!(4), "resources/subscribe", uri(DOC));
+    names_fx_among_servers_down(&c.answer(&sub).await);
+    let get = json!({"name": "fx_greet", "arguments": {"name": "Ann"}});
+    let answer = c.answer(&request(json!(5), "prompts/get", get)).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = names_fx_among_servers_down(&answer);
+    assert!(message.starts_with("Unknown prompt: fx_greet"), "{answer}");
+    let argument = json!({"name": "name", "value": "al"});
+    let prompt_ref =
+        json!({"ref": {"type": "ref/prompt", "name": "fx_greet"}, "argument": argument});
+    let complete = request(json!(6), "completion/complete", prompt_ref);
+    names_fx_among_servers_down(&c.answer(&complete).await);
+    let template = json!({"type": "ref/resource", "uri": "fixture://fx/item/{id}"});
+    let resource_ref = json!({"ref": template, "argument": {"name": "id", "value": "1"}});
+    let complete = request(json!(7), "completion/complete", resource_ref);
+    names_fx_among_servers_down(&c.answer(&complete).await);
+    // fx's prefix could not give this name: it is not named.
+    let other = json!({"name": "fy_nope"});
+    let answer = c.answer(&request(json!(8), "prompts/get", other)).await;
+    assert_eq!(
+        answer["error"]["message"], "Unknown prompt: fy_nope",
+        "{answer}"
+    );
     c.session.close().await;
     core.shutdown().await;
 }

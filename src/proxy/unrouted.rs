@@ -145,7 +145,6 @@ impl Core {
         config: &crate::config::Config,
         name: &str,
     ) -> Vec<String> {
-        const SHOWN: usize = 3;
         let down: Vec<String> = config
             .enabled_servers()
             .filter(|s| s.enabled_tools.is_none())
@@ -161,12 +160,7 @@ impl Core {
                 ))
             })
             .collect();
-        let more = down.len().saturating_sub(SHOWN);
-        let mut shown: Vec<String> = down.into_iter().take(SHOWN).collect();
-        if more > 0 {
-            shown.push(format!("and {more} more"));
-        }
-        shown
+        crate::availability::at_most(down, crate::passthrough::down::SHOWN)
     }
 
     /// Why the server named `server` is not serving, in words; `None` when it is ready.
