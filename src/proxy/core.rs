@@ -474,6 +474,7 @@ impl Core {
             servers: self.servers(),
             config: self.config(),
             slot,
+            legacy_client: false,
         }
     }
 

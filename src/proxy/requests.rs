@@ -148,7 +148,10 @@ impl Session {
                     Err(NotEnveloped::Result(r)) => Answer::of(&jsonrpc::response(id, r)),
                 }
             }
-            _ => Box::pin(self.passthrough(id, method, params, &slot)).await,
+            _ => {
+                let legacy = admission.modern.is_none();
+                Box::pin(self.passthrough(id, method, params, &slot, legacy)).await
+            }
         }
     }
 
@@ -202,15 +205,18 @@ impl Session {
     }
 
     /// Resources, prompts, completion, logging ([`crate::passthrough`]); -32601 for anything
-    /// else.
+    /// else. `legacy`: a request of the session `initialize` opened, whose results carry
+    /// nothing only MCP 2026-07-28 defines ([`crate::passthrough::Upstream::legacy_client`]).
     async fn passthrough(
         &self,
         id: Value,
         method: &str,
         params: Option<Value>,
         slot: &DownstreamSlot,
+        legacy: bool,
     ) -> Answer {
-        let up = self.core.upstream(Some(slot));
+        let mut up = self.core.upstream(Some(slot));
+        up.legacy_client = legacy;
         let mut answer = self.resource_subscription(&up, method, &params).await;
         if answer.is_none() {
             answer = self.set_log_level(&up, method, &params).await;
