@@ -303,7 +303,7 @@ fn paging_store_memory() {
         };
         let key = PageKey {
             session: 1,
-            call_id: i.to_string(),
+            id: i.to_string(),
         };
         store.insert(key, call, 490, now).unwrap();
     }

@@ -16,12 +16,16 @@
 //!   budget; `omitted` counts the rows still after the page, and `status` is `ok` on the last
 //!   page. The envelope's `call_id` is the page call's own id and `tool` the page tool's name.
 //! * An unknown, expired, evicted or fully paged `call_id` answers a `not_found` error
-//!   envelope; bad arguments an `invalid_argument` one. A page's own `call_id` (one of the
+//!   envelope; bad arguments an `invalid_argument` one. So does a `call_id` that names two
+//!   truncated results still held, those of JSON-RPC ids `5` and `"5"` (two requests, one
+//!   `call_id` `5`: the envelope spec, seed 000, echoes the id as a string): it cannot say
+//!   which, so neither is paged, and the answer says why. A page's own `call_id` (one of the
 //!   session's last 32) answers a `not_found` naming the original `call_id` to pass instead.
 //!   The messages quote a requested `call_id` longer than 128 characters as its first 128 and
 //!   `… [N characters cut]`.
 //!
-//! The rows are kept in a [`PageStore`] per process, keyed by session and `call_id`.
+//! The rows are kept in a [`PageStore`] per process, keyed by session and the JSON text of
+//! the call's JSON-RPC id ([`PageKey`]).
 //! Source: issue 15 of the project.
 
 use std::collections::VecDeque;
@@ -207,11 +211,13 @@ impl Pager {
         })
     }
 
-    /// Keeps a truncated call's result for paging, when `envelope` is truncated;
-    /// `result_json` (the `CallToolResult` as JSON text) is only made then. `server_tool` is
-    /// the server's own name of the tool.
+    /// Keeps a truncated call's result for paging, when `envelope` is truncated, under the
+    /// call's JSON-RPC `id` (whose `call_id` the envelope has); `result_json` (the
+    /// `CallToolResult` as JSON text) is only made then. `server_tool` is the server's own
+    /// name of the tool.
     pub fn keep(
         &self,
+        id: &Value,
         ctx: &MappingContext<'_>,
         server_tool: &str,
         envelope: &Envelope,
@@ -233,17 +239,36 @@ impl Pager {
             text: ctx.text,
         };
         self.store.lock().unwrap().insert(
-            self.key(&envelope.call_id),
+            self.key(crate::proxy::id_key(id)),
             call,
             envelope.omitted,
             Instant::now(),
         )
     }
 
-    fn key(&self, call_id: &str) -> PageKey {
+    fn key(&self, id: String) -> PageKey {
         PageKey {
             session: self.session,
-            call_id: call_id.to_owned(),
+            id,
+        }
+    }
+
+    /// The key of the result `call_id` `of` names: of the string id `of`, or of the number
+    /// (or null) id whose JSON text is `of`, whichever is held (the string id's when neither
+    /// is); `None` when both are.
+    fn key_of(&self, of: &str) -> Option<PageKey> {
+        let string = self.key(Value::from(of).to_string());
+        if of.starts_with('"') {
+            // No number's text starts so: only a string id can have this call_id.
+            return Some(string);
+        }
+        let other = self.key(of.to_owned());
+        let mut store = self.store.lock().unwrap();
+        let now = Instant::now();
+        match (store.holds(&string, now), store.holds(&other, now)) {
+            (true, true) => None,
+            (false, true) => Some(other),
+            _ => Some(string),
         }
     }
 
@@ -276,7 +301,9 @@ impl Pager {
         // for is cut as an unknown tool name is, so one request cannot put an id of any
         // length into the envelope and the transcript.
         let shown = shown_call_id(&of);
-        let key = self.key(&of);
+        let Some(key) = self.key_of(&of) else {
+            return error("invalid_argument", two_results(&shown));
+        };
         for _ in 0..8 {
             let Some((call, cursor)) = self.store.lock().unwrap().get(&key, Instant::now()) else {
                 break;
@@ -343,6 +370,14 @@ impl Pager {
             "no rows kept for call_id '{shown}': unknown, already paged to the end, dropped from the paging store (expired or evicted), or never kept (larger than the store); pass the call_id of the ORIGINAL truncated tool call (not a page's own call_id), or call the tool again"
         )
     }
+}
+
+/// The message of a page call for call_id `of` that names two results held (see the module
+/// documentation): neither is paged.
+fn two_results(of: &str) -> String {
+    format!(
+        "call_id '{of}' names two truncated results of this session, those of the JSON-RPC requests with ids {of} (a number) and \"{of}\" (a string), which share that call_id; the page tool cannot tell which is meant, so it pages neither: call the tool again to see the rows you need"
+    )
 }
 
 /// A requested call_id as the page tool's messages quote it: whole up to 128 characters,

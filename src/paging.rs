@@ -2,7 +2,9 @@
 //! the rows that were left out, in order, with no gaps and no duplicates.
 //!
 //! Each entry is one truncated call of one client session, keyed by [`PageKey`] (session and
-//! `call_id`, so a client can never read another session's results). The 2026-07-28 clients of
+//! the JSON text of the call's JSON-RPC id, so a client can never read another session's
+//! results, and the results of ids `5` and `"5"`, which share the envelope's `call_id` `5`,
+//! are kept apart). The 2026-07-28 clients of
 //! `serve --http` share one session: there every `call_id` is 128 random bits drawn by the HTTP
 //! layer, known only to the client that made the call. It holds the call's
 //! `CallToolResult` as JSON text, only the members a page reads
@@ -46,18 +48,29 @@ pub const ENTRY_OVERHEAD_BYTES: usize = 2 * size_of::<PageKey>()
 
 /// What an entry of `key` holding `call` counts against the store's size, in bytes: the UTF-8
 /// bytes of the strings it holds (`call`'s result JSON, tool, server and server's tool name;
-/// the key's `call_id`, held twice) plus [`ENTRY_OVERHEAD_BYTES`].
+/// the key's id text, held twice) plus [`ENTRY_OVERHEAD_BYTES`].
 pub fn entry_bytes(key: &PageKey, call: &StoredCall) -> usize {
-    2 * key.call_id.len() + call.bytes() + ENTRY_OVERHEAD_BYTES
+    2 * key.id.len() + call.bytes() + ENTRY_OVERHEAD_BYTES
 }
 
-/// Which stored result: a client session and the `call_id` of the truncated call.
+/// Which stored result: a client session and the JSON-RPC id of the truncated call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PageKey {
     /// The session that made the call (unique within the process).
     pub session: u64,
-    /// The envelope's `call_id` of the truncated call.
-    pub call_id: String,
+    /// The JSON text of the call's JSON-RPC id, as the tables of requests in flight key it
+    /// (`crate::proxy::id_key`): `5` and `"5"` are two requests (JSON-RPC 2.0 "Request
+    /// object": an id is a string, a number or null) whose envelopes share the `call_id` `5`
+    /// (echoed from the request as a string: the envelope spec, seed 000). A string id's text
+    /// starts with `"`, no other id's does.
+    pub id: String,
+}
+
+impl PageKey {
+    /// The envelope's `call_id` of the call: a string id as itself, any other id its text.
+    pub fn call_id(&self) -> String {
+        serde_json::from_str::<String>(&self.id).unwrap_or_else(|_| self.id.clone())
+    }
 }
 
 /// A truncated call's result and what mapping it again needs.
@@ -108,9 +121,10 @@ pub enum NotKept {
         /// The store's size.
         max_bytes: usize,
     },
-    /// The session already has a truncated result under this `call_id` whose rows are still
-    /// being paged: JSON-RPC ids `5` and `"5"` are two requests but one `call_id`. The first
-    /// keeps its rows; replacing them would hand its pages another result's rows.
+    /// The session already has a truncated result of a request with the same JSON-RPC id
+    /// whose rows are still being paged (JSON-RPC 2.0 asks only that the ids of requests in
+    /// flight differ: a client may use an id again once it is answered). The first keeps its
+    /// rows; replacing them would hand its pages another result's rows.
     #[error("call_id '{call_id}' already names an earlier truncated result of this session, whose rows the page tool still returns")]
     CallIdInUse {
         /// The `call_id` both results have.
@@ -196,7 +210,7 @@ impl PageStore {
         self.expire(now);
         if self.slots.contains_key(&key) {
             return Err(NotKept::CallIdInUse {
-                call_id: key.call_id,
+                call_id: key.call_id(),
             });
         }
         let mut call = call;
@@ -241,6 +255,13 @@ impl PageStore {
         slot.tick = tick;
         slot.used = now;
         Some((slot.call.clone(), slot.cursor))
+    }
+
+    /// Whether an entry of `key` is held now (after dropping those past their time-to-live);
+    /// its use is not marked.
+    pub fn holds(&mut self, key: &PageKey, now: Instant) -> bool {
+        self.expire(now);
+        self.slots.contains_key(key)
     }
 
     /// Moves the cursor of `key` from `from` to row `next`, with `remaining` rows after it
@@ -294,7 +315,7 @@ mod tests {
     fn key(session: u64, id: &str) -> PageKey {
         PageKey {
             session,
-            call_id: id.to_owned(),
+            id: id.to_owned(),
         }
     }
 
@@ -310,7 +331,7 @@ mod tests {
         }
     }
 
-    /// An entry of [`call`]`(1000)` under a one-character `call_id`.
+    /// An entry of [`call`]`(1000)` under a one-character id text (a number id's).
     const ENTRY: usize = 1000 + 2 + 2 + ENTRY_OVERHEAD_BYTES;
 
     /// A result as the MCP SDKs send a tool's 70-character string: the text and, structured,
@@ -346,28 +367,51 @@ mod tests {
         );
     }
 
-    /// Ids `5` and `"5"` of one session share call_id "5": the second truncated result used to
-    /// replace the first silently, so the first's next page showed the second's rows. Now the
-    /// second is not kept, saying why, and the first pages on.
+    /// An id used again (JSON-RPC allows it once the first request is answered) while the
+    /// first result is still paged: the second truncated result used to replace the first
+    /// silently, so the first's next page showed the second's rows. Now the second is not kept,
+    /// saying why, and the first pages on.
     #[test]
-    fn a_call_id_still_paged_keeps_its_rows_and_a_second_result_is_not_kept() {
+    fn an_id_still_paged_keeps_its_rows_and_a_second_result_is_not_kept() {
+        let mut store = PageStore::new(1 << 20, DEFAULT_TTL);
+        let now = Instant::now();
+        for id in ["5", r#""5""#] {
+            store.insert(key(1, id), call(100), 3, now).unwrap();
+            let second = store.insert(key(1, id), call(200), 9, now).unwrap_err();
+            assert!(
+                second
+                    .to_string()
+                    .contains("call_id '5' already names an earlier truncated result"),
+                "{second}"
+            );
+            let (kept, cursor) = store.get(&key(1, id), now).unwrap();
+            assert_eq!(kept.result_json.len(), call(100).result_json.len());
+            assert_eq!(cursor, Cursor::Remaining(3));
+            assert!(
+                store.insert(key(2, id), call(200), 9, now).is_ok(),
+                "another session"
+            );
+        }
+    }
+
+    /// Ids `5` and `"5"` share call_id "5" but are two requests: both results are kept, apart.
+    #[test]
+    fn a_number_id_and_a_string_id_of_one_text_are_kept_apart() {
         let mut store = PageStore::new(1 << 20, DEFAULT_TTL);
         let now = Instant::now();
         store.insert(key(1, "5"), call(100), 3, now).unwrap();
-        let second = store.insert(key(1, "5"), call(200), 9, now).unwrap_err();
-        assert!(
-            second
-                .to_string()
-                .contains("call_id '5' already names an earlier truncated result"),
-            "{second}"
+        store.insert(key(1, r#""5""#), call(200), 9, now).unwrap();
+        let (number, _) = store.get(&key(1, "5"), now).unwrap();
+        let (string, cursor) = store.get(&key(1, r#""5""#), now).unwrap();
+        assert_eq!(
+            (number.result_json.len(), string.result_json.len(), cursor),
+            (100, 200, Cursor::Remaining(9))
         );
-        let (kept, cursor) = store.get(&key(1, "5"), now).unwrap();
-        assert_eq!(kept.result_json.len(), call(100).result_json.len());
-        assert_eq!(cursor, Cursor::Remaining(3));
-        assert!(
-            store.insert(key(2, "5"), call(200), 9, now).is_ok(),
-            "another session"
+        assert_eq!(
+            (key(1, "5").call_id(), key(1, r#""5""#).call_id()),
+            ("5".into(), "5".into())
         );
+        assert!(store.holds(&key(1, "5"), now) && !store.holds(&key(1, "6"), now));
     }
 
     #[test]
@@ -435,7 +479,7 @@ mod tests {
     #[test]
     fn a_thousand_truncated_calls_stay_within_the_bound() {
         let now = Instant::now();
-        // Three-character call_ids: two bytes more than ENTRY's, twice.
+        // Three-character id texts: two bytes more than ENTRY's, twice.
         let max = 100 * (ENTRY + 4);
         let mut store = PageStore::new(max, DEFAULT_TTL);
         for i in 0..1000 {

@@ -33,7 +33,7 @@ fn page_all(
     )
     .envelope;
     pager
-        .keep(&ctx("1", budget, text), "t", &first, || {
+        .keep(&json!(1), &ctx("1", budget, text), "t", &first, || {
             Some(result.to_string())
         })
         .unwrap();
@@ -71,7 +71,7 @@ fn keep_four_rows(pager: &Pager) {
     )
     .envelope;
     pager
-        .keep(&c, "t", &first, || Some(result.to_string()))
+        .keep(&json!(1), &c, "t", &first, || Some(result.to_string()))
         .unwrap();
 }
 
@@ -134,7 +134,7 @@ fn a_row_too_long_for_any_page_is_an_error_until_skipped() {
     )
     .envelope;
     assert_eq!((first.content.as_str(), first.omitted), ("", 3));
-    p.keep(&c, "t", &first, || Some(result.to_string()))
+    p.keep(&json!(1), &c, "t", &first, || Some(result.to_string()))
         .unwrap();
     for _ in 0..2 {
         let env = p.page("9", Some(&json!({"call_id": "1"}))).mapped.envelope;
@@ -450,7 +450,7 @@ fn following_the_skip_advice_reaches_the_end() {
         let result = json!({"content": [{"type": "text", "text": text}]});
         let first = map_outcome(&Outcome::Result { result: result.clone() }, &c).envelope;
         assert_eq!(first.content, "short");
-        p.keep(&c, "t", &first, || Some(result.to_string())).unwrap();
+        p.keep(&json!(1), &c, "t", &first, || Some(result.to_string())).unwrap();
         let (shown, errors) = follow_the_advice(&p);
         assert_eq!((shown, errors), (pages.iter().map(|s| s.to_string()).collect(), named.iter().map(|s| s.to_string()).collect()), "{text}");
     }
@@ -464,7 +464,7 @@ fn following_the_skip_advice_reaches_the_end() {
         &c,
     )
     .envelope;
-    p.keep(&c, "t", &first, || Some(result.to_string()))
+    p.keep(&json!(1), &c, "t", &first, || Some(result.to_string()))
         .unwrap();
     let env = p
         .page("9", Some(&json!({"call_id": "1", "skip": 1})))
@@ -473,5 +473,56 @@ fn following_the_skip_advice_reaches_the_end() {
     assert_eq!(
         env.content,
         "invalid_argument: row 3 of call_id '1' is longer than the tool's budget on its own, so no page can show it; call again with skip: 2 to leave out it and the 1 row(s) before it (a skip counts from the rows already answered; 1 row(s) after it), or raise the tool's budget; nothing was skipped"
+    );
+}
+
+/// The truncated result of a call with JSON-RPC id `id` (call_id "5", two rows of `prefix`)
+/// kept in `p`.
+fn keep_rows_of(p: &Pager, id: Value, prefix: &str) {
+    let c = ctx("5", Budget::chars(6), TextShape::default());
+    let rows = json!([{"r": format!("{prefix}0")}, {"r": format!("{prefix}1")}]);
+    let result = json!({"content": [], "structuredContent": {"rows": rows}});
+    let outcome = Outcome::Result {
+        result: result.clone(),
+    };
+    let first = map_outcome(&outcome, &c).envelope;
+    assert_eq!((first.call_id.as_str(), first.omitted), ("5", 1));
+    p.keep(&id, &c, "t", &first, || Some(result.to_string()))
+        .unwrap();
+}
+
+/// JSON-RPC ids 5 and "5" are two requests whose envelopes share call_id "5" (the envelope
+/// spec echoes the id as a string): both results are kept, a page call for "5" says it cannot
+/// tell which is meant and pages neither, and either one alone pages as any result does.
+#[test]
+fn ids_5_and_string_5_are_kept_apart_and_paging_their_call_id_says_it_is_ambiguous() {
+    let p = pager();
+    keep_rows_of(&p, json!(5), "n");
+    keep_rows_of(&p, json!("5"), "s");
+    for args in [json!({"call_id": "5"}), json!({"call_id": 5})] {
+        let env = p.page("9", Some(&args)).mapped.envelope;
+        assert_eq!(env.status, crate::envelope::Status::Error);
+        assert_eq!(
+            env.content,
+            "invalid_argument: call_id '5' names two truncated results of this session, those of the JSON-RPC requests with ids 5 (a number) and \"5\" (a string), which share that call_id; the page tool cannot tell which is meant, so it pages neither: call the tool again to see the rows you need"
+        );
+    }
+    for (id, row) in [(json!(5), "r=n1"), (json!("5"), "r=s1")] {
+        let alone = pager();
+        keep_rows_of(&alone, id, &row[2..3]);
+        let env = alone
+            .page("9", Some(&json!({"call_id": "5"})))
+            .mapped
+            .envelope;
+        assert_eq!((env.content.as_str(), env.omitted), (row, 0));
+    }
+    // A call_id that begins with a quote is only ever a string id's.
+    let quoted = pager();
+    keep_rows_of(&quoted, json!("\"5\""), "q");
+    let env = quoted.page("9", Some(&json!({"call_id": "\"5\""})));
+    assert!(
+        matches!(env.outcome, Outcome::Page { .. }),
+        "{:?}",
+        env.outcome
     );
 }

@@ -176,6 +176,10 @@ pub struct Upstream<'a> {
     /// Filled with the connection and downstream id of a forwarded request, so that the
     /// client's `notifications/cancelled` reaches the server.
     pub slot: Option<&'a DownstreamSlot>,
+    /// Whether the results go to a client that negotiated a 2025 revision: a 2026-07-28
+    /// server's then lose the members only that revision defines
+    /// ([`crate::era::drop_modern_result_members`]).
+    pub legacy_client: bool,
 }
 
 /// What an [`Upstream`] holds, owned: for a request sent to several servers at once, which may
@@ -282,13 +286,16 @@ impl Upstream<'_> {
     pub async fn ask(&self, ds: &Downstream, method: &str, params: &Value) -> Result<Value, Value> {
         let timeout = self.config.tool_settings(ds.name(), "").tool_timeout.value;
         let slot = self.slot;
+        let mut modern_server = false;
         let answer = ds
             .request(method, Some(params), timeout, &mut |conn, id| {
+                modern_server = matches!(conn.era(), Some(crate::downstream::ServerEra::Modern(_)));
                 if let Some(slot) = slot {
                     *slot.lock().unwrap() = Some((conn.clone(), id));
                 }
             })
             .await;
+        let legacy_answer = self.legacy_client && modern_server;
         let failed = |e: CallError| {
             jsonrpc::error_object(
                 ErrorCode::InternalError,
@@ -301,6 +308,9 @@ impl Upstream<'_> {
                 Ok(outcome) => outcome.map(|mut result| {
                     // Passed on as the proxy's answer: not the server's identity.
                     crate::era::drop_server_info(&mut result);
+                    if legacy_answer {
+                        crate::era::drop_modern_result_members(method, &mut result);
+                    }
                     result
                 }),
                 Err(e) => Err(failed(e)),

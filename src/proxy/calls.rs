@@ -278,7 +278,7 @@ impl Core {
         };
         // `open` (the call's entry among the calls in flight) lives until its record is made.
         // Recorded like any call (an `rpc_error`), but the client gets the -32042 error itself.
-        unless_url_elicitation(url_error, self.finish(pager, finished))
+        unless_url_elicitation(url_error, self.finish(pager, call.id, finished))
     }
 
     /// Records a `tools/call` refused before it was made (malformed params, see
@@ -336,11 +336,12 @@ impl Core {
     fn finish(
         &self,
         pager: Option<&crate::page_tool::Pager>,
+        id: &Value,
         mut done: Finished,
     ) -> (Mapped, CallSummary) {
         let facts = &done.facts;
         let (o, p) = (done.outcome.as_ref(), done.payload.as_ref());
-        self.keep_page_rows(pager, facts, &mut done.mapped, o, p);
+        self.keep_page_rows(pager, id, facts, &mut done.mapped, o, p);
         self.record(&mut done);
         let summary = CallSummary {
             call_id: done.facts.call_id,

@@ -476,6 +476,7 @@ impl Core {
             servers: self.servers(),
             config: self.config(),
             slot,
+            legacy_client: false,
         }
     }
 

@@ -46,7 +46,8 @@ impl Core {
         Some((server, tool, settings, call_outcome))
     }
 
-    /// Keeps a truncated result for the page tool: what a page reads of its `CallToolResult`
+    /// Keeps a truncated result of the call of JSON-RPC id `id` for the page tool (under the
+    /// id, [`crate::paging::PageKey`]): what a page reads of its `CallToolResult`
     /// from `outcome` ([`crate::outcome::paged_result_json`]), or the whole result from the
     /// `raw` response line of a result mapped in one pass. When it cannot be kept (larger than
     /// the store), the answer says so at once: a text block after the envelope's
@@ -55,6 +56,7 @@ impl Core {
     pub(super) fn keep_page_rows(
         &self,
         pager: Option<&Pager>,
+        id: &Value,
         facts: &CallFacts,
         mapped: &mut Mapped,
         outcome: Option<&Outcome>,
@@ -93,7 +95,7 @@ impl Core {
                     max_bytes: pager.max_bytes(),
                 })
             }
-            _ => pager.keep(&ctx, &facts.server_tool, &mapped.envelope, result_json),
+            _ => pager.keep(id, &ctx, &facts.server_tool, &mapped.envelope, result_json),
         };
         if let Err(why) = kept {
             debug!(call_id, tool, "not kept for paging: {why}");

@@ -140,7 +140,10 @@ impl Session {
                     Err(NotEnveloped::Result(r)) => Answer::of(&jsonrpc::response(id, r)),
                 }
             }
-            _ => Box::pin(self.passthrough(id, method, params, &slot)).await,
+            _ => {
+                let legacy = admission.modern.is_none();
+                Box::pin(self.passthrough(id, method, params, &slot, legacy)).await
+            }
         }
     }
 
@@ -171,9 +174,19 @@ impl Session {
         }
     }
 
-    /// Why a request cannot be handled yet, as a JSON-RPC error object: a method MCP
-    /// 2026-07-28 removed, a modern client's request without its `_meta`, or any request
-    /// but `ping` before `initialize`.
+    /// Why a request cannot be handled yet, as a JSON-RPC error object:
+    /// - a 2026-07-28 request (with its `_meta`) for a method that revision removed (`ping`,
+    ///   `logging/setLevel`, `resources/subscribe`, ...): -32601 (MCP 2026-07-28 "Key Changes",
+    ///   major change 5);
+    /// - once the client spoke 2026-07-28 in a session it opened no legacy session in, any
+    ///   request without its `_meta`, `ping` as much as `tools/list`: -32602 (MCP 2026-07-28
+    ///   "Base Protocol: General fields, `_meta`, Per-request protocol fields": a request
+    ///   missing a required field is malformed and the server MUST reject it with -32602;
+    ///   "Versioning and Compatibility": a version it does not speak gets -32022). `ping` is
+    ///   exempt from nothing there: the revision has no `ping` at all;
+    /// - before `initialize`, any request but `ping` (MCP 2025-11-25 "Lifecycle:
+    ///   Initialization": a client sends nothing but pings before `initialize` is answered):
+    ///   -32600.
     fn refusal(&self, method: &str, admission: &Admission) -> Option<Value> {
         if let Some(err) = admission
             .modern
@@ -182,12 +195,15 @@ impl Session {
         {
             return Some(err);
         }
-        if method == "ping" || admission.initialized {
+        if admission.initialized {
             return None;
         }
         if self.listeners.seen() {
             // A client that spoke MCP 2026-07-28 sent a request without its `_meta`.
             return Some(crate::era::parse_meta(None).expect_err("no `_meta` is never valid"));
+        }
+        if method == "ping" {
+            return None;
         }
         Some(invalid_request(format!(
             "not initialized: send `initialize` before `{method}`"
@@ -195,15 +211,18 @@ impl Session {
     }
 
     /// Resources, prompts, completion, logging ([`crate::passthrough`]); -32601 for anything
-    /// else.
+    /// else. `legacy`: a request of the session `initialize` opened, whose results carry
+    /// nothing only MCP 2026-07-28 defines ([`crate::passthrough::Upstream::legacy_client`]).
     async fn passthrough(
         &self,
         id: Value,
         method: &str,
         params: Option<Value>,
         slot: &DownstreamSlot,
+        legacy: bool,
     ) -> Answer {
-        let up = self.core.upstream(Some(slot));
+        let mut up = self.core.upstream(Some(slot));
+        up.legacy_client = legacy;
         let mut answer = self.resource_subscription(&up, method, &params).await;
         if answer.is_none() {
             answer = self.set_log_level(&up, method, &params).await;

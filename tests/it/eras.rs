@@ -538,3 +538,106 @@ pub(super) fn callback_methods(out: &Value) -> Vec<&str> {
         .map(|c| c["method"].as_str().unwrap())
         .collect()
 }
+
+/// The members of `result` that only MCP 2026-07-28 defines (a 2025 client must get none).
+fn modern_only_members(result: &Value) -> Vec<&str> {
+    let mut found: Vec<&str> = ["resultType", "ttlMs", "cacheScope"]
+        .into_iter()
+        .filter(|k| result.get(*k).is_some())
+        .collect();
+    if result
+        .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
+        .is_some()
+    {
+        found.push("serverInfo");
+    }
+    found
+}
+
+/// Every kind of result a 2026-07-28 server gives reaches a client of a 2025 revision without
+/// the members only MCP 2026-07-28 defines (`resultType`; `ttlMs` and `cacheScope` of
+/// `CacheableResult`; `_meta` `serverInfo`), with the rest as the server sent it; a 2026-07-28
+/// client still gets the server's cache hints.
+#[test]
+fn a_2025_client_gets_a_2026_servers_results_without_2026_only_members() {
+    let table = modern_server("modern", "tool_prefix = \"m_\"").replace(
+        "modern_server.mjs\"]",
+        "modern_server.mjs\", \"--passthrough\"]",
+    );
+    assert!(table.contains("--passthrough"), "{table}");
+    let (_dir, config) = write_config(&table);
+    let mut p = RawProxy::start(&config, &[]);
+    let t = Duration::from_secs(60);
+    let init = p.initialize("2025-11-25");
+    assert_eq!(init["protocolVersion"], "2025-11-25", "{init}");
+    let mut legacy = |id: i64, method: &str, params: Value| {
+        p.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let (answer, _) = p.response(&json!(id), t);
+        let result = answer["result"].clone();
+        assert!(result.is_object(), "{method}: {answer}");
+        assert_eq!(modern_only_members(&result), [""; 0], "{method}: {answer}");
+        result
+    };
+    let tools = legacy(1, "tools/list", json!({}));
+    assert!(tools["tools"].as_array().unwrap().len() > 1, "{tools}");
+    let call = legacy(
+        2,
+        "tools/call",
+        json!({"name": "m_echo", "arguments": {"text": "hi"}}),
+    );
+    assert_eq!(envelope_of(&json!({ "result": call }))["content"], "hi");
+    let listed = legacy(3, "resources/list", json!({}));
+    assert_eq!(listed["resources"][0]["uri"], "note://one", "{listed}");
+    let templates = legacy(4, "resources/templates/list", json!({}));
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "note://{name}"
+    );
+    let read = legacy(5, "resources/read", json!({"uri": "note://one"}));
+    assert_eq!(read["contents"][0]["text"], "note one", "{read}");
+    let prompts = legacy(6, "prompts/list", json!({}));
+    let prompt = prompts["prompts"][0]["name"].clone();
+    assert!(prompt.as_str().unwrap().ends_with("greet"), "{prompts}");
+    let got = legacy(
+        7,
+        "prompts/get",
+        json!({"name": prompt, "arguments": {"name": "ann"}}),
+    );
+    assert_eq!(got["messages"][0]["content"]["text"], "Hello ann", "{got}");
+    let refs = [
+        (json!({"type": "ref/prompt", "name": prompt}), "b", "bob"),
+        (
+            json!({"type": "ref/resource", "uri": "note://{name}"}),
+            "t",
+            "two",
+        ),
+    ];
+    for (id, (r, value, wanted)) in (8..).zip(refs) {
+        let params = json!({"ref": r, "argument": {"name": "name", "value": value}});
+        let completed = legacy(id, "completion/complete", params);
+        assert_eq!(
+            completed["completion"]["values"],
+            json!([wanted]),
+            "{completed}"
+        );
+    }
+
+    let modern = ask(
+        &mut p,
+        json!(10),
+        "resources/read",
+        json!({"uri": "note://one"}),
+        good_meta(),
+    );
+    let r = &modern["result"];
+    assert_eq!(
+        (
+            r["resultType"].clone(),
+            r["ttlMs"].clone(),
+            r["cacheScope"].clone()
+        ),
+        (json!("complete"), json!(60000), json!("public")),
+        "{modern}"
+    );
+    finish_session(p);
+}

@@ -284,13 +284,43 @@ fn max_bytes_counts_the_held_rows_and_a_result_not_kept_says_so() {
         "{notice}"
     );
     assert!(
-        notice.ends_with("needs about 1304 bytes of the paging store, which holds 500 ([paging] max_bytes). Call the tool again with narrower arguments to see them."),
+        notice.ends_with("needs about 1308 bytes of the paging store, which holds 500 ([paging] max_bytes). Call the tool again with narrower arguments to see them."),
         "{notice}"
     );
     let page = envelope_of(&p.call(json!("p2"), PAGE_TOOL, json!({"call_id": "b"}), T));
     let content = page["content"].as_str().unwrap();
     assert!(
         content.contains("never kept (larger than the store)"),
+        "{page}"
+    );
+    common::finish_session(p);
+}
+
+/// JSON-RPC ids 5 and "5" of one session: two truncated results under one call_id "5". Both
+/// are kept (neither answer says its rows are not kept), and a page call for "5" answers an
+/// `invalid_argument` error naming both ids instead of another result's rows.
+#[test]
+fn ids_5_and_string_5_share_a_call_id_and_paging_it_says_so() {
+    let (_d, mut p) = proxy(&format!(
+        "[defaults]\nchar_budget = 20\n{}",
+        common::fixture_server("fx", &[], "")
+    ));
+    for (id, prefix) in [(json!(5), "num-"), (json!("5"), "str-")] {
+        let args = json!({"n": 3, "prefix": prefix});
+        let answer = p.call(id, "rows", args, T);
+        let env = envelope_of(&answer);
+        assert_eq!(
+            (env["call_id"].as_str(), env["status"].as_str()),
+            (Some("5"), Some("truncated"))
+        );
+        let blocks = answer["result"]["content"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1, "kept, no notice: {answer}");
+    }
+    let page = envelope_of(&p.call(json!("p"), PAGE_TOOL, json!({"call_id": "5"}), T));
+    assert_eq!(page["status"], "error", "{page}");
+    let content = page["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("invalid_argument: call_id '5' names two truncated results of this session, those of the JSON-RPC requests with ids 5 (a number) and \"5\" (a string)"),
         "{page}"
     );
     common::finish_session(p);

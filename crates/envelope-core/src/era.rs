@@ -267,6 +267,37 @@ pub fn drop_server_info(result: &mut Value) {
     }
 }
 
+/// Takes out of a result of `method` that a 2026-07-28 server answered the members only MCP
+/// 2026-07-28 defines, for a client that negotiated a 2025 revision: `resultType` (2026-07-28
+/// schema `Result`; a result without it means `"complete"`, "Key Changes" 8), and on the
+/// results of [`CACHEABLE_METHODS`] `ttlMs` and `cacheScope` (`CacheableResult`, "Key Changes"
+/// minor change 5). The 2025-11-25 schema has none of them, and the 2026-07-28 schema adds no
+/// other member to a result the proxy passes on (`ListToolsResult`, `ListResourcesResult`,
+/// `ListResourceTemplatesResult`, `ReadResourceResult`, `ListPromptsResult`,
+/// `GetPromptResult`, `CompleteResult`, `CallToolResult`, their items and content blocks; its
+/// `_meta` key `io.modelcontextprotocol/serverInfo` goes for every client,
+/// [`drop_server_info`]). Every other member stays, known or not: a proxy passes on what it
+/// does not understand; so do `ttlMs` and `cacheScope` on other methods' results (no schema
+/// defines them there: the server's own). A result whose `resultType` is not `"complete"` (an
+/// `InputRequiredResult`) is left whole: without it, it would read as a finished result.
+/// Anything but an object is left alone.
+pub fn drop_modern_result_members(method: &str, result: &mut Value) {
+    let Some(result) = result.as_object_mut() else {
+        return;
+    };
+    match result.get("resultType") {
+        Some(t) if t != "complete" => return,
+        Some(_) => {
+            result.remove("resultType");
+        }
+        None => {}
+    }
+    if CACHEABLE_METHODS.contains(&method) {
+        result.remove("ttlMs");
+        result.remove("cacheScope");
+    }
+}
+
 /// [`stamp_result`] on a whole JSON-RPC response given as JSON text; an error response, or a
 /// text that is not a response object, comes back unchanged.
 pub fn stamp_response_json(method: &str, json: Vec<u8>) -> Vec<u8> {
@@ -468,6 +499,84 @@ mod tests {
             let before = kept.clone();
             drop_server_info(&mut kept);
             assert_eq!(kept, before);
+        }
+    }
+
+    /// Each kind of result the proxy passes on, as a 2026-07-28 server sends it: a 2025 client
+    /// gets it without `resultType`, and the cacheable ones without `ttlMs` and `cacheScope`;
+    /// every other member (`nextCursor`, `_meta`, unknown ones) stays.
+    #[test]
+    fn a_2025_client_gets_results_without_the_members_only_2026_07_28_has() {
+        let cache = json!({"ttlMs": 60000, "cacheScope": "public"});
+        let kinds = [
+            (
+                "tools/list",
+                json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": "c"}),
+            ),
+            (
+                "resources/list",
+                json!({"resources": [{"uri": "file:///a", "name": "a"}]}),
+            ),
+            (
+                "resources/templates/list",
+                json!({"resourceTemplates": [{"uriTemplate": "file:///{p}", "name": "p"}]}),
+            ),
+            (
+                "resources/read",
+                json!({"contents": [{"uri": "file:///a", "text": "x"}]}),
+            ),
+            ("prompts/list", json!({"prompts": [{"name": "p"}]})),
+            (
+                "prompts/get",
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}),
+            ),
+            (
+                "completion/complete",
+                json!({"completion": {"values": ["a"], "hasMore": false}}),
+            ),
+            (
+                "tools/call",
+                json!({"content": [{"type": "text", "text": "x"}], "isError": false}),
+            ),
+            ("no/such_method", json!({"anything": 1})),
+        ];
+        for (method, legacy) in kinds {
+            let mut result = legacy.clone();
+            result["resultType"] = json!("complete");
+            result["_meta"] = json!({"x/trace": 7});
+            result["x-unknown"] = json!(true);
+            if CACHEABLE_METHODS.contains(&method) {
+                result
+                    .as_object_mut()
+                    .unwrap()
+                    .extend(cache.as_object().unwrap().clone());
+            }
+            drop_modern_result_members(method, &mut result);
+            let mut wanted = legacy;
+            wanted["_meta"] = json!({"x/trace": 7});
+            wanted["x-unknown"] = json!(true);
+            assert_eq!(result, wanted, "{method}");
+        }
+    }
+
+    /// `ttlMs` and `cacheScope` where no schema defines them are a server's own; an interim
+    /// result keeps what says it is one.
+    #[test]
+    fn other_members_and_interim_results_are_left_alone() {
+        let mut own = json!({"completion": {"values": []}, "resultType": "complete", "ttlMs": 5, "cacheScope": "x"});
+        drop_modern_result_members("completion/complete", &mut own);
+        assert_eq!(
+            own,
+            json!({"completion": {"values": []}, "ttlMs": 5, "cacheScope": "x"})
+        );
+        let interim = json!({"resultType": "input_required", "inputRequests": {}, "ttlMs": 0});
+        let mut kept = interim.clone();
+        drop_modern_result_members("resources/read", &mut kept);
+        assert_eq!(kept, interim);
+        for mut other in [json!(null), json!([1]), json!("s")] {
+            let before = other.clone();
+            drop_modern_result_members("tools/list", &mut other);
+            assert_eq!(other, before);
         }
     }
 
