@@ -189,6 +189,7 @@ pub struct OwnedUpstream {
     servers: Arc<Vec<Downstream>>,
     config: Arc<Config>,
     slot: Option<DownstreamSlot>,
+    legacy_client: bool,
 }
 
 impl OwnedUpstream {
@@ -198,6 +199,7 @@ impl OwnedUpstream {
             servers: self.servers.clone(),
             config: self.config.clone(),
             slot: self.slot.as_ref(),
+            legacy_client: self.legacy_client,
         }
     }
 
@@ -218,6 +220,7 @@ impl Upstream<'_> {
             servers: self.servers.clone(),
             config: self.config.clone(),
             slot: self.slot.cloned(),
+            legacy_client: self.legacy_client,
         }
     }
 
