@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use futures_util::FutureExt;
 use jsonrpc_core::ErrorCode;
 use serde_json::{json, Value};
 use tracing::{debug, info};
@@ -133,13 +134,15 @@ impl Session {
             .and_then(|m: &Arc<RequestMeta>| self.listeners.log_interest(m.log_level.as_deref()));
         // Taken apart at once: an `Answer` kept whole would hold its room (176 bytes) across
         // the awaits below, beside the call summary taken out of it.
+        let handled = self.handle_request(id, &method, params, slot, admission);
         let Answer {
             mut json,
             call,
             stamped,
-        } = self
-            .handle_request(id, &method, params, slot, admission)
-            .await;
+        } = match std::panic::AssertUnwindSafe(handled).catch_unwind().await {
+            Ok(answer) => answer,
+            Err(panic) => Answer::of(&panicked(&key, &method, panic.as_ref())),
+        };
         if stamp && !stamped {
             json = crate::era::stamp_response_json(&method, json);
         }
@@ -314,6 +317,31 @@ impl Session {
         }
         info!(%request_id, "request cancelled by the client");
     }
+}
+
+/// The answer to a request whose handling panicked: a -32603 error (JSON-RPC 2.0 "Internal
+/// error") to the request's id (`key` is its JSON text, see [`super::id_key`]), and an error log
+/// line. A panic is a bug of the proxy's; caught, it costs that one request its answer's
+/// content, not the answer itself, and every other request goes on (a lost answer left the
+/// client waiting forever).
+fn panicked(key: &str, method: &str, panic: &(dyn std::any::Any + Send)) -> Value {
+    let what = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    tracing::error!(
+        method,
+        panic = what,
+        "handling a request panicked; answered with -32603"
+    );
+    let id = serde_json::from_str(key).unwrap_or(Value::Null);
+    let message = format!(
+        "mcp-envelope failed while handling `{method}` ({what}); this is a bug in mcp-envelope, \
+         please report it; other requests are not affected"
+    );
+    let error = jsonrpc::error_object(ErrorCode::InternalError, message, None);
+    jsonrpc::error_response(id, error)
 }
 
 /// What a batch member contributes to the batch's answer.

@@ -99,6 +99,11 @@ impl Session {
         if method == "ping" {
             return Answer::of(&jsonrpc::response(id, json!({})));
         }
+        // Tests only: a request whose handling panics (`dispatch::panicked` answers it).
+        #[cfg(test)]
+        if method == "mcp-envelope/test-panic" {
+            panic!("a panic made by a test");
+        }
         match method {
             "tools/list" => match crate::passthrough::check_cursor(params.as_ref()) {
                 Ok(()) => {

@@ -160,3 +160,28 @@ async fn every_refused_call_is_recorded_and_the_seqs_have_no_gaps() {
     assert_eq!(arguments, want, "{records:?}");
     core.shutdown().await;
 }
+
+/// A request whose handling panics (a bug of the proxy's: a fresh-user tester found one in the
+/// mapping of a hostile server's answer) is answered -32603 to its id, and the session goes on:
+/// before, its task died without an answer and the client waited forever.
+#[tokio::test]
+async fn a_request_whose_handling_panics_is_answered_and_the_session_goes_on() {
+    let core = Core::new(config(&feature_server()), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    for id in [json!(41), json!("p")] {
+        let answer = c
+            .ask(&request(id.clone(), "mcp-envelope/test-panic", json!({})))
+            .await;
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32603, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("a panic made by a test"), "{message}");
+    }
+    let ok = c
+        .ask(&call(json!(42), "fx_echo", json!({"text": "y"})))
+        .await;
+    assert_eq!(envelope(&ok)["content"], "y", "{ok}");
+    c.session.close().await;
+    core.shutdown().await;
+}

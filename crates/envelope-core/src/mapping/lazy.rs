@@ -86,7 +86,7 @@ fn lazy_mapped(
     if skipped > 0 && kept >= limit as u64 {
         return None;
     }
-    mapped.envelope.omitted += skipped;
+    mapped.envelope.omitted = mapped.envelope.omitted.saturating_add(skipped);
     Some(mapped)
 }
 

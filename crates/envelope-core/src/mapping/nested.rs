@@ -233,7 +233,10 @@ pub fn refill_from(
             .is_some_and(|b| row_chars <= b.chars && row.len() <= b.bytes)
             && meter.admit(&content, separator, row, row_chars);
         if !fits {
-            omitted += 1 + rows.count() as u64;
+            // Saturating: `omitted` starts from the inner envelope's, which a hostile or broken
+            // server may set to any `u64` (u64::MAX overflowed here: a panic in a debug build,
+            // a wrapped count in a release one).
+            omitted = omitted.saturating_add(1 + rows.count() as u64);
             break;
         }
         content.push_str(separator);
@@ -243,7 +246,7 @@ pub fn refill_from(
         kept += 1;
     }
     let cut = meter.verify(&mut content) as u64;
-    omitted += cut;
+    omitted = omitted.saturating_add(cut);
     kept = kept.saturating_sub(cut);
     let envelope = Envelope {
         call_id: ctx.call_id.to_owned(),
@@ -321,6 +324,24 @@ mod tests {
             (env.content.as_str(), env.omitted, env.status),
             ("a=1; a=2", 5, Status::Truncated)
         );
+    }
+
+    /// An inner `omitted` as large as a `u64` goes is kept, not wrapped (or, in a debug build, a
+    /// panic and a lost request; found by a fresh-user tester), and counting the rows saturates.
+    #[test]
+    fn an_inner_omitted_at_the_top_of_u64_is_kept_not_wrapped() {
+        let lines: Vec<String> = (0..50).map(|i| format!("row{i}")).collect();
+        for omitted in [u64::MAX, u64::MAX - 15] {
+            let sc = inner("truncated", &lines.join("; "), omitted, false);
+            let result = result_with(sc);
+            let env = special_result(&result, &ctx(20)).unwrap().envelope;
+            assert_eq!(env.status, Status::Truncated);
+            assert_eq!(env.omitted, u64::MAX, "{omitted}");
+            assert_eq!(
+                crate::mapping::count_result_rows(&result, &ctx(20)),
+                u64::MAX
+            );
+        }
     }
 
     #[test]

@@ -32,12 +32,12 @@ pub fn count_result_rows(result: &Value, ctx: &MappingContext<'_>) -> u64 {
         .as_ref()
         .and_then(|m| super::nested::nested_rows(m, ctx))
     {
-        return held + not_held;
+        return held.saturating_add(not_held);
     }
     let (mapped, kept) = map_plain_result(result, members.as_ref(), ctx, 0, &Budget::chars(0));
     match mapped.envelope.status {
         Status::Error => 0,
-        _ => kept + mapped.envelope.omitted,
+        _ => kept.saturating_add(mapped.envelope.omitted),
     }
 }
 
