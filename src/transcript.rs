@@ -459,7 +459,10 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
                 }
                 records.push(r);
             }
-            Err(e) if n + 1 == last && (!text.ends_with('\n') || e.is_eof()) => {
+            // Only a line cut short (the proxy killed while writing it) is forgiven: any other
+            // fault of a last line (a wrong type, a missing member, a byte order mark) is an
+            // error as it is on any other line, or a damaged file would replay green.
+            Err(e) if n + 1 == last && e.is_eof() => {
                 broken_last_line = Some(format!(
                     "{}:{line_no}: the last line is incomplete and was skipped ({e})",
                     path.display()
@@ -482,12 +485,27 @@ pub fn parse_transcript(text: &str, path: &Path) -> Result<Transcript, ReadError
 }
 
 /// Reads a transcript file; see [`parse_transcript`].
+/// A file whose last character was cut short (the proxy killed in the middle of writing a
+/// multi-byte character) reads as text up to it, so that its last line is reported as cut
+/// short; any other invalid UTF-8 is an error.
 pub fn read_transcript(path: &Path) -> Result<Transcript, ReadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+    let io_error = |source| ReadError::Io {
         path: path.to_owned(),
         source,
-    })?;
-    parse_transcript(&text, path)
+    };
+    let bytes = std::fs::read(path).map_err(io_error)?;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        // `error_len` is `None` only for a sequence the end of the input cut short.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to there")
+        }
+        Err(e) => {
+            let source = std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+            return Err(io_error(source));
+        }
+    };
+    parse_transcript(text, path)
 }
 
 /// The config's settings for a record's server and tool, when a config is given (replay then

@@ -180,6 +180,41 @@ fn broken_last_line_is_tolerated_but_not_a_middle_one() {
     }
 }
 
+/// A last line that is whole but wrong (no newline after it, or a wrong member) is an error as
+/// any other line is; only a line cut short is forgiven. A damaged one-record golden file
+/// replayed green before (0 passed, 0 failed). So is a last character cut short.
+#[test]
+fn a_last_line_that_is_whole_but_wrong_is_an_error() {
+    let good = to_text(&[record("1", json!([{"a": 1}]), 10)]);
+    let one = good.trim_end();
+    let wrong_budget = one.replacen("\"char_budget\":10", "\"char_budget\":-5", 1);
+    assert_ne!(wrong_budget, one);
+    let bom = format!("\u{feff}{one}");
+    let unknown_kind = one.replacen("\"kind\":\"result\"", "\"kind\":\"bogus\"", 1);
+    assert_ne!(unknown_kind, one);
+    for (text, line) in [
+        (format!("{good}{wrong_budget}"), 2),
+        (format!("{good}{wrong_budget}\n"), 2),
+        (bom, 1),
+        (format!("{good}{unknown_kind}"), 2),
+    ] {
+        match parse_transcript(&text, Path::new("x.jsonl")) {
+            Err(ReadError::BadLine { line: l, .. }) if l == line => {}
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl");
+    let mut bytes = format!("{good}{{\"v\":1,\"call_id\":\"é").into_bytes();
+    bytes.pop();
+    std::fs::write(&path, &bytes).unwrap();
+    let t = read_transcript(&path).unwrap();
+    assert_eq!(t.records.len(), 1);
+    assert!(t.broken_last_line.unwrap().contains("cut.jsonl:2"));
+    std::fs::write(&path, b"\xff\n").unwrap();
+    assert!(matches!(read_transcript(&path), Err(ReadError::Io { .. })));
+}
+
 #[test]
 fn writer_creates_the_file_with_mode_0600_and_appends_whole_lines() {
     use std::os::unix::fs::PermissionsExt;
