@@ -21,7 +21,7 @@ mod json_arg;
 mod results;
 mod spelling;
 pub use documents::{parse_document, secrets_in_document};
-pub use embedded::embedded_secrets;
+pub use embedded::{embedded_secrets, redact_embedded_json};
 pub use json_arg::json_secrets;
 pub use results::SecretValues;
 

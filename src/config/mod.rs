@@ -23,7 +23,7 @@
 //!
 //! [transcript]
 //! path = "calls.jsonl"        # optional; relative to the config file's directory
-//! redact_keys = ["password", "token", "secret", "api_key", "authorization"]  # the default
+//! redact_keys = ["password", "token", "secret", "api_key", …]  # the default: DEFAULT_REDACT_KEYS
 //!
 //! [mcp_servers.git]
 //! command = "uvx"             # run directly, never through a shell; must not be empty

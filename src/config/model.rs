@@ -20,9 +20,24 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
 pub const DEFAULT_MAX_RESTARTS: u32 = 5;
 /// Built-in longest JSON-RPC line accepted from either side, in bytes (64 MiB).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-/// Built-in list of argument keys whose values the transcript redacts.
-pub const DEFAULT_REDACT_KEYS: [&str; 5] =
-    ["password", "token", "secret", "api_key", "authorization"];
+/// Built-in list of argument keys whose values the transcript redacts: every pattern `import`
+/// takes for a secret ([`crate::redact::SECRET_KEY_PATTERNS`]), and `passphrase` and `jwt`.
+/// The five of earlier versions let `passwd`, `private_key`, `credentials` and cookies into
+/// transcripts in clear text (found by a fresh-user tester).
+pub const DEFAULT_REDACT_KEYS: [&str; 12] = [
+    "password",
+    "passwd",
+    "passphrase",
+    "token",
+    "secret",
+    "api_key",
+    "access_key",
+    "private_key",
+    "authorization",
+    "credential",
+    "cookie",
+    "jwt",
+];
 
 pub use envelope_core::mapping::MediaMode;
 

@@ -98,8 +98,9 @@ pub(super) struct RawTranscript {
     /// directory). No transcript when absent.
     #[schemars(with = "Option<String>")]
     pub(super) path: Option<Spanned<String>>,
-    /// Argument keys whose values are stored as "[redacted]". Default: password, token,
-    /// secret, api_key, authorization.
+    /// Argument keys whose values are stored as "[redacted]". Default: password, passwd,
+    /// passphrase, token, secret, api_key, access_key, private_key, authorization, credential,
+    /// cookie, jwt.
     pub(super) redact_keys: Option<Vec<String>>,
 }
 

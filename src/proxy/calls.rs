@@ -423,19 +423,19 @@ impl Core {
         }
     }
 
-    /// Replaces in `arguments` the values of server `server`'s secrets (its env, its
-    /// credentials: [`SecretValues`]), as a transcript records a call's arguments: those of the
-    /// running server; of its config table when it is not running (a strict cassette starts
-    /// no server); of every configured server when no server has that name (a call no server
-    /// took). Returns whether anything was replaced.
+    /// Replaces in `arguments`, as a transcript records them, secrets written inside strings
+    /// (`crate::redact::redact_embedded_json`) and server `server`'s ([`SecretValues`]): the
+    /// running server's; its config table's when it is not running (a strict cassette starts
+    /// none); every server's when none has that name. Returns whether anything was replaced.
     fn redact_secrets(&self, server: &str, arguments: &mut Value) -> bool {
+        let embedded = crate::redact::redact_embedded_json(arguments);
         if let Some(ds) = self.servers().iter().find(|d| d.name() == server) {
-            return ds.secrets().redact_json(arguments);
+            return ds.secrets().redact_json(arguments) | embedded;
         }
         let config = self.config();
         let named = config.servers.iter().any(|s| s.name == server);
         let tables = config.servers.iter().filter(|s| !named || s.name == server);
-        tables.fold(false, |changed, s| {
+        tables.fold(embedded, |changed, s| {
             let secrets = SecretValues::for_server(s.remote.as_ref(), &s.env, &s.args);
             secrets.redact_json(arguments) | changed
         })

@@ -99,6 +99,51 @@ pub fn embedded_secrets(arg: &str) -> Vec<EmbeddedSecret<'_>> {
     found
 }
 
+/// The byte ranges of the secrets written inside `text`, in order and without overlaps: a URL's
+/// password (`scheme://user:PASSWORD@host`, RFC 3986 section 3.2.1) and the values of
+/// [`embedded_secrets`] (a query's `?token=…`, a connection string's `password=…`).
+pub fn embedded_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans: Vec<_> = embedded_secrets(text).into_iter().map(|s| s.span).collect();
+    if let Some((_, password)) = super::url_user_info(text) {
+        // A slice of `text`: its offset is where it starts.
+        let start = password.as_ptr() as usize - text.as_ptr() as usize;
+        spans.push(start..start + password.len());
+    }
+    spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+/// Replaces, in every string of `value` at any depth (not in member names), the secrets
+/// [`embedded_spans`] finds with [`super::REDACTED`]: what a transcript records of a call's
+/// arguments whatever its `redact_keys` (`{"url": "https://u:[redacted]@h/x?token=[redacted]"}`).
+/// Returns whether anything was replaced.
+pub fn redact_embedded_json(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            let spans = embedded_spans(text);
+            for span in spans.iter().rev() {
+                text.replace_range(span.clone(), super::REDACTED);
+            }
+            !spans.is_empty()
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| redact_embedded_json(v) | changed),
+        Value::Object(members) => members
+            .values_mut()
+            .fold(false, |changed, v| redact_embedded_json(v) | changed),
+        _ => false,
+    }
+}
+
 /// The byte range of the value that starts at `start` (see [`embedded_secrets`]).
 fn value_span(bytes: &[u8], start: usize) -> std::ops::Range<usize> {
     let close = match bytes.get(start) {
@@ -200,5 +245,28 @@ mod tests {
         let arg = "user=bob password='s3cr3t x' db=y";
         let found = embedded_secrets(arg);
         assert_eq!(&arg[found[0].span.clone()], "s3cr3t x");
+    }
+
+    #[test]
+    fn urls_and_pairs_inside_json_strings_are_redacted() {
+        let mut value = serde_json::json!({
+            "url": "https://u:v14@h/x?token=v15&page=2",
+            "dsn": ["host=db password=pw dbname=x"],
+            "query": "max_tokens=5",
+            "plain": "https://h/x",
+        });
+        assert!(redact_embedded_json(&mut value));
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "url": "https://u:[redacted]@h/x?token=[redacted]&page=2",
+                "dsn": ["host=db password=[redacted] dbname=x"],
+                "query": "max_tokens=5",
+                "plain": "https://h/x",
+            })
+        );
+        assert!(!redact_embedded_json(
+            &mut serde_json::json!({"a": "b", "n": 1})
+        ));
     }
 }

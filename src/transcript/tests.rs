@@ -42,7 +42,8 @@ fn redaction_matches_the_usual_spellings_of_secret_keys() {
     let mut v = json!({
         "access_token": "a", "apiKey": "b", "x-api-key": "c",
         "headers": {"Authorization": "Bearer d"}, "client_secret": "e",
-        "query": "keep", "max_tokens": 5
+        "query": "keep", "max_tokens": 5, "passwd": "f", "private_key": "g",
+        "credentials": {"pass": "h"}, "Set-Cookie": "i", "jwt": "j", "author": "keep"
     });
     redact(&mut v, &keys);
     assert_eq!(
@@ -50,9 +51,17 @@ fn redaction_matches_the_usual_spellings_of_secret_keys() {
         json!({
             "access_token": "[redacted]", "apiKey": "[redacted]", "x-api-key": "[redacted]",
             "headers": {"Authorization": "[redacted]"}, "client_secret": "[redacted]",
-            "query": "keep", "max_tokens": 5
+            "query": "keep", "max_tokens": 5, "passwd": "[redacted]",
+            "private_key": "[redacted]", "credentials": "[redacted]",
+            "Set-Cookie": "[redacted]", "jwt": "[redacted]", "author": "keep"
         })
     );
+    for pattern in crate::redact::SECRET_KEY_PATTERNS {
+        assert!(
+            keys.iter().any(|k| k == pattern),
+            "{pattern} is no default key"
+        );
+    }
 }
 
 /// `progressToken` ends in `token` but is a protocol field (MCP `_meta.progressToken`), not a

@@ -74,7 +74,10 @@ fn full_example_parses() {
         config.transcript,
         TranscriptConfig {
             path: Some(PathBuf::from("/cfg/calls.jsonl")),
-            redact_keys: DEFAULT_REDACT_KEYS.iter().map(|k| k.to_string()).collect(),
+            redact_keys: ["password", "token", "secret", "api_key", "authorization"]
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
         }
     );
     let mut tools = BTreeMap::new();
