@@ -185,3 +185,26 @@ async fn a_request_whose_handling_panics_is_answered_and_the_session_goes_on() {
     c.session.close().await;
     core.shutdown().await;
 }
+
+/// A URL's password and a secret `key=value` inside a string argument are recorded as
+/// `[redacted]`, whatever `redact_keys` say (a fresh-user tester found
+/// `"url": "https://u:v14@h/x?token=v15"` in a transcript in clear text); the server still
+/// gets the arguments as sent.
+#[tokio::test]
+async fn secrets_inside_string_arguments_are_not_recorded() {
+    let (_dir, path, core) = recording_fx_redacting(vec!["nothing".into()]);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let text = "https://u:v14@h/x?token=v15&page=2";
+    let answer = c
+        .ask(&call(json!(1), "fx_echo", json!({ "text": text })))
+        .await;
+    assert_eq!(envelope(&answer)["content"], text, "{answer}");
+    let records = call_records_once(&core, &path, 1).await;
+    assert_eq!(
+        records[0]["arguments"]["text"],
+        "https://u:[redacted]@h/x?token=[redacted]&page=2"
+    );
+    c.session.close().await;
+    core.shutdown().await;
+}
