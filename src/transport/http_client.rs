@@ -593,6 +593,12 @@ impl HttpTransport {
                     cursor.answered = true;
                     None
                 }
+                Some((_, Seen::NotJson(e))) => {
+                    let detail = format!("an event of its answer stream is not valid JSON: {e}");
+                    sink.fail(owner, Fault::Invalid(detail)).await;
+                    cursor.answered = true;
+                    continue;
+                }
                 Some((by, Seen::Request(request))) => Some(Caused {
                     request,
                     by: by.clone(),

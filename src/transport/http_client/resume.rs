@@ -83,6 +83,9 @@ pub(super) enum Seen {
     Request(Value),
     /// Anything else (a notification, another response).
     Other,
+    /// No JSON at all (serde_json's reason): nobody can read it, so it answers the request
+    /// as an invalid response rather than leaving it to "ended without a response".
+    NotJson(String),
 }
 
 #[derive(Deserialize)]
@@ -103,8 +106,11 @@ pub(super) fn seen(data: &str, owner: &Value) -> Seen {
             Seen::Other
         };
     }
-    let Ok(head) = serde_json::from_str::<Head>(data) else {
-        return Seen::Other;
+    let head = match serde_json::from_str::<Head>(data) {
+        Ok(head) => head,
+        // Valid JSON of another shape (an array, a string) is a message nobody waits for.
+        Err(e) if e.is_syntax() || e.is_eof() => return Seen::NotJson(e.to_string()),
+        Err(_) => return Seen::Other,
     };
     match head {
         Head {
@@ -267,6 +273,8 @@ mod tests {
         assert_eq!(seen(&big, &owner), Seen::Answer);
         let ts_order = r#"{"result":{},"jsonrpc":"2.0","id":7}"#;
         assert_eq!(seen(ts_order, &owner), Seen::Answer);
+        assert!(matches!(seen("{broken", &owner), Seen::NotJson(_)));
+        assert_eq!(seen("[1]", &owner), Seen::Other);
         let error = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}"#;
         assert_eq!(seen(error, &owner), Seen::Answer);
         let other = r#"{"jsonrpc":"2.0","id":8,"result":{}}"#;
