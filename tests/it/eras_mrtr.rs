@@ -367,3 +367,32 @@ fn a_modern_clients_read_and_prompt_pass_input_required_through() {
     }
     finish_session(p);
 }
+
+/// An `InputRequiredResult` to a request MCP 2026-07-28 allows none for (`completion/complete`,
+/// from a hand-written server: the SDK refuses to send one) is a -32603 error naming the server
+/// and the request for a 2025 client, which could not read it; the client is not asked.
+#[test]
+fn a_forbidden_input_required_is_an_error_for_a_legacy_client() {
+    let script = root().join("tests/fixtures/modern_raw_server.py");
+    let table = format!(
+        "[mcp_servers.raw]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        script.display().to_string()
+    );
+    let (_dir, config) = write_config(&table);
+    let mut p = legacy_client(&config, json!({"elicitation": {}}));
+    let params =
+        json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}});
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": params}));
+    let (done, others) = p.response(&json!(1), Duration::from_secs(60));
+    assert!(
+        others.iter().all(|m| m.get("id").is_none()),
+        "the client was asked: {others:?}"
+    );
+    assert_eq!(done["error"]["code"], -32603, "{done}");
+    let message = done["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("server 'raw'") && message.contains("`completion/complete`"),
+        "{done}"
+    );
+    finish_session(p);
+}
