@@ -18,6 +18,26 @@ pub fn new_state() -> String {
     state_from(bytes)
 }
 
+/// The `inputResponses` of one round for a 2025 client (MCP 2026-07-28 "Basic: Patterns: Multi
+/// Round-Trip Requests: Client Requirements": one response per key of `inputRequests`): each of
+/// `requests` answered by `ask`, one after another, under its key. The first `Err` ends the
+/// round and is returned. Shared by `tools/call` and the passthrough requests.
+pub async fn collect_responses<F, Fut, E>(
+    requests: Vec<InputRequest>,
+    mut ask: F,
+) -> Result<serde_json::Map<String, serde_json::Value>, E>
+where
+    F: FnMut(InputRequest) -> Fut,
+    Fut: std::future::Future<Output = Result<serde_json::Value, E>>,
+{
+    let mut responses = serde_json::Map::new();
+    for request in requests {
+        let key = request.key.clone();
+        responses.insert(key, ask(request).await?);
+    }
+    Ok(responses)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -27,5 +47,33 @@ mod tests {
         let (a, b) = (new_state(), new_state());
         assert_ne!(a, b);
         assert!(is_ours(&a) && a.len() == STATE_PREFIX.len() + 32);
+    }
+
+    #[tokio::test]
+    async fn responses_are_collected_by_key_until_the_first_error() {
+        let request = |key: &str, method: &str| InputRequest {
+            key: key.into(),
+            method: method.into(),
+            params: None,
+        };
+        let asks = vec![
+            request("a", "roots/list"),
+            request("b", "elicitation/create"),
+        ];
+        let answered = collect_responses(asks.clone(), |r| async move {
+            Ok::<_, ()>(serde_json::Value::from(r.method))
+        })
+        .await
+        .unwrap();
+        assert_eq!(answered["a"], "roots/list");
+        assert_eq!(answered["b"], "elicitation/create");
+        let mut asked = Vec::new();
+        let failed = collect_responses(asks, |r| {
+            asked.push(r.key.clone());
+            async move { Err::<serde_json::Value, _>(r.key) }
+        })
+        .await;
+        assert_eq!(failed, Err("a".to_owned()));
+        assert_eq!(asked, ["a"], "nothing is asked after an error");
     }
 }

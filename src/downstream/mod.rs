@@ -273,6 +273,16 @@ impl Downstream {
         self.inner.state.borrow().clone()
     }
 
+    /// Whether the server, when ready, speaks MCP 2026-07-28 (its handshake found the modern
+    /// era: [`ServerEra::Modern`]); `None` while it is not ready. Read from its era without
+    /// copying it (a copy was an allocation per call).
+    pub fn speaks_modern(&self) -> Option<bool> {
+        match &*self.inner.state.borrow() {
+            ServerState::Ready(conn) => conn.era().map(|era| matches!(era, ServerEra::Modern(_))),
+            _ => None,
+        }
+    }
+
     /// A receiver that sees every state change.
     #[cfg(test)]
     pub fn watch_state(&self) -> watch::Receiver<ServerState> {

@@ -25,6 +25,7 @@
 pub mod completion;
 pub mod down;
 pub mod fan_out;
+pub mod input_rounds;
 pub mod inventory;
 pub mod logging;
 pub mod param_shapes;
@@ -178,8 +179,13 @@ pub struct Upstream<'a> {
     pub slot: Option<&'a DownstreamSlot>,
     /// Whether the results go to a client that negotiated a 2025 revision: a 2026-07-28
     /// server's then lose the members only that revision defines
-    /// ([`crate::era::drop_modern_result_members`]).
+    /// ([`crate::era::drop_modern_result_members`]), and their `InputRequiredResult`s are
+    /// bridged or refused ([`input_rounds`]).
     pub legacy_client: bool,
+    /// For a 2025 client: its session, which a 2026-07-28 server's input requests are put to
+    /// ([`input_rounds::fulfil`]); `None` for a 2026-07-28 client, or a request of the
+    /// proxy's own.
+    pub client_input: Option<Arc<dyn input_rounds::ClientInput>>,
 }
 
 /// What an [`Upstream`] holds, owned: for a request sent to several servers at once, which may
@@ -190,6 +196,7 @@ pub struct OwnedUpstream {
     config: Arc<Config>,
     slot: Option<DownstreamSlot>,
     legacy_client: bool,
+    client_input: Option<Arc<dyn input_rounds::ClientInput>>,
 }
 
 impl OwnedUpstream {
@@ -200,6 +207,7 @@ impl OwnedUpstream {
             config: self.config.clone(),
             slot: self.slot.as_ref(),
             legacy_client: self.legacy_client,
+            client_input: self.client_input.clone(),
         }
     }
 
@@ -221,6 +229,7 @@ impl Upstream<'_> {
             config: self.config.clone(),
             slot: self.slot.cloned(),
             legacy_client: self.legacy_client,
+            client_input: self.client_input.clone(),
         }
     }
 
@@ -285,7 +294,8 @@ impl Upstream<'_> {
 
     /// Sends one request to `ds` and waits for its answer (the server's `tool_timeout_sec`):
     /// `Ok(result)`, or `Err(error object)` — the server's own JSON-RPC error, or -32603 when
-    /// it did not answer.
+    /// it did not answer, or when a 2026-07-28 server answers a 2025 client's request with an
+    /// `InputRequiredResult` where that revision allows none ([`input_rounds::misplaced`]).
     pub async fn ask(&self, ds: &Downstream, method: &str, params: &Value) -> Result<Value, Value> {
         let timeout = self.config.tool_settings(ds.name(), "").tool_timeout.value;
         let slot = self.slot;
@@ -308,14 +318,21 @@ impl Upstream<'_> {
         };
         match answer {
             Ok(Ok(body)) => match body.into_result().await {
-                Ok(outcome) => outcome.map(|mut result| {
-                    // Passed on as the proxy's answer: not the server's identity.
-                    crate::era::drop_server_info(&mut result);
-                    if legacy_answer {
-                        crate::era::drop_modern_result_members(method, &mut result);
-                    }
-                    result
-                }),
+                Ok(outcome) => outcome
+                    .map(|mut result| {
+                        // Passed on as the proxy's answer: not the server's identity.
+                        crate::era::drop_server_info(&mut result);
+                        if legacy_answer {
+                            crate::era::drop_modern_result_members(method, &mut result);
+                        }
+                        result
+                    })
+                    .and_then(|result| {
+                        let misplaced = legacy_answer
+                            .then(|| input_rounds::misplaced(ds.name(), method, &result))
+                            .flatten();
+                        misplaced.map_or(Ok(result), Err)
+                    }),
                 Err(e) => Err(failed(e)),
             },
             Ok(Err(error)) => Err(error),

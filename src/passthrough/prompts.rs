@@ -245,7 +245,8 @@ impl Passthrough {
             return Err(unknown_prompt(&name, &[]));
         };
         params["name"] = Value::from(&*route.tool);
-        up.ask(ds, "prompts/get", &params).await
+        let answer = up.ask(ds, "prompts/get", &params).await;
+        super::input_rounds::fulfil(up, ds, "prompts/get", &params, answer).await
     }
 }
 

@@ -343,9 +343,14 @@ impl Passthrough {
 
     pub(super) async fn read(&self, up: &Upstream<'_>, params: &Value) -> Result<Value, Value> {
         let uri = uri_param(params)?;
-        self.route(up, "resources/read", params, &uri, None)
-            .await
-            .map(|(_, result)| result)
+        let (server, result) = self.route(up, "resources/read", params, &uri, None).await?;
+        match up.server(&server) {
+            // Asked again of the server that answered (see `input_rounds`).
+            Some(ds) => {
+                super::input_rounds::fulfil(up, ds, "resources/read", params, Ok(result)).await
+            }
+            None => Ok(result),
+        }
     }
 
     pub(super) async fn subscribe(

@@ -4,14 +4,17 @@
 //! answer goes back to the server under the server's id, and a server's cancellation is passed
 //! under ours (MCP 2025-11-25 "Client Features", "Utilities: Cancellation").
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jsonrpc_core::ErrorCode;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tracing::{debug, warn};
 
 use super::round_events::{Answerer, InputAnswer};
 use super::session::Session;
+use crate::mrtr::{self, InputRequest};
+use crate::passthrough::input_rounds::{ClientInput, InputFuture};
 use crate::rpc::{CallError, Reply, ResultBody};
 use crate::wire::jsonrpc;
 
@@ -143,4 +146,43 @@ async fn client_answer(asked: Asked, timeout: Duration) -> InputAnswer {
 fn internal_error(message: &str) -> (Value, Answerer) {
     let error = jsonrpc::error_object(ErrorCode::InternalError, message, None);
     (error, Answerer::Proxy)
+}
+
+/// A fresh JSON-RPC id for a modern server's input request put to a legacy client
+/// (`input-` and a random state: no server's id can be it).
+pub(super) fn input_id() -> Value {
+    json!(format!("input-{}", mrtr::new_state()))
+}
+
+/// Puts one input request of a modern server to the legacy client under `id`, if it declared
+/// the capability at `initialize` (else a -32601 error object naming it, from the proxy).
+pub(super) async fn ask_legacy_session(
+    session: Option<&Arc<Session>>,
+    server: &str,
+    id: &Value,
+    request: &InputRequest,
+) -> InputAnswer {
+    let capability = mrtr::capability_for(&request.method).unwrap_or("?");
+    let session = session.filter(|s| s.declares(capability));
+    let Some(session) = session else {
+        let why = format!("the client did not declare `{capability}` at initialize");
+        return Err((mrtr::refused(&request.method, &why), Answerer::Proxy));
+    };
+    session
+        .ask_client(server, id, &request.method, request.params.clone())
+        .await
+}
+
+/// A legacy client's session as the answerer of a modern server's input requests to a
+/// passthrough request (`prompts/get`, `resources/read`: [`crate::passthrough::input_rounds`]).
+pub(super) struct SessionInput(pub Arc<Session>);
+
+impl ClientInput for SessionInput {
+    fn answer<'a>(&'a self, server: &'a str, request: &'a InputRequest) -> InputFuture<'a> {
+        Box::pin(async move {
+            let id = input_id();
+            let answer = ask_legacy_session(Some(&self.0), server, &id, request).await;
+            answer.map_err(|(error, _)| error)
+        })
+    }
 }

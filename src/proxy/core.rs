@@ -477,6 +477,7 @@ impl Core {
             config: self.config(),
             slot,
             legacy_client: false,
+            client_input: None,
         }
     }
 

@@ -27,10 +27,9 @@ use tracing::{debug, info};
 
 use super::calls::Leg;
 use super::calls_in_flight::slot_id;
-use super::round_events::{answer_event, request_event, Answerer, InputAnswer};
-use super::session::Session;
+use super::round_events::{answer_event, request_event, InputAnswer};
 use super::{Core, DownstreamSlot};
-use crate::downstream::{CallError, Downstream, ResultBody, ServerEra, ServerState};
+use crate::downstream::{CallError, Downstream, ResultBody};
 use crate::era::RequestMeta;
 use crate::mrtr::{self, InputRequest, MAX_ROUNDS};
 
@@ -234,7 +233,7 @@ impl Core {
             Err(error) => return Flow::Refused(error),
         };
         let Some(meta) = leg.modern else {
-            if server_is_modern(ds) == Some(true) {
+            if ds.speaks_modern() == Some(true) {
                 // The rarer paths boxed: their states are kilobytes (see `answer_request`).
                 let fulfil = self.fulfil_for_legacy_client(ds, params, timeout, leg);
                 return Box::pin(fulfil).await;
@@ -247,7 +246,7 @@ impl Core {
         if let Some(state) = state.as_deref().filter(|s| mrtr::is_ours(s)) {
             return Box::pin(self.resume(state, responses, meta, tool, leg)).await;
         }
-        if state.is_some() && server_is_modern(ds) == Some(false) {
+        if state.is_some() && ds.speaks_modern() == Some(false) {
             let error = crate::era::invalid_params("`requestState` was not issued for this call: unknown to this server and to mcp-envelope");
             return Flow::Refused(error);
         }
@@ -266,7 +265,7 @@ impl Core {
             progress_token,
             key: leg.key,
             carried: Vec::new(),
-            server_rounds: server_is_modern(ds) != Some(false),
+            server_rounds: ds.speaks_modern() != Some(false),
             _waiter: waiter,
         };
         self.drive(running, meta).await
@@ -438,13 +437,14 @@ impl Core {
                     return Flow::Done(Ok(Ok(ResultBody::Value(tool_error(ds.name(), &why)))))
                 }
             };
-            let mut responses = Map::new();
-            for request in requests {
-                match self.ask_legacy_client(leg, ds.name(), &request).await {
-                    Ok(answer) => responses.insert(request.key, answer),
-                    Err((error, _)) => return Flow::Done(Ok(Err(error))),
-                };
-            }
+            let ask = |request: InputRequest| async move {
+                let answer = self.ask_legacy_client(leg, ds.name(), &request).await;
+                answer.map_err(|(error, _)| error)
+            };
+            let responses = match mrtr::collect_responses(requests, ask).await {
+                Ok(responses) => responses,
+                Err(error) => return Flow::Done(Ok(Err(error))),
+            };
             let state = interim.get("requestState").and_then(Value::as_str);
             forwarded = Some(mrtr::retry_params(params, responses, state));
         }
@@ -461,13 +461,14 @@ impl Core {
         server: &str,
         request: &InputRequest,
     ) -> InputAnswer {
-        let id = json!(format!("input-{}", mrtr::new_state()));
+        let id = super::client_requests::input_id();
         let recording = self.transcript.is_some();
         if recording {
             let event = request_event(id.clone(), &request.method, request.params.clone());
             self.calls.push_event(leg.key, event);
         }
-        let answer = ask_legacy_session(leg.session, server, &id, request).await;
+        let answer =
+            super::client_requests::ask_legacy_session(leg.session, server, &id, request).await;
         if let Err((error, by)) = &answer {
             let noted = super::events::input_error(&request.method, error, *by);
             self.calls.note_input_error(leg.key, noted);
@@ -476,34 +477,6 @@ impl Core {
             self.calls.push_event(leg.key, answer_event(id, &answer));
         }
         answer
-    }
-}
-
-/// Puts one input request of a modern server to the legacy client under `id`, if it declared
-/// the capability.
-async fn ask_legacy_session(
-    session: Option<&Arc<Session>>,
-    server: &str,
-    id: &Value,
-    request: &InputRequest,
-) -> InputAnswer {
-    let capability = mrtr::capability_for(&request.method).unwrap_or("?");
-    let session = session.filter(|s| s.declares(capability));
-    let Some(session) = session else {
-        let why = format!("the client did not declare `{capability}` at initialize");
-        return Err((mrtr::refused(&request.method, &why), Answerer::Proxy));
-    };
-    session
-        .ask_client(server, id, &request.method, request.params.clone())
-        .await
-}
-
-/// Whether a ready server speaks the modern era (`None` while it is not ready): read from its
-/// era without copying it (a copy was an allocation per call).
-fn server_is_modern(ds: &Downstream) -> Option<bool> {
-    match ds.state() {
-        ServerState::Ready(conn) => conn.era().map(|era| matches!(era, ServerEra::Modern(_))),
-        _ => None,
     }
 }
 

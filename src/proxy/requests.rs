@@ -217,9 +217,11 @@ impl Session {
 
     /// Resources, prompts, completion, logging ([`crate::passthrough`]); -32601 for anything
     /// else. `legacy`: a request of the session `initialize` opened, whose results carry
-    /// nothing only MCP 2026-07-28 defines ([`crate::passthrough::Upstream::legacy_client`]).
+    /// nothing only MCP 2026-07-28 defines ([`crate::passthrough::Upstream::legacy_client`]),
+    /// and whose client is asked a 2026-07-28 server's input requests
+    /// ([`crate::passthrough::input_rounds`]).
     async fn passthrough(
-        &self,
+        self: &Arc<Self>,
         id: Value,
         method: &str,
         params: Option<Value>,
@@ -228,6 +230,10 @@ impl Session {
     ) -> Answer {
         let mut up = self.core.upstream(Some(slot));
         up.legacy_client = legacy;
+        if legacy {
+            let input = super::client_requests::SessionInput(self.clone());
+            up.client_input = Some(Arc::new(input));
+        }
         let mut answer = self.resource_subscription(&up, method, &params).await;
         if answer.is_none() {
             answer = self.set_log_level(&up, method, &params).await;

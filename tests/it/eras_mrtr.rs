@@ -244,3 +244,155 @@ fn a_legacy_servers_input_required_is_an_error_envelope_for_a_modern_client() {
     );
     finish_session(p);
 }
+
+/// The modern fixture server with its resources and prompts (`--passthrough`), unprefixed.
+fn modern_passthrough_server() -> String {
+    let table = modern_server("modern", "");
+    table.replace(
+        "modern_server.mjs\"]",
+        "modern_server.mjs\", \"--passthrough\"]",
+    )
+}
+
+/// A legacy client that declared `capabilities` at `initialize`, to a proxy of the modern
+/// fixture server with its resources and prompts.
+fn legacy_client(config: &std::path::Path, capabilities: Value) -> RawProxy {
+    let mut p = RawProxy::start(config, &[]);
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    p.response(&json!("init"), Duration::from_secs(60));
+    p.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    p
+}
+
+/// A 2026-07-28 server's `InputRequiredResult` to a 2025 client's `resources/read` or
+/// `prompts/get` is bridged as a `tools/call`'s: the client is asked through an ordinary
+/// `elicitation/create`, and the request is retried with the answer and the server's
+/// `requestState` (the server echoes both). It reached the client raw before.
+#[test]
+fn a_legacy_clients_read_and_prompt_are_bridged_through_its_elicitation() {
+    let (_dir, config) = write_config(&modern_passthrough_server());
+    let mut p = legacy_client(&config, json!({"elicitation": {}}));
+    let t = Duration::from_secs(60);
+    for (id, method, params, message) in [
+        (
+            1,
+            "resources/read",
+            json!({"uri": "note://secret"}),
+            "read the secret?",
+        ),
+        (2, "prompts/get", json!({"name": "confirm"}), "confirm?"),
+    ] {
+        p.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let asked = p.recv(t);
+        assert_eq!(asked["method"], "elicitation/create", "{method}: {asked}");
+        assert_eq!(asked["params"]["message"], message, "{asked}");
+        let answer = json!({"action": "accept", "content": {"ok": true}});
+        p.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": answer}));
+        let (done, _) = p.response(&json!(id), t);
+        let result = &done["result"];
+        assert!(result.get("resultType").is_none(), "{method}: {done}");
+        let text = match method {
+            "resources/read" => &result["contents"][0]["text"],
+            _ => &result["messages"][0]["content"]["text"],
+        };
+        let text = text.as_str().unwrap_or_else(|| panic!("{method}: {done}"));
+        assert!(
+            text.ends_with("action=accept state=confirm-round-1"),
+            "{done}"
+        );
+    }
+    finish_session(p);
+}
+
+/// A 2025 client that declared no elicitation is not asked, and gets a JSON-RPC error naming
+/// what was needed instead of a raw `InputRequiredResult` (here the server's own: it saw the
+/// capabilities the client declared and refused itself, -32021).
+#[test]
+fn a_legacy_client_without_the_capability_gets_an_error_naming_it() {
+    let (_dir, config) = write_config(&modern_passthrough_server());
+    let mut p = legacy_client(&config, json!({}));
+    let t = Duration::from_secs(60);
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "note://secret"}}));
+    let (done, others) = p.response(&json!(1), t);
+    assert!(
+        others.iter().all(|m| m.get("id").is_none()),
+        "the client was asked: {others:?}"
+    );
+    let error = &done["error"];
+    assert!(error.is_object(), "{done}");
+    assert!(
+        error.to_string().contains("elicitation"),
+        "names the capability: {done}"
+    );
+    finish_session(p);
+}
+
+/// A 2026-07-28 client gets the server's `InputRequiredResult` unchanged, and its retry with
+/// the server's `requestState` reaches the same server.
+#[test]
+fn a_modern_clients_read_and_prompt_pass_input_required_through() {
+    let (_dir, config) = write_config(&modern_passthrough_server());
+    let mut p = RawProxy::start(&config, &[]);
+    let meta = modern_meta(json!({"elicitation": {}}));
+    for (id, method, params) in [
+        ("r", "resources/read", json!({"uri": "note://secret"})),
+        ("g", "prompts/get", json!({"name": "confirm"})),
+    ] {
+        let first = ask(
+            &mut p,
+            json!(format!("{id}1")),
+            method,
+            params.clone(),
+            meta.clone(),
+        );
+        let interim = &first["result"];
+        assert_eq!(interim["resultType"], "input_required", "{method}: {first}");
+        assert_eq!(interim["requestState"], "confirm-round-1", "{first}");
+        let asked = &interim["inputRequests"]["confirm"];
+        assert_eq!(asked["method"], "elicitation/create", "{first}");
+        let mut retry = params;
+        retry["requestState"] = json!("confirm-round-1");
+        retry["inputResponses"] = json!({"confirm": {"action": "decline"}});
+        let done = ask(&mut p, json!(format!("{id}2")), method, retry, meta.clone());
+        assert_eq!(done["result"]["resultType"], "complete", "{method}: {done}");
+        assert!(
+            done.to_string()
+                .contains("action=decline state=confirm-round-1"),
+            "{method}: {done}"
+        );
+    }
+    finish_session(p);
+}
+
+/// An `InputRequiredResult` to a request MCP 2026-07-28 allows none for (`completion/complete`,
+/// from a hand-written server: the SDK refuses to send one) is a -32603 error naming the server
+/// and the request for a 2025 client, which could not read it; the client is not asked.
+#[test]
+fn a_forbidden_input_required_is_an_error_for_a_legacy_client() {
+    let script = root().join("tests/fixtures/modern_raw_server.py");
+    let table = format!(
+        "[mcp_servers.raw]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        script.display().to_string()
+    );
+    let (_dir, config) = write_config(&table);
+    let mut p = legacy_client(&config, json!({"elicitation": {}}));
+    let params =
+        json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}});
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": params}));
+    let (done, others) = p.response(&json!(1), Duration::from_secs(60));
+    assert!(
+        others.iter().all(|m| m.get("id").is_none()),
+        "the client was asked: {others:?}"
+    );
+    assert_eq!(done["error"]["code"], -32603, "{done}");
+    let message = done["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("server 'raw'") && message.contains("`completion/complete`"),
+        "{done}"
+    );
+    finish_session(p);
+}

@@ -19,6 +19,18 @@ pub const STATE_PREFIX: &str = "mcp-envelope/";
 /// before the call fails (the SDKs use the same limit).
 pub const MAX_ROUNDS: usize = 10;
 
+/// The client requests a 2026-07-28 server may answer with an `InputRequiredResult`: MCP
+/// 2026-07-28 "Basic: Patterns: Multi Round-Trip Requests: Supported Requests" (and the
+/// schema's `CallToolResultResponse`, `GetPromptResultResponse`, `ReadResourceResultResponse`);
+/// "Servers MUST NOT send `InputRequiredResult` responses on any other client requests".
+pub const INPUT_REQUIRED_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
+/// Whether a server may answer client request `method` with an `InputRequiredResult` (see
+/// [`INPUT_REQUIRED_METHODS`]).
+pub fn allows_input_required(method: &str) -> bool {
+    INPUT_REQUIRED_METHODS.contains(&method)
+}
+
 /// The client capability a server-to-client request needs: `sampling`, `elicitation` or
 /// `roots`; `None` for any other method.
 pub fn capability_for(method: &str) -> Option<&'static str> {
@@ -235,6 +247,21 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":[1,2]}"#,
         ] {
             assert_eq!(found(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn only_three_requests_may_be_answered_input_required() {
+        for method in ["tools/call", "prompts/get", "resources/read"] {
+            assert!(allows_input_required(method), "{method}");
+        }
+        for method in [
+            "completion/complete",
+            "resources/subscribe",
+            "prompts/list",
+            "ping",
+        ] {
+            assert!(!allows_input_required(method), "{method}");
         }
     }
 
