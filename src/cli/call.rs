@@ -4,7 +4,6 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
@@ -57,7 +56,7 @@ pub(super) fn run_call(
                 .await;
             let params = json!({"name": tool, "arguments": arguments});
             proxy
-                .call_tool(&json!(1), Some(params), Arc::new(Mutex::new(None)))
+                .call_tool(&json!(1), Some(params), Default::default())
                 .await
         };
         // Servers are stopped on every path, a signal included.

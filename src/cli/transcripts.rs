@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::json;
@@ -165,11 +165,7 @@ fn call_again(
             for record in made.iter().map(|&i| &records[i]) {
                 let params = json!({"name": record.tool, "arguments": record.arguments});
                 let _ = proxy
-                    .call_tool(
-                        &json!(record.call_id),
-                        Some(params),
-                        Arc::new(Mutex::new(None)),
-                    )
+                    .call_tool(&json!(record.call_id), Some(params), Default::default())
                     .await;
             }
         };

@@ -6,8 +6,10 @@
 //! - `initialize` declares a capability ([`Declared`]) only when at least one ready server
 //!   offers it; a notification that belongs to a capability we did not declare is dropped;
 //! - list requests (`resources/list`, `resources/templates/list`, `prompts/list`) ask every
-//!   ready server that offers the capability for all its pages and answer the merged list in
-//!   one page; any `cursor` from the client is one we never gave out, so it is -32602;
+//!   ready server that offers the capability for all its pages, all servers at once
+//!   ([`fetch_each`]: slow servers cost the longest `tool_timeout_sec`, not their sum), and
+//!   answer the merged list, in config order whoever answers first, in one page; any `cursor`
+//!   from the client is one we never gave out, so it is -32602;
 //! - single-item requests are routed: resources by URI ([`resources`]), prompts by name
 //!   ([`prompts`]), completions by their `ref` ([`completion`]); `logging/setLevel` goes to every
 //!   server that offers logging ([`logging`]); what is forwarded unread has its shape checked
@@ -31,10 +33,12 @@ pub mod logging;
 pub mod param_shapes;
 pub mod prompts;
 pub mod resources;
+pub mod slot;
 pub mod subscribed;
 pub use envelope_core::mapping::nested as results;
 pub mod uri_routing;
 pub mod uri_template;
+pub use slot::DownstreamSlot;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -46,10 +50,6 @@ use tracing::{debug, warn};
 use crate::config::Config;
 use crate::downstream::{CallError, Connection, Downstream, ServerState};
 use crate::jsonrpc;
-
-/// Where a forwarded request went: the connection and the downstream id, filled in once the
-/// request is sent (used to forward the client's `notifications/cancelled`).
-pub type DownstreamSlot = Arc<Mutex<Option<(Arc<Connection>, u64)>>>;
 
 /// JSON-RPC error code for an unknown resource (MCP 2025-11-25 "Resources: Error Handling").
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -174,8 +174,8 @@ pub struct Upstream<'a> {
     pub servers: Arc<Vec<Downstream>>,
     /// The config (timeouts, prompt filters, prefixes).
     pub config: Arc<Config>,
-    /// Filled with the connection and downstream id of a forwarded request, so that the
-    /// client's `notifications/cancelled` reaches the server.
+    /// Holds the connection and downstream id of each forwarded request until it is answered,
+    /// so that the client's `notifications/cancelled` reaches every server still asked.
     pub slot: Option<&'a DownstreamSlot>,
     /// Whether the results go to a client that negotiated a 2025 revision: a 2026-07-28
     /// server's then lose the members only that revision defines
@@ -300,14 +300,21 @@ impl Upstream<'_> {
         let timeout = self.config.tool_settings(ds.name(), "").tool_timeout.value;
         let slot = self.slot;
         let mut modern_server = false;
+        let mut sent = None;
         let answer = ds
             .request(method, Some(params), timeout, &mut |conn, id| {
                 modern_server = matches!(conn.era(), Some(crate::downstream::ServerEra::Modern(_)));
                 if let Some(slot) = slot {
-                    *slot.lock().unwrap() = Some((conn.clone(), id));
+                    slot.add(conn, id);
+                    sent = Some((conn.clone(), id));
                 }
             })
             .await;
+        // Answered (or timed out, and cancelled by the peer): the client's cancellation no
+        // longer concerns it.
+        if let (Some(slot), Some((conn, id))) = (slot, sent) {
+            slot.answered(&conn, id);
+        }
         let legacy_answer = self.legacy_client && modern_server;
         let failed = |e: CallError| {
             jsonrpc::error_object(
@@ -366,6 +373,19 @@ impl Upstream<'_> {
         }
         Err(format!("{method} returned more than {MAX_PAGES} pages"))
     }
+}
+
+/// [`Upstream::fetch_all`] of each of `servers` (`method`, items under `key`), all at once: a
+/// list costs the longest `tool_timeout_sec` of its servers, not their sum. The answers are in
+/// the order of `servers`, whichever server answers first.
+pub async fn fetch_each(
+    up: &Upstream<'_>,
+    servers: &[&Downstream],
+    method: &str,
+    key: &str,
+) -> Vec<Result<Vec<Value>, String>> {
+    let each = servers.iter().map(|ds| up.fetch_all(ds, method, key));
+    futures_util::future::join_all(each).await
 }
 
 /// The `capabilities` a ready server declared in its `initialize` result.
@@ -537,7 +557,8 @@ impl Passthrough {
 
     /// After a server's state or tools changed: when it is ready on a new connection (it
     /// started after `initialize`, or restarted), the last logging level is sent to it again
-    /// and its resources and prompts are read again. Returns the list_changed notifications
+    /// and its resources and prompts are read again (both at once: a server slow to list them
+    /// costs one `tool_timeout_sec`, not two). Returns the list_changed notifications
     /// to send the client (for the capabilities we declared that the server offers).
     pub async fn on_server_changed(&self, up: &Upstream<'_>, server: &str) -> Vec<&'static str> {
         let Some(ds) = up.server(server) else {
@@ -563,21 +584,28 @@ impl Passthrough {
                 warn!(%server, error = %e, "logging/setLevel after a restart refused");
             }
         }
-        let mut changed = Vec::new();
-        if d.resources && offers("resources") {
+        // Resources and prompts at once: a server slow to list both costs one timeout.
+        let resources = async {
+            if !(d.resources && offers("resources")) {
+                return None;
+            }
             if let Err(e) = self.refresh_resources(up, ds).await {
                 warn!(%server, error = %e, "reading resources after a start failed");
             }
             self.subscribe_again(up, ds).await;
-            changed.push("notifications/resources/list_changed");
-        }
-        if d.prompts && offers("prompts") {
+            Some("notifications/resources/list_changed")
+        };
+        let prompts = async {
+            if !(d.prompts && offers("prompts")) {
+                return None;
+            }
             if let Err(e) = self.refresh_prompts(up, &[ds]).await {
                 warn!(%server, error = %e, "reading prompts after a start failed");
             }
-            changed.push("notifications/prompts/list_changed");
-        }
-        changed
+            Some("notifications/prompts/list_changed")
+        };
+        let (resources, prompts) = futures_util::future::join(resources, prompts).await;
+        resources.into_iter().chain(prompts).collect()
     }
 
     /// A server that gave up (`unavailable`) lists nothing until a restart of the proxy or a

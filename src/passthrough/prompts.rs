@@ -4,7 +4,8 @@
 //! `enabled_prompts` / `disabled_prompts` lists filter its own prompt names, its `tool_prefix`
 //! is prepended, two servers offering the same name are both exposed as `<server>__<prompt>`,
 //! and a prefix that recreates such a name gets a numbered suffix. `prompts/list` re-reads every
-//! server's prompts (all pages) and answers the merged list in one page; `prompts/get` is routed
+//! server's prompts (all pages; the servers at once, [`super::fetch_each`]) and answers the
+//! merged list in one page; `prompts/get` is routed
 //! by the name the client sees, sent with the server's own name, and its answer (messages and
 //! all) passes through unchanged.
 
@@ -127,8 +128,11 @@ impl Passthrough {
                 .collect()
         };
         let mut failure = Ok(());
-        for ds in servers.iter().chain(&unread) {
-            match up.fetch_all(ds, "prompts/list", "prompts").await {
+        let asked: Vec<&Downstream> = servers.iter().chain(&unread).copied().collect();
+        // Every server at once; their answers are then taken in that order.
+        let fetched = super::fetch_each(up, &asked, "prompts/list", "prompts").await;
+        for (ds, fetched) in asked.into_iter().zip(fetched) {
+            match fetched {
                 Ok(list) => {
                     self.down_prompts.lock().unwrap().back(ds.name());
                     self.prompt_lists

@@ -3,6 +3,8 @@
 //! - `resources/list` and `resources/templates/list`: every page of every ready server that
 //!   offers resources, merged in config order into one page ([`merge`]); an item whose `uri`
 //!   (`uriTemplate`) an earlier server already listed is left out with a warning in the log.
+//!   The servers are asked at once ([`super::fetch_each`]); one that fails or times out is
+//!   left out, with a warning in the log.
 //! - `resources/read`, `resources/subscribe`, `resources/unsubscribe` are routed by URI
 //!   ([`super::uri_routing`]): first the servers that listed that exact URI, then those with a
 //!   template that matches it ([`crate::passthrough::uri_template`]), all asked at once; when
@@ -239,8 +241,11 @@ impl Passthrough {
     ) -> Result<Value, Value> {
         check_cursor(Some(params))?;
         let mut lists = Vec::new();
-        for ds in up.offering("resources") {
-            match up.fetch_all(ds, method, key).await {
+        let offering = up.offering("resources");
+        // Every server at once; their answers are then taken in config order.
+        let fetched = super::fetch_each(up, &offering, method, key).await;
+        for (ds, fetched) in offering.into_iter().zip(fetched) {
+            match fetched {
                 Ok(items) => {
                     let mut index = self.resources.lock().unwrap();
                     if key == "resources" {
@@ -270,17 +275,21 @@ impl Passthrough {
         Ok(json!({ key: merged }))
     }
 
-    /// Re-reads both of one server's lists (after its `notifications/resources/list_changed`).
+    /// Re-reads both of one server's lists (after its `notifications/resources/list_changed`),
+    /// both at once: a server slow to answer both costs one timeout. `Err` when its resources
+    /// could not be read (its lists are then left as they were); templates it could not list
+    /// count as none.
     pub(super) async fn refresh_resources(
         &self,
         up: &Upstream<'_>,
         ds: &Downstream,
     ) -> Result<(), String> {
-        let resources = up.fetch_all(ds, "resources/list", "resources").await?;
-        let templates = up
-            .fetch_all(ds, "resources/templates/list", "resourceTemplates")
-            .await
-            .unwrap_or_default();
+        let (resources, templates) = futures_util::future::join(
+            up.fetch_all(ds, "resources/list", "resources"),
+            up.fetch_all(ds, "resources/templates/list", "resourceTemplates"),
+        )
+        .await;
+        let (resources, templates) = (resources?, templates.unwrap_or_default());
         let mut index = self.resources.lock().unwrap();
         index.set_resources(ds.name(), &resources);
         index.set_templates(ds.name(), &templates);

@@ -146,7 +146,7 @@ impl CallsInFlight {
         let mut calls = self.calls.lock().unwrap();
         let track = calls
             .values_mut()
-            .find(|t| t.slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, slot)));
+            .find(|t| t.slot.as_ref().is_some_and(|s| s.same(slot)));
         if let Some(track) = track {
             track.downstream_token = downstream_token;
         }
@@ -222,7 +222,7 @@ impl CallsInFlight {
 
 /// The id a downstream request has at its server, once sent.
 pub(super) fn slot_id(slot: &DownstreamSlot) -> Option<u64> {
-    slot.lock().unwrap().as_ref().map(|(_, id)| *id)
+    slot.last_id()
 }
 
 #[cfg(test)]
@@ -259,7 +259,7 @@ mod tests {
     #[test]
     fn a_resumed_call_takes_its_first_rounds_progress_under_its_own_token() {
         let calls = CallsInFlight::default();
-        let slot: DownstreamSlot = Arc::new(Mutex::new(None));
+        let slot = DownstreamSlot::default();
         let _retry = calls.enter(9, "s", Some(1), Some("\"t2\"".into()), Some(slot.clone()));
         assert_eq!(calls.progress_owner("s", "\"t1\""), None);
         calls.continue_progress(&slot, Some("\"t1\"".into()));
@@ -272,7 +272,7 @@ mod tests {
             None,
             "the server never saw t2"
         );
-        let other: DownstreamSlot = Arc::new(Mutex::new(None));
+        let other = DownstreamSlot::default();
         calls.continue_progress(&other, Some("\"t3\"".into()));
         assert_eq!(
             calls.progress_owner("s", "\"t3\""),
@@ -289,7 +289,11 @@ mod tests {
             outbox,
             Default::default(),
         ));
-        let sent = |id| -> DownstreamSlot { Arc::new(Mutex::new(Some((conn.clone(), id)))) };
+        let sent = |id| {
+            let slot = DownstreamSlot::default();
+            slot.set(&conn, id);
+            slot
+        };
         let calls = CallsInFlight::default();
         let _a = calls.enter(3, "s", Some(1), None, Some(sent(40)));
         let _b = calls.enter(5, "s", Some(2), None, Some(sent(41)));

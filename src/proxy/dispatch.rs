@@ -2,11 +2,11 @@
 //! (JSON-RPC 2.0 "Request object", "Batch"; MCP "Utilities: Cancellation").
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures_util::FutureExt;
 use jsonrpc_core::ErrorCode;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tracing::{debug, info};
 
 use super::requests::{Admission, Answer};
@@ -59,7 +59,7 @@ impl Session {
             }
         }
         let key = super::id_key(&id);
-        let slot = Arc::new(Mutex::new(None));
+        let slot = super::DownstreamSlot::default();
         let duplicate = {
             let mut inflight = self.inflight.lock().unwrap();
             let duplicate = inflight.contains_key(&key);
@@ -237,7 +237,7 @@ impl Session {
                 let (permit, admission) = self.admit_when_free(&method).await;
                 let session = self.clone();
                 BatchMember::Pending(tokio::spawn(Box::pin(async move {
-                    let slot = Arc::new(Mutex::new(None));
+                    let slot = super::DownstreamSlot::default();
                     let r = session
                         .handle_request(id, &method, params, slot, admission)
                         .await;
@@ -307,14 +307,9 @@ impl Session {
                 self.cancelled_tokens.cancelled(token);
             }
         }
-        if let Some((conn, downstream_id)) = entry.downstream.lock().unwrap().take() {
-            let reason = params.as_ref().and_then(|p| p.get("reason")).cloned();
-            let mut forwarded = json!({ "requestId": downstream_id });
-            if let Some(reason) = reason {
-                forwarded["reason"] = reason;
-            }
-            conn.notify("notifications/cancelled", Some(forwarded));
-        }
+        // Each server asked that has not answered gets its own cancellation.
+        let reason = params.as_ref().and_then(|p| p.get("reason")).cloned();
+        entry.downstream.cancel(reason);
         info!(%request_id, "request cancelled by the client");
     }
 }

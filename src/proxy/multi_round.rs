@@ -208,12 +208,7 @@ pub(super) struct Untaken;
 
 /// Tells the server the call was given up (its request id is in the slot).
 fn cancel_downstream(slot: &DownstreamSlot, reason: &str) {
-    if let Some((conn, id)) = slot.lock().unwrap().take() {
-        conn.notify(
-            "notifications/cancelled",
-            Some(json!({"requestId": id, "reason": reason})),
-        );
-    }
+    slot.cancel(Some(Value::from(reason)));
 }
 
 impl Core {
@@ -396,7 +391,7 @@ impl Core {
             let _ = reply.send((answer, running.key));
         }
         // The retry is the request a client cancellation now names.
-        *slot.lock().unwrap() = running.slot.lock().unwrap().clone();
+        slot.copy_from(&running.slot);
         running.slot = slot.clone();
         self.calls
             .continue_progress(slot, running.progress_token.clone());
@@ -569,7 +564,7 @@ async fn start_request_bounded(
         Some(params),
         timeout,
         &mut |conn, downstream_id| {
-            *slot.lock().unwrap() = Some((conn.clone(), downstream_id));
+            slot.set(conn, downstream_id);
         },
         true,
     )

@@ -30,7 +30,7 @@ async fn the_call_path_future_is_small_bin_sized() {
     let future = core.call_tool_mapped(CallRequest {
         id: &id,
         params: None,
-        slot: Arc::default(),
+        slot: Default::default(),
         key: None,
         modern: None,
         session: None,

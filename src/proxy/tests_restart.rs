@@ -94,6 +94,37 @@ async fn a_crashed_and_restarted_server_is_subscribed_again() {
     core.shutdown().await;
 }
 
+/// A server that restarts is listed again, its resources and prompts at once: when its lists
+/// hang (2 s timeout), the client hears of both changes after one timeout, not two.
+#[tokio::test]
+async fn a_restarted_servers_lists_are_read_at_once() {
+    let env = "env = { FIXTURE_HANG_LISTS = \"1\" }\ntool_timeout_sec = 2\n";
+    let core = Core::new(config(&format!("{}{env}", feature_server())), None);
+    let mut c = Client::open(&core);
+    c.initialized().await;
+    let before = ready_connection(&core).await;
+    c.answer(&call(json!(2), "fx_crash", json!({}))).await;
+    restarted(&core, &before).await;
+    let started = tokio::time::Instant::now();
+    let mut changed = Vec::new();
+    while changed.len() < 2 {
+        let seen = c.recv().await;
+        let method = seen["method"].as_str().unwrap_or_default();
+        if method.ends_with("/list_changed") && !method.contains("tools") {
+            changed.push(method.to_owned());
+        }
+    }
+    let took = started.elapsed();
+    let expected = [
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+    ];
+    assert_eq!(changed, expected);
+    assert!(took < Duration::from_millis(3500), "{took:?}");
+    c.session.close().await;
+    core.shutdown().await;
+}
+
 /// The same when a config reload restarts the server (its launch changed).
 #[tokio::test]
 async fn a_server_restarted_by_a_reload_is_subscribed_again() {

@@ -105,3 +105,6 @@ async fn a_subscription_two_servers_accepted_is_kept_at_one() {
     c.session.close().await;
     core.shutdown().await;
 }
+
+#[path = "tests_lists.rs"]
+mod lists;
