@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -59,9 +59,8 @@ pub const CORS_EXPOSED_HEADERS: [&str; 4] = [
     "retry-after",
 ];
 
-/// The endpoint with its layers (see the module documentation) and body limit.
+/// The endpoint with its layers (see the module documentation).
 pub(super) fn router(app: Arc<App>) -> Router {
-    let limit = app.options.max_body_bytes;
     let cors = cors(app.options.allowed_origins.clone());
     Router::new()
         .route(
@@ -74,7 +73,6 @@ pub(super) fn router(app: Arc<App>) -> Router {
         .layer(middleware::from_fn_with_state(app.clone(), authorize))
         .layer(cors)
         .layer(middleware::from_fn_with_state(app.clone(), admit))
-        .layer(DefaultBodyLimit::max(limit))
         .fallback(|| async { handlers::no_such_path() })
         .with_state(app)
 }
@@ -163,7 +161,8 @@ async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) ->
     }
     if app.is_closing() {
         let message = "the server is shutting down; retry later";
-        let id = handlers::request_id(request, app.options.max_body_bytes).await;
+        let (limit, timeout) = (app.options.max_body_bytes, app.options.body_timeout);
+        let id = handlers::request_id(request, limit, timeout).await;
         return handlers::unavailable(id, message);
     }
     next.run(request).await

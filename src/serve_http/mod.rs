@@ -9,7 +9,9 @@
 //!   id is minted, so replicas behind a load balancer answer alike.
 //! - Who may connect: loopback binds by default; any other address needs a bearer token
 //!   ([`guard`]); a foreign `Origin` is refused with 403; on a loopback bind a `Host` not naming
-//!   this machine with 421 (DNS rebinding); bodies above the limit get 413. Pages on the
+//!   this machine with 421 (DNS rebinding); bodies above the limit get 413, bodies slower
+//!   than [`HttpOptions::body_timeout`] 408; headers slower than
+//!   [`HttpOptions::header_timeout`] lose the connection ([`listen`]). Pages on the
 //!   allowed origins get CORS ([`layers`]).
 //! - A 2025-era session idle (no request in flight, no GET stream open) for
 //!   [`HttpOptions::session_idle`] is ended, and its id answered with 404 from then on; at most
@@ -31,6 +33,7 @@ mod handlers;
 mod headers;
 mod host;
 mod layers;
+mod listen;
 mod sessions;
 mod splice;
 #[cfg(test)]
@@ -41,8 +44,10 @@ mod tests_cors;
 mod tests_host;
 #[cfg(test)]
 mod tests_lifecycle;
+#[cfg(test)]
+mod tests_timeouts;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -64,6 +69,12 @@ pub const DRAIN: Duration = Duration::from_secs(10);
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 1800;
 /// The default number of 2025-era sessions live at once.
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// The default time a client has to send a request's body once its headers are in, in
+/// seconds (`--body-timeout-secs`).
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
+/// The time a client has to send a request's headers, in seconds (hyper's
+/// `header_read_timeout`, [`listen`]).
+pub const HEADER_TIMEOUT_SECS: u64 = 30;
 /// The `Retry-After` of a 503 (shutting down, or too many sessions), in seconds.
 pub const RETRY_AFTER_SECS: u64 = 5;
 
@@ -86,6 +97,11 @@ pub struct HttpArgs {
     /// The largest request body accepted, in bytes; a larger one is answered with 413.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// The most seconds a client may take to send a request's body once its headers are in;
+    /// a slower one is answered with 408 and its connection closed.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_BODY_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_secs: u64,
     /// End a client session (2025-era clients, Mcp-Session-Id) after this many seconds with no
     /// request in flight and no GET stream open; its later requests get 404, so the client
     /// opens a new session.
@@ -109,6 +125,10 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The request body limit in bytes.
     pub max_body_bytes: usize,
+    /// How long a request's body may take to arrive once its headers are in (else 408).
+    pub body_timeout: Duration,
+    /// How long a request's headers may take to arrive (else the connection is closed).
+    pub header_timeout: Duration,
     /// How long a 2025-era session may be idle before it is ended.
     pub session_idle: Duration,
     /// The most 2025-era sessions live at once.
@@ -122,6 +142,8 @@ impl Default for HttpOptions {
             auth_token: None,
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
+            header_timeout: Duration::from_secs(HEADER_TIMEOUT_SECS),
             session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
             max_sessions: DEFAULT_MAX_SESSIONS,
         }
@@ -134,6 +156,8 @@ impl std::fmt::Debug for HttpOptions {
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("body_timeout", &self.body_timeout)
+            .field("header_timeout", &self.header_timeout)
             .field("session_idle", &self.session_idle)
             .field("max_sessions", &self.max_sessions)
             .finish()
@@ -164,6 +188,8 @@ impl HttpArgs {
             auth_token,
             allowed_origins: self.allow_origin.clone(),
             max_body_bytes: self.max_body_bytes,
+            body_timeout: Duration::from_secs(self.body_timeout_secs),
+            header_timeout: Duration::from_secs(HEADER_TIMEOUT_SECS),
             session_idle: Duration::from_secs(self.session_idle_secs),
             max_sessions: self.max_sessions,
         };
@@ -349,11 +375,10 @@ pub async fn serve(
     let loopback = listener.local_addr()?.ip().to_canonical().is_loopback();
     let app = Arc::new(App::new(host, options, loopback));
     let (halt, halted) = tokio::sync::oneshot::channel::<()>();
-    let server =
-        axum::serve(listener, layers::router(app.clone())).with_graceful_shutdown(async move {
-            let _ = halted.await;
-        });
-    let mut served = tokio::spawn(server.into_future());
+    let router = layers::router(app.clone());
+    let header_timeout = app.options.header_timeout;
+    let server = listen::serve_connections(listener, router, header_timeout, halted);
+    let mut served = tokio::spawn(server);
     let expiring = app.clone();
     tokio::spawn(async move { expiring.expire_idle_sessions().await });
     tokio::select! {
