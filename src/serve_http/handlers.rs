@@ -267,7 +267,10 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
         return refusal(r, id.unwrap_or(Value::Null));
     }
     let method = message.get("method").and_then(Value::as_str);
-    let session = mcp::header(headers, mcp::SESSION_ID);
+    let session = match mcp::session_id(headers) {
+        Ok(session) => session,
+        Err(r) => return refusal(r, id.unwrap_or(Value::Null)),
+    };
     if let (Some("initialize"), Some(id), None) = (method, &id, session) {
         // Params the session would refuse open no session: the same -32602 answer as over
         // stdio, with no `Mcp-Session-Id` and nothing stored.
@@ -417,7 +420,12 @@ fn named_session(
 ) -> Result<(String, Arc<super::Channel>), Box<Response>> {
     let modern =
         mcp::header(headers, mcp::PROTOCOL_VERSION).is_some_and(|v| MODERN_VERSIONS.contains(&v));
-    let Some(session) = mcp::header(headers, mcp::SESSION_ID).filter(|_| !modern) else {
+    let session = if modern {
+        None
+    } else {
+        mcp::session_id(headers).map_err(|r| Box::new(refusal(r, Value::Null)))?
+    };
+    let Some(session) = session else {
         if modern {
             let e = error(
                 -32600,

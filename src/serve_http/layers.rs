@@ -68,6 +68,8 @@ pub(super) fn router(app: Arc<App>) -> Router {
             post(handlers::post)
                 .get(handlers::get)
                 .delete(handlers::delete)
+                // Explicitly, or axum would answer HEAD with the GET handler.
+                .head(|| async { handlers::method_not_allowed() })
                 .fallback(|| async { handlers::method_not_allowed() }),
         )
         .layer(middleware::from_fn_with_state(app.clone(), authorize))

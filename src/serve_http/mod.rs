@@ -95,7 +95,8 @@ pub struct HttpArgs {
     #[arg(long, value_name = "ORIGIN", requires = "http", value_parser = parse_allowed_origin)]
     pub allow_origin: Vec<String>,
     /// The largest request body accepted, in bytes; a larger one is answered with 413.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_body_bytes: usize,
     /// The most seconds a client may take to send a request's body once its headers are in;
     /// a slower one is answered with 408 and its connection closed.
