@@ -136,6 +136,10 @@ pub fn no_such_path() -> Response {
     refuse(StatusCode::NOT_FOUND, Value::Null, e)
 }
 
+/// The methods `/mcp` takes, as its `Allow` header lists them (MCP 2025-11-25, Transports:
+/// POST, GET, DELETE).
+pub const ALLOWED_METHODS: &str = "GET, POST, DELETE";
+
 /// 405 for an HTTP method `/mcp` does not take, with `Allow` (RFC 9110 §15.5.6) and a JSON-RPC
 /// error (-32600) naming the methods it takes (MCP 2025-11-25, Transports: POST, GET, DELETE).
 pub fn method_not_allowed() -> Response {
@@ -143,7 +147,7 @@ pub fn method_not_allowed() -> Response {
     let mut response = refuse(StatusCode::METHOD_NOT_ALLOWED, Value::Null, e);
     response
         .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        .insert(header::ALLOW, HeaderValue::from_static(ALLOWED_METHODS));
     response
 }
 

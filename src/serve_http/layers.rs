@@ -108,7 +108,8 @@ pub fn cors(allowed: Vec<String>) -> CorsLayer {
 
 /// Refuses, on a loopback bind, a `Host` not naming this machine (421; missing or repeated:
 /// 400), and a foreign or repeated `Origin` (403). A preflight let through is answered by
-/// [`cors`] with 200, turned into 204 No Content here (it has no body).
+/// [`cors`] with 200, turned into 204 No Content here (it has no body), with the `Allow` of
+/// a 405.
 async fn admit(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     if app.loopback {
         if let Some(refusal) = misdirected(&request) {
@@ -135,6 +136,9 @@ async fn admit(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     let mut response = next.run(request).await;
     if preflight && response.status() == StatusCode::OK {
         *response.status_mut() = StatusCode::NO_CONTENT;
+        // Else axum's method router adds its own list, which names HEAD (answered 405).
+        let allow = HeaderValue::from_static(handlers::ALLOWED_METHODS);
+        response.headers_mut().insert(header::ALLOW, allow);
     }
     response
 }

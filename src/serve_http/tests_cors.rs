@@ -67,6 +67,7 @@ async fn a_preflight_from_an_allowed_origin_gets_204_with_what_mcp_needs() {
         let vary = header(&response, "vary").to_ascii_lowercase();
         assert!(vary.contains("origin"), "{vary}");
         assert_eq!(header(&response, "access-control-max-age"), "600");
+        assert_eq!(header(&response, "allow"), "GET, POST, DELETE");
         assert!(response.bytes().await.unwrap().is_empty());
     }
 }
