@@ -96,7 +96,9 @@ fn batch_session(app: &App, headers: &HeaderMap) -> Result<Arc<Channel>, Box<Res
     if modern || mcp::check_legacy_version(headers).is_err() {
         return Err(no_batches());
     }
-    let Some(session) = mcp::header(headers, mcp::SESSION_ID) else {
+    let named = mcp::session_id(headers);
+    let session = named.map_err(|r| Box::new(refuse(r.status, Value::Null, r.error)))?;
+    let Some(session) = session else {
         return Err(no_batches());
     };
     let Some(channel) = app.session(session) else {

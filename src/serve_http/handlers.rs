@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -57,14 +56,60 @@ pub fn unavailable(id: Value, message: &str) -> Response {
 /// `null` when it cannot be known: not a POST, a body over the limit or not JSON, a
 /// notification or a response. JSON-RPC 2.0 section 5: the id is the request's, or `null`
 /// when it could not be detected.
-pub async fn request_id(request: axum::extract::Request, limit: usize) -> Value {
+pub async fn request_id(request: axum::extract::Request, limit: usize, timeout: Duration) -> Value {
     if request.method() != axum::http::Method::POST {
         return Value::Null;
     }
-    match axum::body::to_bytes(request.into_body(), limit).await {
+    match read_body(request.into_body(), limit, timeout).await {
         Ok(body) => id_of_request(&body),
         Err(_) => Value::Null,
     }
+}
+
+/// A request's body, read whole: at most `limit` bytes (else 413, at once when its
+/// `Content-Length` says so) within `timeout` (else 408 with `Connection: close`, so that a
+/// client trickling its body, or announcing more than it sends, cannot hold the connection;
+/// RFC 9110 §15.5.9), each answer with a JSON-RPC error (id `null`) saying why.
+pub(super) async fn read_body(
+    body: Body,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, Response> {
+    let error = match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => return Ok(bytes),
+        Ok(Err(error)) => error,
+        Err(_) => {
+            let message = format!(
+                "the request body did not arrive within {} s (--body-timeout-secs)",
+                timeout.as_secs_f64()
+            );
+            let mut response = refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                self::error(-32600, &message),
+            );
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return Err(response);
+        }
+    };
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            let message =
+                format!("the request body is larger than this server's limit of {limit} bytes");
+            let e = self::error(-32600, &message);
+            return Err(refuse(StatusCode::PAYLOAD_TOO_LARGE, Value::Null, e));
+        }
+        source = e.source();
+    }
+    let message = format!("the request body could not be read: {error}");
+    Err(refuse(
+        StatusCode::BAD_REQUEST,
+        Value::Null,
+        self::error(-32600, &message),
+    ))
 }
 
 /// The `id` of the JSON-RPC request in `body` (a message with a `method`); `null` otherwise.
@@ -91,6 +136,10 @@ pub fn no_such_path() -> Response {
     refuse(StatusCode::NOT_FOUND, Value::Null, e)
 }
 
+/// The methods `/mcp` takes, as its `Allow` header lists them (MCP 2025-11-25, Transports:
+/// POST, GET, DELETE).
+pub const ALLOWED_METHODS: &str = "GET, POST, DELETE";
+
 /// 405 for an HTTP method `/mcp` does not take, with `Allow` (RFC 9110 §15.5.6) and a JSON-RPC
 /// error (-32600) naming the methods it takes (MCP 2025-11-25, Transports: POST, GET, DELETE).
 pub fn method_not_allowed() -> Response {
@@ -98,7 +147,7 @@ pub fn method_not_allowed() -> Response {
     let mut response = refuse(StatusCode::METHOD_NOT_ALLOWED, Value::Null, e);
     response
         .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        .insert(header::ALLOW, HeaderValue::from_static(ALLOWED_METHODS));
     response
 }
 
@@ -136,15 +185,12 @@ fn accepts(headers: &HeaderMap, wanted: &[&str]) -> bool {
 }
 
 /// POST /mcp. A body over the limit is answered with 413 and a JSON-RPC error (id `null`)
-/// naming the limit in bytes.
-pub async fn post(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match body {
+/// naming the limit in bytes, one that does not arrive in time with 408 ([`read_body`]).
+pub async fn post(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    let (limit, timeout) = (app.options.max_body_bytes, app.options.body_timeout);
+    let body = match read_body(body, limit, timeout).await {
         Ok(body) => body,
-        Err(rejection) => return unreadable(&rejection, app.options.max_body_bytes),
+        Err(refusal) => return refusal,
     };
     if !accepts(&headers, &["application/json", "text/event-stream"]) {
         let e = error(
@@ -192,20 +238,6 @@ fn not_a_message(message: &Value) -> Option<(Value, String)> {
     jsonrpc::invalid_message(message).map(|(id, reason)| (id, reason.to_owned()))
 }
 
-/// The answer to a body that could not be read: 413 when it is over `limit` bytes.
-fn unreadable(rejection: &BytesRejection, limit: usize) -> Response {
-    let status = rejection.status();
-    let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-        format!("the request body is larger than this server's limit of {limit} bytes")
-    } else {
-        format!(
-            "the request body could not be read: {}",
-            rejection.body_text()
-        )
-    };
-    refuse(status, Value::Null, error(-32600, &message))
-}
-
 /// A 2026-07-28 message: checked headers, then the shared stateless session.
 async fn stateless_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8>) -> Response {
     let id = message.get("id").cloned();
@@ -239,7 +271,10 @@ async fn legacy_post(app: &App, headers: &HeaderMap, message: Value, raw: Vec<u8
         return refusal(r, id.unwrap_or(Value::Null));
     }
     let method = message.get("method").and_then(Value::as_str);
-    let session = mcp::header(headers, mcp::SESSION_ID);
+    let session = match mcp::session_id(headers) {
+        Ok(session) => session,
+        Err(r) => return refusal(r, id.unwrap_or(Value::Null)),
+    };
     if let (Some("initialize"), Some(id), None) = (method, &id, session) {
         // Params the session would refuse open no session: the same -32602 answer as over
         // stdio, with no `Mcp-Session-Id` and nothing stored.
@@ -389,7 +424,12 @@ fn named_session(
 ) -> Result<(String, Arc<super::Channel>), Box<Response>> {
     let modern =
         mcp::header(headers, mcp::PROTOCOL_VERSION).is_some_and(|v| MODERN_VERSIONS.contains(&v));
-    let Some(session) = mcp::header(headers, mcp::SESSION_ID).filter(|_| !modern) else {
+    let session = if modern {
+        None
+    } else {
+        mcp::session_id(headers).map_err(|r| Box::new(refusal(r, Value::Null)))?
+    };
+    let Some(session) = session else {
         if modern {
             let e = error(
                 -32600,

@@ -51,6 +51,24 @@ pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// The `Mcp-Session-Id` a request names: `Ok(None)` when it carries none; a 400 refusal
+/// (-32600) when its value is not a session id, which no session can have: a session id is one
+/// or more visible ASCII characters, 0x21 to 0x7E (MCP 2025-11-25 "Transports: Session
+/// Management").
+pub fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Refusal> {
+    let Some(value) = headers.get(SESSION_ID) else {
+        return Ok(None);
+    };
+    match value.to_str() {
+        Ok(id) if !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b)) => Ok(Some(id)),
+        _ => Err(Refusal::bad_request(
+            -32600,
+            "the Mcp-Session-Id header is not a valid session id: a session id is visible \
+             ASCII (0x21 to 0x7E); send the one initialize returned",
+        )),
+    }
+}
+
 /// Whether a POSTed message is served statelessly (2026-07-28): its `MCP-Protocol-Version`
 /// header names a modern revision; or it is a request (not `initialize`) without an
 /// `Mcp-Session-Id` whose header names a revision of neither era (a newer client: it gets the

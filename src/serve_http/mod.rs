@@ -9,7 +9,10 @@
 //!   id is minted, so replicas behind a load balancer answer alike.
 //! - Who may connect: loopback binds by default; any other address needs a bearer token
 //!   ([`guard`]); a foreign `Origin` is refused with 403; on a loopback bind a `Host` not naming
-//!   this machine with 421 (DNS rebinding); bodies above the limit get 413.
+//!   this machine with 421 (DNS rebinding); bodies above the limit get 413, bodies slower
+//!   than [`HttpOptions::body_timeout`] 408; headers slower than
+//!   [`HttpOptions::header_timeout`] lose the connection ([`listen`]). Pages on the
+//!   allowed origins get CORS ([`layers`]).
 //! - A 2025-era session idle (no request in flight, no GET stream open) for
 //!   [`HttpOptions::session_idle`] is ended, and its id answered with 404 from then on; at most
 //!   [`HttpOptions::max_sessions`] are live, an `initialize` beyond that replaces the idle
@@ -20,7 +23,7 @@
 //!
 //! Files: [`channel`] routes one session's messages to HTTP responses, [`handlers`] serves
 //! POST/GET/DELETE, [`batch`] a 2025-03-26 session's batches, [`headers`] checks the MCP request headers, [`guard`] the bind address,
-//! `Origin` and token, [`host`] opens sessions ([`CoreHost`]: the proxy's sessions over one
+//! `Origin` and token, [`layers`] applies them and CORS, [`host`] opens sessions ([`CoreHost`]: the proxy's sessions over one
 //! shared core).
 
 mod batch;
@@ -29,35 +32,32 @@ mod guard;
 mod handlers;
 mod headers;
 mod host;
+mod layers;
+mod listen;
 mod sessions;
 mod splice;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_cors;
+#[cfg(test)]
 mod tests_host;
 #[cfg(test)]
 mod tests_lifecycle;
+#[cfg(test)]
+mod tests_timeouts;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::Response;
-use axum::routing::post;
-use axum::Router;
-use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use channel::Channel;
-pub use guard::{
-    bearer_matches, check_bind, host_refusal, origin_allowed, parse_allowed_origin, HostRefusal,
-};
+pub use guard::{check_bind, parse_allowed_origin};
 pub use host::{CoreHost, Host};
 use sessions::{Full, SessionLimits, Sessions};
 
@@ -69,6 +69,12 @@ pub const DRAIN: Duration = Duration::from_secs(10);
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 1800;
 /// The default number of 2025-era sessions live at once.
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// The default time a client has to send a request's body once its headers are in, in
+/// seconds (`--body-timeout-secs`).
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
+/// The time a client has to send a request's headers, in seconds (hyper's
+/// `header_read_timeout`, [`listen`]).
+pub const HEADER_TIMEOUT_SECS: u64 = 30;
 /// The `Retry-After` of a 503 (shutting down, or too many sessions), in seconds.
 pub const RETRY_AFTER_SECS: u64 = 5;
 
@@ -89,8 +95,14 @@ pub struct HttpArgs {
     #[arg(long, value_name = "ORIGIN", requires = "http", value_parser = parse_allowed_origin)]
     pub allow_origin: Vec<String>,
     /// The largest request body accepted, in bytes; a larger one is answered with 413.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_body_bytes: usize,
+    /// The most seconds a client may take to send a request's body once its headers are in;
+    /// a slower one is answered with 408 and its connection closed.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_BODY_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_secs: u64,
     /// End a client session (2025-era clients, Mcp-Session-Id) after this many seconds with no
     /// request in flight and no GET stream open; its later requests get 404, so the client
     /// opens a new session.
@@ -114,6 +126,10 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The request body limit in bytes.
     pub max_body_bytes: usize,
+    /// How long a request's body may take to arrive once its headers are in (else 408).
+    pub body_timeout: Duration,
+    /// How long a request's headers may take to arrive (else the connection is closed).
+    pub header_timeout: Duration,
     /// How long a 2025-era session may be idle before it is ended.
     pub session_idle: Duration,
     /// The most 2025-era sessions live at once.
@@ -127,6 +143,8 @@ impl Default for HttpOptions {
             auth_token: None,
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
+            header_timeout: Duration::from_secs(HEADER_TIMEOUT_SECS),
             session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
             max_sessions: DEFAULT_MAX_SESSIONS,
         }
@@ -139,6 +157,8 @@ impl std::fmt::Debug for HttpOptions {
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("body_timeout", &self.body_timeout)
+            .field("header_timeout", &self.header_timeout)
             .field("session_idle", &self.session_idle)
             .field("max_sessions", &self.max_sessions)
             .finish()
@@ -169,6 +189,8 @@ impl HttpArgs {
             auth_token,
             allowed_origins: self.allow_origin.clone(),
             max_body_bytes: self.max_body_bytes,
+            body_timeout: Duration::from_secs(self.body_timeout_secs),
+            header_timeout: Duration::from_secs(HEADER_TIMEOUT_SECS),
             session_idle: Duration::from_secs(self.session_idle_secs),
             max_sessions: self.max_sessions,
         };
@@ -317,85 +339,6 @@ pub(crate) fn unguessable() -> String {
     envelope_core::mrtr::hex(&bytes)
 }
 
-/// Refuses, on a loopback bind, a `Host` not naming this machine (421; missing or repeated:
-/// 400), a foreign or repeated `Origin` (403), when a token is required a request without it (401 with
-/// `WWW-Authenticate: Bearer`), and after the stop signal every request (503).
-async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    if app.loopback {
-        if let Some(refusal) = misdirected(&request) {
-            let status = StatusCode::from_u16(refusal.status()).expect("400 and 421 are valid");
-            let error = json!({"code": -32600, "message": refusal.message()});
-            return handlers::refuse(status, Value::Null, error);
-        }
-    }
-    let mut origins = request.headers().get_all(header::ORIGIN).iter();
-    let origin = origins.next().map(|v| v.to_str().unwrap_or(""));
-    // A browser sends one Origin; a second one (which the check would not look at) is refused.
-    let message = if origins.next().is_some() {
-        Some("a request may carry at most one Origin header")
-    } else if !origin_allowed(origin, &app.options.allowed_origins) {
-        Some("this Origin is not allowed")
-    } else {
-        None
-    };
-    if let Some(message) = message {
-        let error = json!({"code": -32600, "message": message});
-        return handlers::refuse(StatusCode::FORBIDDEN, Value::Null, error);
-    }
-    if let Some(token) = &app.options.auth_token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if !bearer_matches(given, token) {
-            let error = json!({"code": -32600, "message": "a valid bearer token is required"});
-            let mut response = handlers::refuse(StatusCode::UNAUTHORIZED, Value::Null, error);
-            let challenge = match given {
-                Some(_) => "Bearer realm=\"mcp-envelope\", error=\"invalid_token\"",
-                None => "Bearer realm=\"mcp-envelope\"",
-            };
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static(challenge),
-            );
-            return response;
-        }
-    }
-    if app.is_closing() {
-        let message = "the server is shutting down; retry later";
-        let id = handlers::request_id(request, app.options.max_body_bytes).await;
-        return handlers::unavailable(id, message);
-    }
-    next.run(request).await
-}
-
-/// The [`host_refusal`] of `request` on a loopback bind.
-fn misdirected(request: &Request) -> Option<HostRefusal> {
-    let mut hosts = request.headers().get_all(header::HOST).iter();
-    let host = hosts.next().map(|v| v.to_str().unwrap_or(""));
-    let repeated = hosts.next().is_some();
-    let target = request.uri().authority().map(|a| a.as_str());
-    let host_required = request.version() >= axum::http::Version::HTTP_11;
-    host_refusal(target, host, repeated, host_required)
-}
-
-/// The endpoint with its guards and body limit.
-fn router(app: Arc<App>) -> Router {
-    let limit = app.options.max_body_bytes;
-    Router::new()
-        .route(
-            "/mcp",
-            post(handlers::post)
-                .get(handlers::get)
-                .delete(handlers::delete)
-                .fallback(|| async { handlers::method_not_allowed() }),
-        )
-        .layer(middleware::from_fn_with_state(app.clone(), guard))
-        .layer(DefaultBodyLimit::max(limit))
-        .fallback(|| async { handlers::no_such_path() })
-        .with_state(app)
-}
-
 /// The address `--http` listens on: an IP address and port (`127.0.0.1:8080`, `[::1]:8080`,
 /// `0.0.0.0:8080`), or `localhost:PORT`, which listens on 127.0.0.1 (the name every system
 /// resolves to the IPv4 loopback; MCP clients connect to `http://localhost:PORT/mcp` as well).
@@ -433,10 +376,10 @@ pub async fn serve(
     let loopback = listener.local_addr()?.ip().to_canonical().is_loopback();
     let app = Arc::new(App::new(host, options, loopback));
     let (halt, halted) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(async move {
-        let _ = halted.await;
-    });
-    let mut served = tokio::spawn(server.into_future());
+    let router = layers::router(app.clone());
+    let header_timeout = app.options.header_timeout;
+    let server = listen::serve_connections(listener, router, header_timeout, halted);
+    let mut served = tokio::spawn(server);
     let expiring = app.clone();
     tokio::spawn(async move { expiring.expire_idle_sessions().await });
     tokio::select! {

@@ -361,3 +361,64 @@ async fn an_initialize_missing_required_params_opens_no_session() {
     let ok = server.post(&echo, Some(&session)).send().await.unwrap();
     assert_eq!(ok.status(), 200);
 }
+
+/// `HEAD /mcp` ran the GET handler (400 "Mcp-Session-Id missing"): it is a method the
+/// endpoint does not take, 405 with `Allow`.
+#[tokio::test]
+async fn head_gets_405_with_allow() {
+    let server = start(defaults()).await;
+    let response = server.http.head(&server.url).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET, POST, DELETE");
+}
+
+/// A session id outside visible ASCII was reported as a missing header; it is said to be
+/// no valid session id, on POST (single and batch), GET and DELETE.
+#[tokio::test]
+async fn a_session_id_outside_visible_ascii_is_said_to_be_invalid_not_missing() {
+    let server = start(defaults()).await;
+    let bad = reqwest::header::HeaderValue::from_bytes("sessi\u{f6}n".as_bytes()).unwrap();
+    let echo = request(json!(1), "echo", json!({}));
+    let batch = json!([request(json!(2), "echo", json!({}))]);
+    let requests = [
+        server.post(&echo, None),
+        server.post(&batch, None),
+        server.post(&init_message(json!(3)), None),
+        server
+            .http
+            .get(&server.url)
+            .header("accept", "text/event-stream"),
+        server.http.delete(&server.url),
+    ];
+    for request in requests {
+        let request = request.header("mcp-session-id", bad.clone());
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let answer = json_of(response).await;
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("not a valid session id"), "{message}");
+    }
+}
+
+/// `--max-body-bytes 0` was accepted (every POST then got 413); it is refused at start like
+/// `--max-sessions 0`, and so is `--body-timeout-secs 0`.
+#[test]
+fn zero_limits_are_refused_at_start() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        http: super::HttpArgs,
+    }
+    let parse = |flag: &str, value: &str| {
+        <Cli as clap::Parser>::try_parse_from(["x", "--http", "127.0.0.1:0", flag, value])
+    };
+    for flag in ["--max-body-bytes", "--max-sessions", "--body-timeout-secs"] {
+        let error = parse(flag, "0").err().unwrap();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::ValueValidation,
+            "{flag}"
+        );
+        assert!(parse(flag, "1").is_ok(), "{flag}");
+    }
+}

@@ -309,6 +309,8 @@ fn foreign_origin_unknown_session_and_large_body_are_refused() {
     let limits = [
         "--max-body-bytes",
         "2000",
+        "--body-timeout-secs",
+        "5",
         "--session-idle-secs",
         "60",
         "--max-sessions",
