@@ -79,20 +79,24 @@ pub(super) fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// CORS for the origins `allowed` adds to this machine's ([`origin_allowed`]), by
+/// CORS for the origins given with `--allow-origin` (`allowed`) only, by
 /// tower-http's `CorsLayer`: its preflight and `Vary` handling follow the Fetch standard's
 /// CORS protocol (§3.2), which a hand-written set of headers would have to restate. Methods:
 /// `GET`, `POST`, `DELETE`; request headers: [`CORS_REQUEST_HEADERS`]; exposed:
 /// [`CORS_EXPOSED_HEADERS`]; max age [`CORS_MAX_AGE_SECS`]. No credentials mode (the token
 /// is an explicit header, not a cookie). A preflight asking to reach a private network from
 /// an allowed origin (Chrome's Private Network Access) is allowed as well: the operator named
-/// that origin.
+/// that origin. A page on this machine that was not named (any `localhost` port: a dev server,
+/// a page another program serves) may still send what needs no preflight, as before, but gets
+/// no CORS headers, so it cannot read an answer: naming an origin is what lets a page read tool
+/// results.
 pub fn cors(allowed: Vec<String>) -> CorsLayer {
     let listed = Arc::new(allowed);
     let allows = move |origin: &HeaderValue| {
-        origin
-            .to_str()
-            .is_ok_and(|o| origin_allowed(Some(o), &listed))
+        origin.to_str().is_ok_and(|o| {
+            let o = o.trim().trim_end_matches('/');
+            listed.iter().any(|a| a.eq_ignore_ascii_case(o))
+        })
     };
     let private = allows.clone();
     CorsLayer::new()

@@ -43,7 +43,17 @@ async fn preflight(server: &Server, origin: &str) -> reqwest::Response {
 #[tokio::test]
 async fn a_preflight_from_an_allowed_origin_gets_204_with_what_mcp_needs() {
     let server = guarded().await;
-    for origin in [APP, "http://localhost:5173"] {
+    // A page on this machine that was not named gets no CORS headers: it cannot read answers.
+    let unnamed = preflight(&server, "http://localhost:5173").await;
+    assert!(
+        unnamed
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none(),
+        "{:?}",
+        unnamed.headers()
+    );
+    for origin in [APP] {
         let response = preflight(&server, origin).await;
         assert_eq!(response.status(), 204, "{origin}");
         assert_eq!(header(&response, "access-control-allow-origin"), origin);
