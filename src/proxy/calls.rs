@@ -15,7 +15,7 @@ use super::unanswered::OpenCall;
 use super::{call_id_of, Core, DownstreamSlot};
 use crate::catalog::Route;
 use crate::config::ToolSettings;
-use crate::downstream::{CallError, RawResponse, ResultBody};
+use crate::downstream::{CallError, RawResponse};
 use crate::envelope::Status;
 use crate::era::RequestMeta;
 use crate::offload::OFFLOAD_MIN_BYTES;
@@ -490,26 +490,10 @@ impl Core {
         Ok(match result {
             // Without a transcript, nothing needs the whole result: map it from its text,
             // parsing only what the budget can use.
-            Ok(Ok(ResultBody::Raw(raw))) => CallOutcome::Raw(raw),
-            Ok(Ok(ResultBody::Value(result))) => CallOutcome::Outcome(Outcome::Result { result }),
+            Ok(Ok(body)) => self.result_outcome(leg.key, body),
             Ok(Err(error)) => CallOutcome::Outcome(self.rpc_error_outcome(leg.key, error)),
             Err(e) => CallOutcome::Outcome(outcome_of(Err(e), timeout)),
         })
-    }
-
-    /// The outcome of call `key`'s JSON-RPC `error`: [`Outcome::InputFailed`] when it repeats
-    /// the error a request of the server to the client got during the call
-    /// ([`crate::outcome::errors::input_failure`]), else [`Outcome::RpcError`].
-    fn rpc_error_outcome(&self, key: u64, error: Value) -> Outcome {
-        let failed = self.calls.input_error(key).and_then(|input| {
-            crate::outcome::errors::input_failure(
-                &input.method,
-                &input.error,
-                input.by_client,
-                &error,
-            )
-        });
-        failed.unwrap_or(Outcome::RpcError { error })
     }
 }
 

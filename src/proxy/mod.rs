@@ -57,6 +57,7 @@ mod events;
 mod first_parts;
 mod init_gate;
 pub(crate) mod init_params;
+mod input_failed;
 mod log_levels;
 mod multi_round;
 mod paging_hooks;

@@ -504,24 +504,6 @@ async fn a_parked_call_resumes_through_another_session() {
     core.shutdown().await;
 }
 
-#[tokio::test]
-async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
-    let core = Core::new(config(&fixture_server("fx")), None);
-    core.start_servers(Core::routable_client_init()).await;
-    let mut c = Client::open(&core);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "no-sampling", "version": "1"}}});
-    c.ask(&init).await;
-    let done = c
-        .ask(&call(json!(2), "fx_sample", json!({"prompt": "hi"})))
-        .await;
-    assert_eq!(done["id"], 2, "the client is not asked: {done}");
-    let content = envelope(&done)["content"].as_str().unwrap().to_owned();
-    assert!(content.contains("did not declare `sampling`"), "{done}");
-    core.shutdown().await;
-}
-
 impl Client {
     /// `initialize` (2025-11-25) and `notifications/initialized`.
     async fn initialized(&mut self) {

@@ -208,3 +208,30 @@ async fn secrets_inside_string_arguments_are_not_recorded() {
     c.session.close().await;
     core.shutdown().await;
 }
+
+/// A server's request the session did not declare the capability for is refused without
+/// asking the client, and the call says which capability it needed.
+#[tokio::test]
+async fn a_servers_request_is_refused_for_a_session_that_did_not_declare_it() {
+    let core = Core::new(config(&fixture_server("fx")), None);
+    core.start_servers(Core::routable_client_init()).await;
+    let mut c = Client::open(&core);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "no-sampling", "version": "1"}}});
+    c.ask(&init).await;
+    let done = c
+        .ask(&call(json!(2), "fx_sample", json!({"prompt": "hi"})))
+        .await;
+    assert_eq!(done["id"], 2, "the client is not asked: {done}");
+    let content = envelope(&done)["content"].as_str().unwrap().to_owned();
+    assert!(content.contains("did not declare `sampling`"), "{done}");
+    // A server that reports the refusal as a tool error (as the SDKs do): `unavailable`,
+    // naming the capability, not `tool_error` (a fresh-user tester found it misclassified).
+    let strict = json!({"prompt": "hi", "strict": true});
+    let done = c.ask(&call(json!(3), "fx_sample", strict)).await;
+    let content = envelope(&done)["content"].as_str().unwrap().to_owned();
+    assert!(content.starts_with("unavailable: "), "{done}");
+    assert!(content.contains("`sampling` capability"), "{done}");
+    core.shutdown().await;
+}

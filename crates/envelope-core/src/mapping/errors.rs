@@ -235,6 +235,43 @@ pub fn input_failure(
     })
 }
 
+/// [`input_failure`] for a call whose server reported the failure as a tool error
+/// (`isError: true`) instead of a JSON-RPC error, as the SDKs do when a tool's own request to
+/// the client fails (server-everything's `trigger-sampling-request` answers `MCP error -32601:
+/// …` in a text block): [`Outcome::InputFailed`] when the result's text repeats the message of
+/// the error the request got, on the same terms as [`input_failure`]. Its `error` is
+/// `{"code": <the request's error code>, "message": <the result's text>, "data": {"result":
+/// <the result as received>}}`, so a transcript keeps the result and replay maps the same
+/// envelope. `None`: a result that is no tool error, or whose text does not name that error.
+pub fn input_failure_in_result(
+    method: &str,
+    input_error: &Value,
+    by_client: bool,
+    result: &Value,
+) -> Option<Outcome> {
+    if result.get("isError") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let message = input_error.get("message").and_then(Value::as_str)?;
+    let text: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    let text = text.join("\n");
+    if message.is_empty() || !text.contains(message) {
+        return None;
+    }
+    let error = serde_json::json!({
+        "code": input_error.get("code").cloned().unwrap_or(Value::Null),
+        "message": text,
+        "data": {"result": result},
+    });
+    input_failure(method, input_error, by_client, &error)
+}
+
 /// The envelope of [`Outcome::InputFailed`]: `unavailable` (not retryable), naming the
 /// capability the client lacks, or the client's error, and the call's error.
 pub(crate) fn map_input_failed(

@@ -650,3 +650,28 @@ fn a_refused_call_names_the_proxy_not_a_server() {
         "invalid_argument: mcp-envelope refused the call before it reached a server: \"no\""
     );
 }
+
+/// A server that reports its failed request to the client as a tool error (`isError`, the
+/// request's error in its text, as the SDKs do) gets the outcome a JSON-RPC error would:
+/// `input_failed`, which maps to `unavailable`; the result is kept in the error's `data`, and a
+/// tool error that does not name the request's error stays the tool's own.
+#[test]
+fn a_tool_error_that_repeats_a_refused_request_is_input_failed() {
+    use crate::mapping::errors::input_failure_in_result;
+    let refused = json!({"code": -32601, "message": "sampling/createMessage cannot be sent: no"});
+    let result = json!({"content": [{"type": "text",
+        "text": "MCP error -32601: sampling/createMessage cannot be sent: no"}], "isError": true});
+    let outcome = input_failure_in_result("sampling/createMessage", &refused, false, &result)
+        .expect("input_failed");
+    let Outcome::InputFailed { error, .. } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(error["code"], -32601);
+    assert_eq!(error["data"]["result"], result);
+    let env = map_outcome(&outcome, &ctx(500, MediaMode::Passthrough)).envelope;
+    assert!(env.content.starts_with("unavailable: "), "{}", env.content);
+    let other = json!({"content": [{"type": "text", "text": "disk full"}], "isError": true});
+    assert!(input_failure_in_result("sampling/createMessage", &refused, false, &other).is_none());
+    let success = json!({"content": [{"type": "text", "text": refused["message"]}]});
+    assert!(input_failure_in_result("sampling/createMessage", &refused, false, &success).is_none());
+}
