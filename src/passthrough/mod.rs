@@ -469,6 +469,11 @@ impl Passthrough {
             .to_value()
     }
 
+    /// Whether [`Passthrough::declare`] has decided yet.
+    pub fn is_declared(&self) -> bool {
+        self.declared.get().is_some()
+    }
+
     /// What was declared (nothing before `initialize`).
     pub fn declared(&self) -> Declared {
         self.declared.get().copied().unwrap_or_default()

@@ -318,7 +318,12 @@ impl Session {
                         .unwrap_or_else(|| json!({"name": "unknown-client", "version": "0"})),
                 })
                 .await;
-            // What we declare is fixed once the first start settled, as for `initialize`.
+        }
+        // What we declare is fixed once the first start settled, as for `initialize`; by the
+        // first modern request, also when the servers started before any client came (`serve
+        // --http`): a 2026-07-28 client whose first request was `prompts/list` was told no
+        // server offers prompts until some client sent `server/discover` (fresh-user test).
+        if !self.core.passthrough.is_declared() {
             self.core.capabilities();
         }
         match method {

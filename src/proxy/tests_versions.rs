@@ -58,3 +58,24 @@ async fn after_a_2026_request_ping_without_meta_is_refused_as_tools_list_is() {
     assert_eq!(removed["error"]["code"], -32601, "{removed}");
     p.finish().await;
 }
+
+/// Servers started before any client came (as `serve --http` starts them): a 2026-07-28
+/// client's first request, `prompts/list` or `resources/list` without `server/discover`, gets
+/// the servers' prompts and resources; it was -32601 "no server offers prompts" until some
+/// client sent `server/discover` or `initialize`.
+#[tokio::test]
+async fn a_modern_clients_first_list_sees_servers_started_before_it() {
+    let features =
+        fixture_server("fx").replace("\"--name\", \"fx\"]", "\"--name\", \"fx\", \"--features\"]");
+    let core = Core::new(config(&features), None);
+    core.start_servers(Core::routable_client_init()).await;
+    let mut c = Client::open(&core);
+    for (id, method) in [(1, "prompts/list"), (2, "resources/list")] {
+        let answer = c
+            .ask(&request(json!(id), method, json!({"_meta": modern_meta()})))
+            .await;
+        assert!(answer.get("result").is_some(), "{method}: {answer}");
+    }
+    c.session.close().await;
+    core.shutdown().await;
+}
