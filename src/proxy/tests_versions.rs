@@ -65,9 +65,7 @@ async fn after_a_2026_request_ping_without_meta_is_refused_as_tools_list_is() {
 /// client sent `server/discover` or `initialize`.
 #[tokio::test]
 async fn a_modern_clients_first_list_sees_servers_started_before_it() {
-    let features =
-        fixture_server("fx").replace("\"--name\", \"fx\"]", "\"--name\", \"fx\", \"--features\"]");
-    let core = Core::new(config(&features), None);
+    let core = Core::new(config(&feature_server()), None);
     core.start_servers(Core::routable_client_init()).await;
     let mut c = Client::open(&core);
     for (id, method) in [(1, "prompts/list"), (2, "resources/list")] {
