@@ -361,7 +361,11 @@ impl Core {
         let Some(writer) = &self.transcript else {
             return;
         };
-        let events = self.calls.take_events(done.key);
+        let mut events = self.calls.take_events(done.key);
+        // Secrets written inside strings, as in the arguments (`Core::redact_secrets`).
+        for event in &mut events {
+            crate::redact::redact_embedded_json(event);
+        }
         // Recording into the cassette itself: a call it answered is in it already, and the
         // proxy's own answers (the page tool's, an unknown tool's) and cancelled calls are no
         // server's answers to play back (a page is made again from its call), so none of them

@@ -187,7 +187,8 @@ async fn a_request_whose_handling_panics_is_answered_and_the_session_goes_on() {
 }
 
 /// A URL's password and a secret `key=value` inside a string argument are recorded as
-/// `[redacted]`, whatever `redact_keys` say (a fresh-user tester found
+/// `[redacted]` in its arguments and its events (the server's requests, the client's answers),
+/// whatever `redact_keys` say (a fresh-user tester found
 /// `"url": "https://u:v14@h/x?token=v15"` in a transcript in clear text); the server still
 /// gets the arguments as sent.
 #[tokio::test]
@@ -204,6 +205,20 @@ async fn secrets_inside_string_arguments_are_not_recorded() {
     assert_eq!(
         records[0]["arguments"]["text"],
         "https://u:[redacted]@h/x?token=[redacted]&page=2"
+    );
+    // The same in the call's events: the server's request and the client's answer.
+    let sample = call(json!(2), "fx_sample", json!({"prompt": "secret=EL6"}));
+    c.session.feed_line(sample.to_string().into_bytes()).await;
+    let asked = c.recv().await;
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"role": "assistant",
+        "content": {"type": "text", "text": "your api_key=EL4"}, "model": "m"}});
+    c.ask(&reply).await;
+    let records = call_records_once(&core, &path, 2).await;
+    let events = records[1]["events"].to_string();
+    assert!(events.contains("secret=[redacted]"), "{events}");
+    assert!(
+        !events.contains("EL6") && !events.contains("EL4"),
+        "{events}"
     );
     c.session.close().await;
     core.shutdown().await;
