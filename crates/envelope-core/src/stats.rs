@@ -461,11 +461,14 @@ fn svg_chart(stats: &[ToolStats]) -> String {
     );
     for (i, s) in stats.iter().enumerate() {
         let y = 10 + i * ROW_HEIGHT;
-        let label = escape_html(&s.tool);
+        // The chart's label as the text table shows the name (shortened, control and invisible
+        // characters escaped: a U+202E in a name reversed the label's text on the page).
+        let label = escape_html(&name_cell(&s.tool));
+        let tool = escape_html(&crate::trajectory::escape_line(&s.tool));
         let (raw_w, env_w) = (scale(s.raw_tokens), scale(s.envelope_tokens));
         let _ = writeln!(
             svg,
-            "  <g class=\"tool\" data-tool=\"{label}\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>\
+            "  <g class=\"tool\" data-tool=\"{tool}\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>\
 <rect class=\"raw\" x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{raw_w}\" height=\"12\" fill=\"#c8c8c8\"><title>raw: {} tokens</title></rect>\
 <rect class=\"envelope\" x=\"{LABEL_WIDTH}\" y=\"{}\" width=\"{env_w}\" height=\"12\" fill=\"#2f6fb3\"><title>envelope: {} tokens</title></rect>\
 <text x=\"{}\" y=\"{}\">saved {}</text></g>",

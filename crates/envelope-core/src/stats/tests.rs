@@ -324,4 +324,10 @@ fn long_or_unprintable_names_do_not_widen_or_break_the_table() {
         names.contains(&long.as_str()),
         "--json keeps the whole name"
     );
+    let html = render_html(&stats, "calls.jsonl");
+    assert!(
+        !html.contains('\u{202e}'),
+        "a raw bidi override in the page: {html}"
+    );
+    assert!(html.contains("bad\\nname\\u{202e}"), "{html}");
 }
