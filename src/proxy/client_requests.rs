@@ -4,6 +4,7 @@
 //! answer goes back to the server under the server's id, and a server's cancellation is passed
 //! under ours (MCP 2025-11-25 "Client Features", "Utilities: Cancellation").
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,13 +56,21 @@ impl Session {
             .value;
         debug!(%server, method, "forwarding server request to the client");
         let ids = &self.server_request_ids;
+        let sent = AtomicU64::new(NOT_SENT);
         let mut on_sent = |id| {
             ids.lock().unwrap().insert(key.clone(), id);
+            sent.store(id, Ordering::Relaxed);
+        };
+        let unanswered = CancelUnanswered {
+            session: self,
+            sent: &sent,
+            armed: true,
         };
         let asked = self
             .peer
             .request(method, params.as_ref(), timeout, &mut on_sent);
         let answer = self.unless_stopped(asked).await;
+        unanswered.disarm();
         self.server_request_ids.lock().unwrap().remove(&key);
         match answer {
             Some(asked) => client_answer(asked, timeout).await,
@@ -111,6 +120,45 @@ impl Session {
         self.peer.deliver(&Value::from(ours), cancelled);
         params["requestId"] = Value::from(ours);
         Some(params)
+    }
+}
+
+/// No id sent yet (ours start at 0 and count up).
+const NOT_SENT: u64 = u64::MAX;
+
+/// Our request to the client, while it waits for the answer: dropped before (the request the
+/// client was asked for is cancelled, say a bridged `resources/read`, and its task with it), it
+/// tells the client the request is cancelled (MCP 2025-11-25 "Utilities: Cancellation"), so
+/// that an elicitation dialog does not stay open for an answer nobody waits for.
+struct CancelUnanswered<'a> {
+    session: &'a Session,
+    sent: &'a AtomicU64,
+    armed: bool,
+}
+
+impl CancelUnanswered<'_> {
+    /// The request was answered (or gave up): nothing to cancel.
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for CancelUnanswered<'_> {
+    fn drop(&mut self) {
+        let id = self.sent.load(Ordering::Relaxed);
+        if !self.armed || id == NOT_SENT {
+            return;
+        }
+        self.session
+            .server_request_ids
+            .lock()
+            .unwrap()
+            .retain(|_, ours| *ours != id);
+        let reason = "the request it was asked for was cancelled";
+        let params = json!({"requestId": id, "reason": reason});
+        self.session
+            .peer
+            .notify("notifications/cancelled", Some(params));
     }
 }
 

@@ -308,6 +308,40 @@ fn a_legacy_clients_read_and_prompt_are_bridged_through_its_elicitation() {
     finish_session(p);
 }
 
+/// A bridged read the client cancels while its elicitation is open: the proxy tells the client
+/// the elicitation is cancelled too (it was left open, a dialog waiting for an answer nobody
+/// wanted; found by a fresh-user tester), and the read gets no answer.
+#[test]
+fn a_cancelled_bridged_read_cancels_its_open_elicitation() {
+    let (_dir, config) = write_config(&modern_passthrough_server());
+    let mut p = legacy_client(&config, json!({"elicitation": {}}));
+    let t = Duration::from_secs(60);
+    p.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+        "params": {"uri": "note://secret"}}),
+    );
+    let asked = p.recv(t);
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    p.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "user left"}}),
+    );
+    let cancelled = p.recv(t);
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], asked["id"], "{cancelled}");
+    p.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    let (pong, others) = p.response(&json!(2), t);
+    assert_eq!(pong["result"], json!({}), "{pong}");
+    assert!(
+        others.iter().all(|m| m["id"] != 1),
+        "the cancelled read was answered: {others:?}"
+    );
+    finish_session(p);
+}
+
 /// A 2025 client that declared no elicitation is not asked, and gets a JSON-RPC error naming
 /// what was needed instead of a raw `InputRequiredResult` (here the server's own: it saw the
 /// capabilities the client declared and refused itself, -32021).
