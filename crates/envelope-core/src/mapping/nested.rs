@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::media::{describe_media, media_block, passed_media, MediaMode};
 use super::rows::ResultMembers;
 use super::{Mapped, MappingContext};
-use crate::budget::Meter;
+use crate::budget::{LongRows, Meter};
 use crate::envelope::{render_row, Envelope, Status, LINE_SEPARATOR, ROW_SEPARATOR};
 use crate::message_cut::cut_message_within;
 
@@ -114,7 +114,7 @@ pub(crate) fn nested_rows(obj: &ResultMembers<'_>, ctx: &MappingContext<'_>) -> 
         MediaMode::Passthrough => 0,
     };
     Some((
-        split_rows(&inner.content).len() as u64 + described as u64,
+        rows_within(&inner.content, ctx).len() as u64 + described as u64,
         inner.omitted,
     ))
 }
@@ -169,6 +169,29 @@ pub fn split_rows(content: &str) -> Vec<(&'static str, &str)> {
     }
 }
 
+/// [`split_rows`] with each row that does not fit our budget on its own cut into pieces that
+/// do ([`crate::budget::Budget::split`]), the pieces after the first joined to it with no
+/// separator, when the tool's `long_rows` is `"split"` (the default), as a long line of a
+/// plain result is cut ([`crate::text_rows`]). An inner row longer than our budget left the
+/// envelope empty, and no page could show it (found by a fresh-user tester).
+fn rows_within<'a>(content: &'a str, ctx: &MappingContext<'_>) -> Vec<(&'a str, &'a str)> {
+    let rows = split_rows(content);
+    if ctx.text_rules().long_rows != LongRows::Split {
+        return rows;
+    }
+    let mut pieces = Vec::with_capacity(rows.len());
+    for (separator, row) in rows {
+        match ctx.budget.split(row).as_slice() {
+            [] | [_] => pieces.push((separator, row)),
+            [first, rest @ ..] => {
+                pieces.push((separator, *first));
+                pieces.extend(rest.iter().map(|piece| ("", *piece)));
+            }
+        }
+    }
+    pieces
+}
+
 /// An inner envelope under our budget (seed 000's rules applied again): on the error path its
 /// error type and `retryable` are kept and its message is cut to our budget; on the success
 /// path its rows ([`split_rows`], plus described media with `media = "describe"`) are filled
@@ -215,7 +238,7 @@ pub fn refill_from(
             .collect(),
         MediaMode::Passthrough => Vec::new(),
     };
-    let rows = split_rows(&inner.content)
+    let rows = rows_within(&inner.content, ctx)
         .into_iter()
         .chain(described.iter().map(|d| (ROW_SEPARATOR, d.as_str())))
         .skip(usize::try_from(first_row).unwrap_or(usize::MAX));
@@ -324,6 +347,30 @@ mod tests {
             (env.content.as_str(), env.omitted, env.status),
             ("a=1; a=2", 5, Status::Truncated)
         );
+    }
+
+    /// An inner row longer than our budget is cut into pieces, as a plain result's long line
+    /// is (`long_rows = "split"`, the default), and its pieces page on: the answer was empty
+    /// content with `omitted: 3`, and paging said the row was too long. With `"keep"` the row
+    /// is still left out whole.
+    #[test]
+    fn an_inner_row_longer_than_the_budget_is_cut_into_pieces() {
+        let content = format!("{}\nline2\nline3", "abcdefghij".repeat(5));
+        let result = result_with(inner("ok", &content, 0, false));
+        let members = ResultMembers::of(result.as_object().unwrap());
+        let env = special_result(&result, &ctx(10)).unwrap().envelope;
+        assert_eq!((env.content.as_str(), env.omitted), ("abcdefghij", 6));
+        assert_eq!(nested_rows(&members, &ctx(10)), Some((7, 0)));
+        let inner_env = as_envelope(&result["structuredContent"]).unwrap();
+        let (page, kept) = refill_from(&inner_env, &[], &ctx(10), 4);
+        assert_eq!((page.envelope.content.as_str(), kept), ("abcdefghij", 1));
+        assert_eq!(page.envelope.omitted, 2);
+        let (page, _) = refill_from(&inner_env, &[], &ctx(10), 5);
+        assert_eq!(page.envelope.content, "line2");
+        let mut keep = ctx(10);
+        keep.text.long_rows = LongRows::Keep;
+        let env = special_result(&result, &keep).unwrap().envelope;
+        assert_eq!((env.content.as_str(), env.omitted), ("", 3));
     }
 
     /// An inner `omitted` as large as a `u64` goes is kept, not wrapped (or, in a debug build, a
