@@ -54,11 +54,20 @@ pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// The `Mcp-Session-Id` a request names: `Ok(None)` when it carries none; a 400 refusal
 /// (-32600) when its value is not a session id, which no session can have: a session id is one
 /// or more visible ASCII characters, 0x21 to 0x7E (MCP 2025-11-25 "Transports: Session
-/// Management").
+/// Management"); so is a request that names more than one (which one it means is anybody's
+/// guess, as for a repeated `Origin`).
 pub fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Refusal> {
-    let Some(value) = headers.get(SESSION_ID) else {
+    let mut values = headers.get_all(SESSION_ID).iter();
+    let Some(value) = values.next() else {
         return Ok(None);
     };
+    if values.next().is_some() {
+        return Err(Refusal::bad_request(
+            -32600,
+            "the request has more than one Mcp-Session-Id header; send the one initialize \
+             returned, once",
+        ));
+    }
     match value.to_str() {
         Ok(id) if !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b)) => Ok(Some(id)),
         _ => Err(Refusal::bad_request(

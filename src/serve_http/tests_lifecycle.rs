@@ -398,6 +398,19 @@ async fn a_session_id_outside_visible_ascii_is_said_to_be_invalid_not_missing() 
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("not a valid session id"), "{message}");
     }
+    // Two session ids: which one is meant is a guess, so neither is taken (the first was).
+    let twice = server
+        .post(&echo, None)
+        .header("mcp-session-id", "a")
+        .header("mcp-session-id", "b");
+    let response = twice.send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    let answer = json_of(response).await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("more than one Mcp-Session-Id"),
+        "{message}"
+    );
 }
 
 /// `--max-body-bytes 0` was accepted (every POST then got 413); it is refused at start like
