@@ -96,10 +96,23 @@ pub fn parse_allowed_origin(text: &str) -> Result<String, String> {
     };
     let authority = &lower[(scheme.len() + 3).min(lower.len())..];
     let plain = !authority.is_empty() && !authority.contains([',', ' ', '\t']);
-    if scheme.is_empty() || !plain || authority_host(authority).is_none_or(str::is_empty) {
+    let host = authority_host(authority).filter(|h| !h.is_empty());
+    // A port a browser can send: 1 to 65535.
+    let port_ok = host.is_some_and(|h| {
+        authority[h.len()..]
+            .strip_prefix(':')
+            .is_none_or(|p| p.parse::<u16>().is_ok_and(|n| n > 0))
+    });
+    if scheme.is_empty() || !plain || !port_ok {
         return Err(format!(
             "'{origin}' is not an origin a browser sends: give scheme://host[:port] with no \
              path, such as https://app.example.com, and one --allow-origin for each origin"
+        ));
+    }
+    if !authority.is_ascii() {
+        return Err(format!(
+            "'{origin}' has a host that is not ASCII; a browser sends an internationalized host \
+             in its punycode form (xn--…, RFC 5891): give that form"
         ));
     }
     let authority = authority.strip_suffix(default_port).unwrap_or(authority);
@@ -358,10 +371,15 @@ mod tests {
             "https://user@app.example.com",
             "ftp://app.example.com",
             "https://app.example.com:port",
+            "https://app.example.com:0",
+            "https://app.example.com:99999",
         ] {
             let err = parse_allowed_origin(bad).unwrap_err();
             assert!(err.contains("scheme://host[:port]"), "{bad}: {err}");
         }
+        let err = parse_allowed_origin("https://ünï.example").unwrap_err();
+        assert!(err.contains("punycode"), "{err}");
+        assert!(parse_allowed_origin("https://xn--n-eha6c.example:65535").is_ok());
         assert!(origin_allowed(
             Some("https://app.example.com"),
             &[parse_allowed_origin("https://App.Example.com:443").unwrap()]
