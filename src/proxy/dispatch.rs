@@ -134,15 +134,13 @@ impl Session {
             .and_then(|m: &Arc<RequestMeta>| self.listeners.log_interest(m.log_level.as_deref()));
         // Taken apart at once: an `Answer` kept whole would hold its room (176 bytes) across
         // the awaits below, beside the call summary taken out of it.
-        let handled = self.handle_request(id, &method, params, slot, admission);
         let Answer {
             mut json,
             call,
             stamped,
-        } = match std::panic::AssertUnwindSafe(handled).catch_unwind().await {
-            Ok(answer) => answer,
-            Err(panic) => Answer::of(&panicked(&key, &method, panic.as_ref())),
-        };
+        } = self
+            .handle_caught(&key, id, &method, params, slot, admission)
+            .await;
         if stamp && !stamped {
             json = crate::era::stamp_response_json(&method, json);
         }
@@ -157,6 +155,25 @@ impl Session {
         }
         crate::downstream::release_memory_after_large_message();
         drop(permit);
+    }
+
+    /// [`Session::handle_request`], its panic (a bug of the proxy's) caught and answered
+    /// ([`panicked`]) to the request's id, whose JSON text `key` is ([`super::id_key`]): for a
+    /// request alone and for each request of a batch.
+    async fn handle_caught(
+        self: &Arc<Self>,
+        key: &str,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+        slot: super::DownstreamSlot,
+        admission: Admission,
+    ) -> Answer {
+        let handled = self.handle_request(id, method, params, slot, admission);
+        match std::panic::AssertUnwindSafe(handled).catch_unwind().await {
+            Ok(answer) => answer,
+            Err(panic) => Answer::of(&panicked(key, method, panic.as_ref())),
+        }
     }
 
     /// Answers a JSON-RPC 2.0 batch: one array of the responses to its requests (none for
@@ -238,8 +255,9 @@ impl Session {
                 let session = self.clone();
                 BatchMember::Pending(tokio::spawn(Box::pin(async move {
                     let slot = super::DownstreamSlot::default();
+                    let key = super::id_key(&id);
                     let r = session
-                        .handle_request(id, &method, params, slot, admission)
+                        .handle_caught(&key, id, &method, params, slot, admission)
                         .await;
                     drop(permit);
                     r

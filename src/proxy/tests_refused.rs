@@ -184,6 +184,18 @@ async fn a_request_whose_handling_panics_is_answered_and_the_session_goes_on() {
     assert_eq!(envelope(&ok)["content"], "y", "{ok}");
     c.session.close().await;
     core.shutdown().await;
+    // In a batch (2025-03-26) too: the batch's answer holds the -32603 beside the others.
+    let mut p = Piped::start(config(""), Some(cassette(&[])));
+    p.ask(&initialize(json!(0), "2025-03-26")).await;
+    let batch = json!([
+        request(json!(1), "mcp-envelope/test-panic", json!({})),
+        request(json!(2), "ping", json!({})),
+    ]);
+    let answers = p.ask(&batch).await;
+    assert_eq!(answers[0]["id"], 1, "{answers}");
+    assert_eq!(answers[0]["error"]["code"], -32603, "{answers}");
+    assert_eq!(answers[1], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    p.finish().await;
 }
 
 /// A URL's password and a secret `key=value` inside a string argument are recorded as
